@@ -1,0 +1,130 @@
+/*
+ * study.h: how a study declares itself to the runner (RAJAPerf-style metadata).
+ *
+ * A study is one `sl_study` value: its sizes, variants, reference tolerance, FLOP and byte counts per
+ * repetition, and five callbacks. The runner (experiments/runner.c) owns everything else: the size
+ * sweep, availability of variants, the correctness check before timing, warm-up, repetitions,
+ * profiler regions, results records. A study never writes results and never times itself; kernels
+ * (kernels/<study>/) never know about any of this.
+ *
+ * Adding a variant: one file in kernels/<study>/, one line in the study's variant table, one case in
+ * the study's run callback.
+ */
+#ifndef SL_STUDY_H
+#define SL_STUDY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SL_ERRLEN 512
+
+struct sl_study_s;
+
+/* Error text filled by callbacks: what is wrong, where, and what would be right. */
+typedef struct sl_error {
+    char msg[SL_ERRLEN];
+} sl_error;
+
+void sl_error_set(sl_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A variant. `requires` names the build or machine feature it needs ("openmp", "blas", "cuda",
+ * "cublas", "cudnn", or NULL for none); the runner reports it unavailable, with the reason, when the
+ * feature is missing, and never calls the study for it. */
+typedef struct sl_variant {
+    const char *name;
+    const char *requires;
+    const char *description;
+} sl_variant;
+
+/* A study parameter settable with `--param name=value` (shown by `speedlab list`). */
+typedef struct sl_param {
+    const char *name;
+    const char *default_value;
+    const char *help;
+} sl_param;
+
+/* What the runner passes to every callback. */
+typedef struct sl_opts {
+    uint64_t seed;          /* --seed: inputs are a pure function of (seed, size) */
+    int threads;            /* --threads: OpenMP and BLAS threads for parallel variants */
+    int quick;              /* --quick: CI/smoke mode; studies may shrink work and must say so */
+    const char *data_dir;   /* --data DIR, or NULL for the study's default */
+    int n_params;           /* --param name=value pairs, as given */
+    const char *const *param_names;
+    const char *const *param_values;
+} sl_opts;
+
+/* Parameter lookup: the value given with --param, else the study's declared default. */
+const char *sl_param_str(const sl_opts *o, const struct sl_study_s *s, const char *name);
+long sl_param_long(const sl_opts *o, const struct sl_study_s *s, const char *name);
+double sl_param_double(const sl_opts *o, const struct sl_study_s *s, const char *name);
+
+/* Study-specific results for the case's record (see docs/results-schema.md: metrics, series, notes).
+ * Opaque; filled from the study's `finish` callback. */
+typedef struct sl_record sl_record;
+void sl_record_metric(sl_record *r, const char *name, double value);
+void sl_record_series(sl_record *r, const char *name, const double *values, int n);
+void sl_record_note(sl_record *r, const char *text);
+/* Marks the case as reduced (less work than the study's definition: fewer epochs, a data subset...).
+ * The reason is shown in every table that shows the case. */
+void sl_record_reduced(sl_record *r, const char *reason);
+/* Device phases of one repetition (CUDA variants): call once per repetition from `run`. */
+void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_ms);
+
+enum sl_kind {
+    SL_KERNEL = 0,   /* one repetition = one call of the kernel on prepared inputs */
+    SL_TRAINING = 1, /* one repetition = one whole training run (records metrics and series) */
+};
+
+typedef struct sl_study_s {
+    const char *name;        /* "entropy_mi" */
+    const char *title;       /* one line for `speedlab list` and reports */
+    const char *source;      /* "seed 000, sections 2-3" */
+    int kind;                /* enum sl_kind */
+    const char *size_name;   /* the swept parameter: "B", "N", "batch" ... */
+    const long *sizes;       /* the case-study sizes */
+    int n_sizes;
+    const long *quick_sizes; /* sizes for --quick */
+    int n_quick_sizes;
+    const char *baseline;    /* the variant speedups are computed against */
+    double tolerance;        /* max relative error against the double reference */
+    const sl_variant *variants;
+    int n_variants;
+    const sl_param *params;
+    int n_params;
+    int default_reps;        /* repetitions when --reps is not given (0: runner default) */
+
+    /* Work per repetition, for GFLOP/s, GB/s and the roofline (bytes: compulsory memory traffic). */
+    double (*flops)(long size, const sl_opts *o);
+    double (*bytes)(long size, const sl_opts *o);
+    /* Host bytes that setup will allocate; the runner refuses a size that does not fit in memory. */
+    double (*footprint)(long size, const sl_opts *o);
+
+    /* Makes inputs (deterministic from o->seed) and the double-precision reference. NULL + err on
+     * failure (bad data file, ...). Not timed. */
+    void *(*setup)(long size, const sl_opts *o, sl_error *err);
+    /* Prepares variant v (device buffers, packing that the variant's definition excludes from timing).
+     * May be NULL. Not timed. */
+    int (*prepare)(void *state, int v, sl_error *err);
+    /* The timed path: runs variant v once. No allocation, no I/O. Returns 0, or -1 with err. */
+    int (*run)(void *state, int v, sl_record *rec, sl_error *err);
+    /* The correctness check; *rel_err out, which the runner compares with `tolerance`. Returns -1 with
+     * err when the output cannot be checked at all.
+     *   SL_KERNEL:   called after one untimed run(); compares variant v's last output with the reference.
+     *   SL_TRAINING: called before any timed run(); the study runs its own short check (e.g. the first
+     *                few hundred steps' losses against a double-precision reference) and reports the
+     *                largest relative difference. */
+    int (*check)(void *state, int v, double *rel_err, sl_error *err);
+    /* Optional: metrics, series and notes for the record, after the repetitions. */
+    void (*finish)(void *state, int v, sl_record *rec);
+    /* Frees what prepare allocated for v (may be NULL). */
+    void (*release)(void *state, int v);
+    void (*teardown)(void *state);
+} sl_study;
+
+/* The registry (experiments/registry.c): every study, in the order `speedlab list` shows them. */
+extern const sl_study *const sl_studies[];
+extern const int sl_n_studies;
+const sl_study *sl_find_study(const char *name);
+
+#endif /* SL_STUDY_H */
