@@ -1,18 +1,440 @@
-/* Placeholder until the report generator lands. */
-#include <stdio.h>
+/* reports/report.c: `speedlab report RESULTS_DIR... [--out DIR] [--format md,csv,tex] [--no-plots]`.
+ *
+ * Output (OUT, default `report`):
+ *   OUT/REPORT.md                       what ran, where, how fast, what the bottleneck is; links all
+ *   OUT/<machine>/<study>.md            every table and figure of a study on one machine
+ *   OUT/<machine>/tables/<table>.{md,csv,tex}
+ *   OUT/<machine>/figures/<study>-<kind>.{dat,png,pdf,svg}
+ * One <machine> directory per environment (env.host + env.cpu_model): never averaged together.
+ * Exit status: 0, or 3 when some input was skipped (bad lines, unreadable files), 2 on usage errors,
+ * 1 when nothing could be read or written. */
+#define _DEFAULT_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "rep.h"
 #include "report.h"
+
+#define MAXT 64
+#define MAXST 32
+#define MAXF 16
+
+typedef struct ropts {
+    char **paths;
+    int npaths;
+    const char *out;
+    int formats;
+    int plots;
+} ropts;
+
+static void usage(FILE *f)
+{
+    fputs("usage: speedlab report RESULTS_DIR... [--out DIR] [--format md,csv,tex] [--no-plots]\n"
+          "  Reads every *.jsonl results file below each RESULTS_DIR (a run directory, a parent of runs,\n"
+          "  or a file; the `latest` symlink is not followed twice) and writes, per machine and study,\n"
+          "  speedup, crossover, bottleneck, summary, roofline and training tables and figures.\n"
+          "  --out DIR       output directory (default: report)\n"
+          "  --format LIST   table files to write, any of md,csv,tex (default: all three)\n"
+          "  --no-plots      write figure data files but do not run gnuplot\n"
+          "  Figures use the gnuplot scripts in $SPEEDLAB_PLOTS_DIR (default: the source tree's plots/).\n"
+          "  Exit status: 0 ok, 3 some input skipped (see the errors), 2 usage, 1 nothing read.\n", f);
+}
+
+static int parse_formats(const char *s)
+{
+    int f = 0;
+    char *copy = rep_strdup(s), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(tok, "md"))
+            f |= REP_MD;
+        else if (!strcmp(tok, "csv"))
+            f |= REP_CSV;
+        else if (!strcmp(tok, "tex"))
+            f |= REP_TEX;
+        else {
+            fprintf(stderr, "speedlab report: unknown format \"%s\" in --format; expected md, csv or tex\n", tok);
+            f = -1;
+            break;
+        }
+    }
+    free(copy);
+    return f;
+}
+
+static int parse_args(int argc, char **argv, ropts *o)
+{
+    o->paths = calloc((size_t)argc, sizeof *o->paths);
+    o->out = "report";
+    o->formats = REP_MD | REP_CSV | REP_TEX;
+    o->plots = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+            o->out = argv[++i];
+        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+            if ((o->formats = parse_formats(argv[++i])) <= 0)
+                return 2;
+        } else if (!strcmp(argv[i], "--no-plots")) {
+            o->plots = 0;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "speedlab report: unknown option %s (or missing value)\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else {
+            o->paths[o->npaths++] = argv[i];
+        }
+    }
+    if (o->npaths == 0) {
+        fprintf(stderr, "speedlab report: no RESULTS_DIR given\n");
+        usage(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+/* ---- writing tables ---------------------------------------------------------------------------- */
+
+static void write_table_files(const rep_table *t, const char *dir, int formats)
+{
+    static const struct {
+        int flag;
+        const char *ext;
+        void (*fn)(const rep_table *, FILE *);
+    } fm[] = {{REP_MD, "md", rep_write_md}, {REP_CSV, "csv", rep_write_csv}, {REP_TEX, "tex", rep_write_tex}};
+    for (size_t i = 0; i < 3; i++) {
+        if (!(formats & fm[i].flag))
+            continue;
+        char *p = rep_printf("%s/tables/%s.%s", dir, t->id, fm[i].ext);
+        FILE *f = fopen(p, "w");
+        if (f) {
+            fm[i].fn(t, f);
+            fclose(f);
+        } else {
+            fprintf(stderr, "speedlab report: cannot write %s\n", p);
+        }
+        free(p);
+    }
+}
+
+static void table_links(FILE *f, const rep_table *t, int formats)
+{
+    fputs("Files:", f);
+    if (formats & REP_MD)
+        fprintf(f, " [md](tables/%s.md)", t->id);
+    if (formats & REP_CSV)
+        fprintf(f, " [csv](tables/%s.csv)", t->id);
+    if (formats & REP_TEX)
+        fprintf(f, " [tex](tables/%s.tex)", t->id);
+    fputs("\n\n", f);
+}
+
+/* ---- headline for REPORT.md -------------------------------------------------------------------- */
+
+/* One line per study: the fastest variant at the largest size and its speedup over the baseline. */
+static void headline(FILE *f, const rep_set *s, int env, const char *study)
+{
+    long sizes[64];
+    const char *vs[32];
+    int ns = rep_sizes(s, env, study, sizes, 64), nv = rep_variants(s, env, study, vs, 32);
+    if (!ns)
+        return;
+    const rep_case *best = NULL, *base = NULL;
+    int nok = 0, nfail = 0, nna = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env != env || c->superseded || strcmp(c->study, study))
+            continue;
+        nok += rep_is_ok(c);
+        nfail += !strcmp(c->status, "failed");
+        nna += !strcmp(c->status, "unavailable") || !strcmp(c->status, "skipped");
+    }
+    for (int vi = 0; vi < nv; vi++) {
+        const rep_case *c = rep_find(s, env, study, vs[vi], sizes[ns - 1]);
+        if (rep_is_ok(c) && (!best || c->median < best->median))
+            best = c;
+        if (c && !strcmp(vs[vi], c->baseline))
+            base = c;
+    }
+    fprintf(f, "- cases: %d ok, %d failed, %d not run (unavailable or skipped)\n", nok, nfail, nna);
+    if (best) {
+        char t[64];
+        rep_fmt_time(t, sizeof t, best->median);
+        fprintf(f, "- fastest at %s=%ld: **%s**, median %s", best->size_name, best->size, best->variant, t);
+        if (rep_is_ok(base) && base != best)
+            fprintf(f, ", %.3g× the baseline `%s`", base->median / best->median, base->variant);
+        fputs(best->reduced ? " (reduced run)\n" : "\n", f);
+    }
+}
+
+static void bottleneck_line(FILE *f, const rep_table *t)
+{
+    if (t->nrows == 0)
+        return;
+    fprintf(f, "- top region by self time: `%s` (%s self, %s of the run) in *%s*\n", t->cells[0].text,
+            t->cells[2].text ? t->cells[2].text : "?", t->cells[4].text ? t->cells[4].text : "?", t->title);
+}
+
+/* ---- one study --------------------------------------------------------------------------------- */
+
+/* Every table of a study, in page order: timing, bottlenecks, not-run, the write-up's. */
+typedef struct study_tables {
+    rep_table *ts[MAXT];
+    int n, first_bottleneck, nb, first_pub;
+} study_tables;
+
+static void collect_tables(const rep_set *s, int env, const char *study, study_tables *st)
+{
+    rep_table *(*const timing[])(const rep_set *, int, const char *) = {
+        rep_tab_speedup, rep_tab_crossover, rep_tab_phases, rep_tab_summary, rep_tab_training, rep_tab_roofline};
+    st->n = 0;
+    for (size_t i = 0; i < sizeof timing / sizeof *timing; i++) {
+        rep_table *t = timing[i](s, env, study);
+        if (t)
+            st->ts[st->n++] = t;
+    }
+    st->first_bottleneck = st->n;
+    st->nb = rep_tab_bottleneck(s, env, study, st->ts + st->n, MAXT / 2);
+    st->nb += rep_tab_functions(s, env, study, st->ts + st->n + st->nb, MAXT / 4);
+    st->n += st->nb;
+    rep_table *t = rep_tab_unavailable(s, env, study);
+    if (t)
+        st->ts[st->n++] = t;
+    st->first_pub = st->n;
+    st->n += rep_tab_published(study, st->ts + st->n, MAXT - st->n);
+}
+
+static void write_page(const rep_set *s, int env, const char *study, const char *dir, const ropts *o,
+                       const study_tables *st, const rep_figure *figs, int nf)
+{
+    char *page = rep_printf("%s/%s.md", dir, study);
+    FILE *f = fopen(page, "w");
+    if (!f) {
+        fprintf(stderr, "speedlab report: cannot write %s\n", page);
+        free(page);
+        return;
+    }
+    fprintf(f, "# %s on %s\n\n", study, s->envs[env].host);
+    fputs("Times are per repetition (one kernel call, or one whole training run). "
+          "Marks: † reduced run, ‡ extrapolated. [Back to the report](../REPORT.md)\n\n", f);
+    for (int i = 0; i < st->n; i++) {
+        if (i == st->first_pub)
+            fputs("## The write-up's own figures (another machine)\n\n", f);
+        else if (i == st->first_bottleneck && st->nb)
+            fputs("## Bottlenecks\n\n", f);
+        rep_write_md(st->ts[i], f);
+        if (i < st->first_pub)
+            table_links(f, st->ts[i], o->formats);
+    }
+    if (nf)
+        fputs("## Figures\n\n", f);
+    for (int i = 0; i < nf; i++) {
+        if (figs[i].rendered)
+            fprintf(f, "![%s](%s.png)\n\n*%s* ([pdf](%s.pdf), [svg](%s.svg), [data](%s.dat))\n\n",
+                    figs[i].caption, figs[i].path, figs[i].caption, figs[i].path, figs[i].path, figs[i].path);
+        else
+            fprintf(f, "*%s*: not rendered; data in [%s.dat](%s.dat)\n\n", figs[i].caption, figs[i].path,
+                    figs[i].path);
+    }
+    fclose(f);
+    free(page);
+}
+
+/* The study's section of REPORT.md: headline, crossover, top bottleneck, our main table and the
+ * write-up's own numbers beside it (the training table for training studies, else the speedup table). */
+static void write_summary(FILE *summary, const rep_set *s, int env, const char *study, const study_tables *st)
+{
+    fprintf(summary, "### [%s](%s/%s.md)\n\n", study, s->envs[env].slug, study);
+    headline(summary, s, env, study);
+    const rep_table *main_table = NULL;
+    for (int i = 0; i < st->first_bottleneck; i++) {
+        const rep_table *t = st->ts[i];
+        const char *kind = t->id + strlen(study);
+        if (!strcmp(kind, "-crossover"))
+            for (int r = 0; r < t->nrows; r++)
+                fprintf(summary, "- crossover of `%s` against the best CPU variant: %s\n", t->cells[r * 4].text,
+                        t->cells[r * 4 + 1].text);
+        if (!strcmp(kind, "-training") || (!main_table && !strcmp(kind, "-speedup")))
+            main_table = t;
+    }
+    if (st->nb)
+        bottleneck_line(summary, st->ts[st->first_bottleneck]);
+    fputc('\n', summary);
+    if (main_table)
+        rep_write_md(main_table, summary);
+    for (int i = st->first_pub; i < st->n; i++)
+        rep_write_md(st->ts[i], summary);
+}
+
+static void study_page(const rep_set *s, int env, const char *study, const char *dir, const ropts *o,
+                       FILE *summary)
+{
+    study_tables st;
+    collect_tables(s, env, study, &st);
+    rep_figure figs[MAXF];
+    int nf = rep_figures(s, env, study, dir, o->plots, figs, MAXF);
+    write_page(s, env, study, dir, o, &st, figs, nf);
+    write_summary(summary, s, env, study, &st);
+    for (int i = 0; i < st.n; i++) {
+        write_table_files(st.ts[i], dir, o->formats);
+        rep_table_free(st.ts[i]);
+    }
+}
+
+/* ---- the environment of a machine ---------------------------------------------------------------- */
+
+static void env_section(FILE *f, const rep_set *s, int env)
+{
+    static const char *keys[] = {"host", "cpu_model", "cpu_cores", "os", "compiler", "cflags", "git_describe",
+                                 "speedlab_version", "threads", "papi_version", "blas", "cuda_device",
+                                 "cuda_driver", "cuda_runtime"};
+    const rep_env *e = &s->envs[env];
+    fprintf(f, "## Machine: %s (%s)\n\n| environment | value |\n| --- | --- |\n", e->host, e->cpu_model);
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        json_t *v = json_object_get(e->env, keys[i]);
+        if (json_is_string(v))
+            fprintf(f, "| %s | %s |\n", keys[i], json_string_value(v));
+        else if (json_is_integer(v))
+            fprintf(f, "| %s | %lld |\n", keys[i], (long long)json_integer_value(v));
+        else
+            fprintf(f, "| %s | absent |\n", keys[i]);
+    }
+    if (e->ceilings) {
+        fprintf(f, "| ceilings (calibration %s) | FMA %.4g GFLOP/s (1 thread %.4g), triad %.4g GB/s (1 thread %.4g)",
+                e->calib_time, rep_jnum(e->ceilings, "fma_gflops"), rep_jnum(e->ceilings, "fma_gflops_1t"),
+                rep_jnum(e->ceilings, "triad_gbs"), rep_jnum(e->ceilings, "triad_gbs_1t"));
+        if (isfinite(rep_jnum(e->ceilings, "sgemm_gflops")))
+            fprintf(f, ", sgemm %.4g GFLOP/s", rep_jnum(e->ceilings, "sgemm_gflops"));
+        fputs(" |\n", f);
+    } else {
+        fputs("| ceilings | no calibration record (run `speedlab calibrate`) |\n", f);
+    }
+    /* the runs of this machine, and any case that failed */
+    fputs("\nRuns:", f);
+    const char *runs[64];
+    int nr = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        int k = 0;
+        while (k < nr && strcmp(runs[k], c->run_id))
+            k++;
+        if (c->env == env && k == nr && nr < 64)
+            runs[nr++] = c->run_id;
+    }
+    for (int i = 0; i < nr; i++)
+        fprintf(f, " `%s`", runs[i]);
+    if (nr == 0)
+        fputs(" none with case records (calibration only)", f);
+    int nsup = 0;
+    for (int i = 0; i < s->ncases; i++)
+        nsup += s->cases[i].env == env && s->cases[i].superseded;
+    if (nsup)
+        fprintf(f, " (%d older records of cases measured again later are not shown)", nsup);
+    fputs("\n\n", f);
+    int header = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env != env || c->superseded || strcmp(c->status, "failed"))
+            continue;
+        if (!header++)
+            fputs("Failed cases (no time is reported for them):\n\n", f);
+        fprintf(f, "- %s / %s / %s=%ld: %s (%s:%d)\n", c->study, c->variant, c->size_name, c->size,
+                c->error ? c->error : "no error text", c->file, c->line);
+    }
+    if (header)
+        fputc('\n', f);
+}
+
+/* The machines and their studies, linked, so that a reader sees the whole report at once. */
+static void contents(FILE *f, const rep_set *s)
+{
+    fputs("Contents:\n\n", f);
+    for (int e = 0; e < s->nenvs; e++) {
+        fprintf(f, "- machine **%s** (%s):", s->envs[e].host, s->envs[e].cpu_model);
+        const char *studies[MAXST];
+        int nst = rep_studies(s, e, studies, MAXST);
+        for (int i = 0; i < nst; i++)
+            fprintf(f, "%s [%s](%s/%s.md)", i ? "," : "", studies[i], s->envs[e].slug, studies[i]);
+        fputs(nst ? "\n" : " calibration only\n", f);
+    }
+    fputc('\n', f);
+}
 
 int rep_report_main(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "speedlab report: not available in this build\n");
-    return 1;
-}
+    ropts o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) {
+        free(o.paths);
+        return rc;
+    }
+    char *errbuf = NULL;
+    size_t errlen = 0;
+    FILE *err = open_memstream(&errbuf, &errlen);
+    rep_set s = {0};
+    rep_load(&s, o.npaths, o.paths, err);
+    fclose(err);
+    if (errlen)
+        fputs(errbuf, stderr);
 
-int rep_compare_main(int argc, char **argv)
-{
-    (void)argc; (void)argv;
-    fprintf(stderr, "speedlab compare: not available in this build\n");
-    return 1;
+    int status = s.nerrors ? 3 : 0;
+    char *rp = rep_printf("%s/REPORT.md", o.out);
+    FILE *f = NULL;
+    if (rep_mkdirs(o.out) != 0 || !(f = fopen(rp, "w"))) {
+        fprintf(stderr, "speedlab report: cannot write %s\n", rp);
+        status = 1;
+    } else {
+        fputs("# speedlab report\n\nRead:", f);
+        for (int i = 0; i < o.npaths; i++)
+            fprintf(f, " `%s`", o.paths[i]);
+        fprintf(f, "\n\n%d results files, %d case records, %d machines.", s.nfiles, s.ncases, s.nenvs);
+        if (s.nerrors)
+            fprintf(f, " **%d records or files were skipped** because of bad input:\n\n```\n%s```\n", s.nerrors,
+                    errbuf);
+        fputs("\n\n", f);
+        if (!o.plots)
+            fputs("Figures: data files only (--no-plots).\n\n", f);
+        else if (!rep_gnuplot())
+            fputs("Figures: gnuplot not found on PATH; data files written, no images. "
+                  "Install gnuplot and re-run, or run the scripts in plots/ by hand.\n\n", f);
+        fputs("Results from different machines are reported separately, never averaged together. "
+              "Each study page has the speedup, crossover, summary, roofline and bottleneck tables, the "
+              "figures, and the write-up's own numbers (from another machine) for comparison.\n\n", f);
+        contents(f, &s);
+        fputs("How to read the tables: times are per repetition (one kernel call, or one whole training "
+              "run), the median over the repetitions with its interquartile range (IQR) as the spread; "
+              "`× naive` is the baseline's median divided by the row's (above 1 = faster), `× best CPU` "
+              "the same against the fastest CPU variant at that size; the crossover is the size where a "
+              "GPU variant becomes faster than the best CPU variant; the roofline compares GFLOP/s with "
+              "what the calibrated peak and bandwidth allow at the case's arithmetic intensity; the "
+              "bottleneck tables list the profiled regions by self time. † marks a reduced run (less "
+              "work than the study defines), ‡ an extrapolated one; failed cases show their error and no "
+              "time.\n\n", f);
+        for (int e = 0; e < s.nenvs; e++) {
+            env_section(f, &s, e);
+            char *dir = rep_printf("%s/%s", o.out, s.envs[e].slug);
+            char *tdir = rep_printf("%s/tables", dir);
+            rep_mkdirs(tdir);
+            const char *studies[MAXST];
+            int nst = rep_studies(&s, e, studies, MAXST);
+            for (int i = 0; i < nst; i++)
+                study_page(&s, e, studies[i], dir, &o, f);
+            free(tdir);
+            free(dir);
+        }
+        fclose(f);
+        if (s.ncases == 0 && s.nenvs == 0) {
+            fprintf(stderr, "speedlab report: no results records found\n");
+            status = 1;
+        } else {
+            printf("speedlab report: wrote %s\n", rp);
+        }
+    }
+    free(rp);
+    free(errbuf);
+    rep_set_free(&s);
+    free(o.paths);
+    return status;
 }

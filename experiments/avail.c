@@ -1,0 +1,83 @@
+/*
+ * avail.c: which variants can run here, and how many threads each uses.
+ * The only place outside gpu.c that looks at the build's optional features (sl_config.h).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner.h"
+#include "sl_config.h"
+
+#if SL_HAVE_OPENMP
+#include <omp.h>
+#endif
+#if SL_HAVE_BLAS && defined(SL_OPENBLAS)
+/* OpenBLAS's own calls (declared by its cblas.h too; repeated here to avoid depending on which). */
+extern void openblas_set_num_threads(int num_threads);
+#endif
+
+static int cuda_feature(const char *feature, int built, const char *lib, char *why, size_t n)
+{
+    char gpu[128];
+    if (!sl_gpu_available(gpu, sizeof gpu)) {
+        snprintf(why, n, "cuda: %s", gpu);
+        return 0;
+    }
+    if (!built) {
+        snprintf(why, n, "%s: built without %s", feature, lib);
+        return 0;
+    }
+    return 1;
+}
+
+int sl_variant_available(const sl_variant *v, char *why, size_t n)
+{
+    const char *r = v->requires;
+    if (n)
+        why[0] = '\0';
+    if (!r || !*r)
+        return 1;
+    if (strcmp(r, "openmp") == 0) {
+        if (!SL_HAVE_OPENMP)
+            snprintf(why, n, "openmp: built without OpenMP");
+        return SL_HAVE_OPENMP;
+    }
+    if (strcmp(r, "blas") == 0) {
+        if (!SL_HAVE_BLAS)
+            snprintf(why, n, "blas: built without BLAS");
+        return SL_HAVE_BLAS;
+    }
+    if (strcmp(r, "cuda") == 0)
+        return cuda_feature("cuda", 1, "CUDA", why, n);
+    if (strcmp(r, "cublas") == 0)
+        return cuda_feature("cublas", SL_HAVE_CUBLAS, "cuBLAS", why, n);
+    if (strcmp(r, "cudnn") == 0)
+        return cuda_feature("cudnn", SL_HAVE_CUDNN, "cuDNN", why, n);
+    snprintf(why, n, "%s: unknown requirement (study.h lists openmp, blas, cuda, cublas, cudnn)", r);
+    return 0;
+}
+
+int sl_variant_threaded(const sl_variant *v)
+{
+    const char *s = v->name;
+    return strcmp(s, "omp") == 0 || strcmp(s, "blas") == 0 || strncmp(s, "cuda", 4) == 0 ||
+           (v->requires && strcmp(v->requires, "openmp") == 0);
+}
+
+void sl_set_threads(int n)
+{
+#if SL_HAVE_OPENMP
+    omp_set_num_threads(n);
+#endif
+#if SL_HAVE_BLAS && defined(SL_OPENBLAS)
+    openblas_set_num_threads(n);
+#endif
+    (void)n;
+}
+
+int sl_online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}

@@ -1,0 +1,318 @@
+/*
+ * case.c: one case (study, variant, size) from prepare to its record: the check, warm-up, the timed
+ * repetitions as profiler regions, statistics, rates, counters and the profile.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <speedlab/prof.h>
+
+#include "record.h"
+#include "runner_case.h"
+
+/* Repetitions stop here even when --min-time is not yet met (a kernel of a few ns). */
+#define SL_MAX_REPS 1000000
+
+json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
+{
+    const sl_variant *var = &s->variants[v];
+    int reps, warmup;
+    double min_time;
+    sl_plan(c->cfg, s, &reps, &warmup, &min_time);
+    json_t *rec = sl_record_header("case", c->id, c->env);
+    json_object_set_new(rec, "study", json_string(s->name));
+    json_object_set_new(rec, "variant", json_string(var->name));
+    json_object_set_new(rec, "size", json_integer(size));
+    json_object_set_new(rec, "size_name", json_string(s->size_name ? s->size_name : "size"));
+    json_object_set_new(rec, "status", json_string("ok"));
+    if (s->baseline)
+        json_object_set_new(rec, "baseline", json_string(s->baseline));
+    json_object_set_new(rec, "reduced", json_false());
+    json_object_set_new(rec, "extrapolated", json_false());
+    json_t *params = json_object();
+    for (int i = 0; i < s->n_params; i++)
+        json_object_set_new(params, s->params[i].name,
+                            json_string(sl_param_str(&c->opts, s, s->params[i].name)));
+    json_object_set_new(rec, "params", params);
+    json_object_set_new(rec, "seed", json_integer((json_int_t)c->cfg->seed));
+    json_object_set_new(rec, "threads", json_integer(sl_variant_threaded(var) ? c->cfg->threads : 1));
+    json_object_set_new(rec, "warmup", json_integer(warmup));
+    json_object_set_new(rec, "reps", json_integer(0));
+    json_t *work = json_object();
+    if (s->flops)
+        json_object_set_new(work, "flops", sl_json_num(s->flops(size, &c->opts)));
+    if (s->bytes)
+        json_object_set_new(work, "bytes", sl_json_num(s->bytes(size, &c->opts)));
+    json_object_set_new(rec, "work", work);
+    return rec;
+}
+
+static void fail(json_t *rec, const char *fmt, const char *what)
+{
+    char buf[SL_ERRLEN + 128];
+    snprintf(buf, sizeof buf, fmt, what && *what ? what : "(no message)");
+    json_object_set_new(rec, "status", json_string("failed"));
+    json_object_set_new(rec, "error", json_string(buf));
+}
+
+/* The correctness check: before any timed run. Returns 0 when it passed. */
+static int check_variant(const sl_study *s, void *state, int v, sl_record *r, json_t *rec)
+{
+    sl_error err = {{0}};
+    if (s->kind == SL_KERNEL && s->run(state, v, r, &err) != 0) {
+        fail(rec, "run (untimed, before the check): %s", err.msg);
+        return -1;
+    }
+    double rel = NAN;
+    if (!s->check) {
+        fail(rec, "%s", "the study has no check callback; a variant that is not checked has no time");
+        return -1;
+    }
+    if (s->check(state, v, &rel, &err) != 0) {
+        fail(rec, "check: %s", err.msg);
+        return -1;
+    }
+    int passed = isfinite(rel) && rel <= s->tolerance;
+    json_t *chk = json_object();
+    json_object_set_new(chk, "rel_err", sl_json_num(rel));
+    json_object_set_new(chk, "tolerance", json_real(s->tolerance));
+    json_object_set_new(chk, "passed", json_boolean(passed));
+    json_object_set_new(rec, "check", chk);
+    if (!passed) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "relative error %.3g exceeds the tolerance %.3g", rel, s->tolerance);
+        fail(rec, "check failed: %s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Timed repetitions until both reps and min_time are met. Returns the count, or -1 (record failed). */
+static int timed_reps(sl_run_ctx *c, const sl_study *s, void *state, int v, long size, sl_record *r,
+                      json_t *rec, double **times)
+{
+    int reps, warmup;
+    double min_time;
+    sl_plan(c->cfg, s, &reps, &warmup, &min_time);
+    const char *vname = s->variants[v].name;
+    const char *sname = sl_keep_name(c, s->size_name, size);
+    sl_error err = {{0}};
+    for (int w = 0; w < warmup; w++)
+        if (s->run(state, v, r, &err) != 0) {
+            fail(rec, "run (warm-up): %s", err.msg);
+            return -1;
+        }
+    prof_reset(); /* the profile holds the timed repetitions only */
+    int cap = reps > 16 ? reps : 16, n = 0;
+    double total = 0;
+    *times = malloc((size_t)cap * sizeof **times);
+    sl_record_timing(r, 1);
+    while ((n < reps || total < min_time) && n < SL_MAX_REPS && *times) {
+        if (n == cap) {
+            double *g = realloc(*times, (size_t)(cap *= 2) * sizeof **times);
+            if (!g)
+                break;
+            *times = g;
+        }
+        prof_begin(s->name);
+        prof_begin(vname);
+        prof_begin(sname);
+        uint64_t t0 = prof_now_ns();
+        int rc = s->run(state, v, r, &err);
+        uint64_t t1 = prof_now_ns();
+        prof_end(sname);
+        prof_end(vname);
+        prof_end(s->name);
+        if (rc != 0) {
+            sl_record_timing(r, 0);
+            char what[SL_ERRLEN + 64];
+            snprintf(what, sizeof what, "repetition %d: %s", n + 1, err.msg);
+            fail(rec, "run (%s)", what);
+            return -1;
+        }
+        (*times)[n++] = (double)(t1 - t0) * 1e-9;
+        total += (*times)[n - 1];
+    }
+    sl_record_timing(r, 0);
+    return n;
+}
+
+/* Finds the profile node at path (names from the root) in the profiler's JSON: a tree of nodes with
+ * "name" and "children" under "regions" (docs/profile-schema.md), or, failing that, a node whose "path"
+ * is the names joined by '/'. */
+static json_t *find_node(json_t *nodes, const char *const *path, int depth, const char *joined)
+{
+    size_t i;
+    json_t *node;
+    json_array_foreach(nodes, i, node) {
+        const char *p = json_string_value(json_object_get(node, "path"));
+        if (p && strcmp(p, joined) == 0)
+            return node;
+        const char *name = json_string_value(json_object_get(node, "name"));
+        if (!name || strcmp(name, path[0]) != 0)
+            continue;
+        if (depth == 1)
+            return node;
+        json_t *hit = find_node(json_object_get(node, "children"), path + 1, depth - 1, joined);
+        if (hit)
+            return hit;
+    }
+    return NULL;
+}
+
+/* A counter's total: a number, or an object holding it as "total" (or "value"). */
+static int counter_total(json_t *v, double *out)
+{
+    if (json_is_object(v))
+        v = json_object_get(v, "total") ? json_object_get(v, "total") : json_object_get(v, "value");
+    if (!json_is_number(v))
+        return -1;
+    *out = json_number_value(v);
+    return 0;
+}
+
+/* counters (per repetition) from the repetition region's totals; counters_absent for the rest. */
+static void add_counters(json_t *rec, json_t *profile, const char *const *path, int reps)
+{
+    char joined[512];
+    snprintf(joined, sizeof joined, "%s/%s/%s", path[0], path[1], path[2]);
+    json_t *node = profile ? find_node(json_object_get(profile, "regions"), path, 3, joined) : NULL;
+    json_t *totals = node ? json_object_get(node, "counters") : NULL;
+    json_t *counters = json_object(), *absent = json_array();
+    for (int i = 0; i < prof_counter_count(); i++) {
+        const char *name = prof_counter_name(i);
+        double total;
+        if (reps > 0 && counter_total(json_object_get(totals, name), &total) == 0)
+            json_object_set_new(counters, name, json_real(total / reps));
+        else
+            json_array_append_new(absent, json_string(name)); /* could not be read: absent, not 0 */
+    }
+    for (int i = 0; i < prof_counter_absent_count(); i++)
+        json_array_append_new(absent, json_string(prof_counter_absent_name(i)));
+    if (json_object_size(counters))
+        json_object_set_new(rec, "counters", counters);
+    else
+        json_decref(counters);
+    if (json_array_size(absent))
+        json_object_set_new(rec, "counters_absent", absent);
+    else
+        json_decref(absent);
+}
+
+/* times_s, stats and rates of an ok case. */
+static void add_times(json_t *rec, const double *t, int n)
+{
+    sl_stats st;
+    sl_stats_compute(t, n, &st);
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(a, json_real(t[i]));
+    json_object_set_new(rec, "reps", json_integer(n));
+    json_object_set_new(rec, "times_s", a);
+    json_t *s = json_object();
+    json_object_set_new(s, "median_s", json_real(st.median));
+    json_object_set_new(s, "mean_s", json_real(st.mean));
+    json_object_set_new(s, "std_s", json_real(st.std));
+    json_object_set_new(s, "min_s", json_real(st.min));
+    json_object_set_new(s, "max_s", json_real(st.max));
+    json_object_set_new(s, "cv", json_real(st.cv));
+    json_object_set_new(rec, "stats", s);
+    json_t *work = json_object_get(rec, "work");
+    double flops = json_number_value(json_object_get(work, "flops"));
+    double bytes = json_number_value(json_object_get(work, "bytes"));
+    json_t *rates = json_object();
+    if (flops > 0 && st.median > 0)
+        json_object_set_new(rates, "gflops", json_real(flops / st.median / 1e9));
+    if (bytes > 0 && st.median > 0)
+        json_object_set_new(rates, "gbs", json_real(bytes / st.median / 1e9));
+    if (flops > 0 && bytes > 0)
+        json_object_set_new(rates, "ai", json_real(flops / bytes));
+    json_object_set_new(rec, "rates", rates);
+}
+
+/* The TimerStats table of the case, under a heading, into timerstats.txt. */
+static void append_timerstats(sl_run_ctx *c, const sl_study *s, const char *variant, long size)
+{
+    fprintf(c->timerstats, "== %s %s %s=%ld ==\n", s->name, variant, s->size_name ? s->size_name : "size",
+            size);
+    prof_report(c->timerstats);
+    fprintf(c->timerstats, "\n");
+    fflush(c->timerstats);
+}
+
+static void summary_line(char *buf, size_t n, const sl_study *s, const char *variant, long size,
+                         json_t *rec)
+{
+    const char *status = json_string_value(json_object_get(rec, "status"));
+    int len = snprintf(buf, n, "%-12s %-12s %s=%-8ld ", s->name, variant,
+                       s->size_name ? s->size_name : "size", size);
+    if (len < 0 || (size_t)len >= n)
+        return;
+    if (strcmp(status, "ok") == 0) {
+        json_t *st = json_object_get(rec, "stats");
+        snprintf(buf + len, n - (size_t)len, "ok  median %.6g s  cv %.3f  (%d reps)",
+                 json_number_value(json_object_get(st, "median_s")),
+                 json_number_value(json_object_get(st, "cv")),
+                 (int)json_integer_value(json_object_get(rec, "reps")));
+    } else {
+        snprintf(buf + len, n - (size_t)len, "%s: %s", status,
+                 json_string_value(json_object_get(rec, "error")));
+    }
+}
+
+void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size)
+{
+    const sl_variant *var = &s->variants[v];
+    sl_set_threads(sl_variant_threaded(var) ? c->cfg->threads : 1);
+    json_t *rec = sl_case_base(c, s, v, size);
+    sl_record *r = sl_record_new();
+    sl_error err = {{0}};
+    double *times = NULL;
+    int n = -1, prepared = 0;
+    prof_reset();
+    if (s->prepare && s->prepare(state, v, &err) != 0)
+        fail(rec, "prepare: %s", err.msg);
+    else {
+        prepared = 1;
+        if (check_variant(s, state, v, r, rec) == 0)
+            n = timed_reps(c, s, state, v, size, r, rec, &times);
+    }
+    if (n > 0) {
+        add_times(rec, times, n);
+        const char *path[3] = {s->name, var->name, sl_keep_name(c, s->size_name, size)};
+        char *text = prof_json();
+        json_t *profile = text ? json_loads(text, 0, NULL) : NULL;
+        free(text);
+        add_counters(rec, profile, path, n);
+        if (profile)
+            json_object_set_new(rec, "profile", profile);
+        if (s->finish)
+            s->finish(state, v, r);
+    } else if (n == 0) {
+        fail(rec, "%s", "no repetition was timed (out of memory?)");
+    }
+    sl_record_merge(r, rec);
+    if (n <= 0)
+        json_object_del(rec, "phases"); /* a failed variant has no times of any kind */
+    if (prepared && s->release)
+        s->release(state, v);
+    /* The table and the record go out together: an interrupt waits until both are written. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    append_timerstats(c, s, var->name, size);
+    char line[1024];
+    summary_line(line, sizeof line, s, var->name, size, rec);
+    if (strcmp(json_string_value(json_object_get(rec, "status")), "ok") != 0)
+        c->n_failed++;
+    sl_emit_case(c, rec, line);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    json_decref(rec);
+    sl_record_free(r);
+    free(times);
+}

@@ -1,0 +1,119 @@
+/*
+ * env.c: the `env` object of every record (docs/results-schema.md): where and with what the run happened.
+ * Fields that cannot be found are left out, never filled with a guess.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "runner.h"
+#include "sl_config.h"
+
+#if SL_HAVE_PAPI
+#include <papi.h>
+#endif
+#if SL_HAVE_BLAS && defined(SL_OPENBLAS)
+extern char *openblas_get_config(void);
+#endif
+
+/* The value of the first "key : value" line of a /proc file whose key is `key`; 0 when found. */
+static int proc_field(const char *file, const char *key, char *out, size_t n)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return -1;
+    char line[1024];
+    int rc = -1;
+    size_t klen = strlen(key);
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, klen) != 0 || !strchr(" \t:", line[klen]))
+            continue;
+        char *v = strchr(line, ':');
+        if (!v)
+            continue;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        v[strcspn(v, "\n")] = '\0';
+        snprintf(out, n, "%s", v);
+        rc = 0;
+        break;
+    }
+    fclose(f);
+    return rc;
+}
+
+double sl_mem_available(void)
+{
+    char v[128];
+    if (proc_field("/proc/meminfo", "MemAvailable", v, sizeof v) != 0)
+        return -1;
+    return strtod(v, NULL) * 1024.0; /* the kernel writes kB, meaning KiB */
+}
+
+/* `git describe --always --dirty` of the source tree, or 0 chars when git or the repository is absent. */
+static void git_describe(char *out, size_t n)
+{
+    out[0] = '\0';
+    char cmd[4200];
+    const char *root = getenv("SPEEDLAB_SOURCE_ROOT");
+    snprintf(cmd, sizeof cmd, "git -C '%s' describe --always --dirty 2>/dev/null",
+             root && *root ? root : SL_SOURCE_ROOT);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return;
+    if (!fgets(out, (int)n, p))
+        out[0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    if (pclose(p) != 0)
+        out[0] = '\0';
+}
+
+static void set_str(json_t *o, const char *key, const char *v)
+{
+    if (v && *v)
+        json_object_set_new(o, key, json_string(v));
+}
+
+json_t *sl_env_capture(int threads)
+{
+    json_t *env = json_object();
+    char buf[1024];
+
+    if (gethostname(buf, sizeof buf) == 0) {
+        buf[sizeof buf - 1] = '\0';
+        set_str(env, "host", buf);
+    }
+    if (proc_field("/proc/cpuinfo", "model name", buf, sizeof buf) == 0)
+        set_str(env, "cpu_model", buf);
+    json_object_set_new(env, "cpu_cores", json_integer(sl_online_cpus()));
+    struct utsname u;
+    if (uname(&u) == 0) {
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        set_str(env, "os", buf);
+    }
+    set_str(env, "compiler", SL_C_COMPILER);
+    set_str(env, "cflags", SL_C_FLAGS);
+    git_describe(buf, sizeof buf);
+    set_str(env, "git_describe", buf);
+    set_str(env, "speedlab_version", SL_VERSION);
+    json_object_set_new(env, "threads", json_integer(threads));
+#if SL_HAVE_PAPI
+    snprintf(buf, sizeof buf, "%d.%d.%d.%d", PAPI_VERSION_MAJOR(PAPI_VER_CURRENT),
+             PAPI_VERSION_MINOR(PAPI_VER_CURRENT), PAPI_VERSION_REVISION(PAPI_VER_CURRENT),
+             PAPI_VERSION_INCREMENT(PAPI_VER_CURRENT));
+    set_str(env, "papi_version", buf);
+#endif
+#if SL_HAVE_BLAS && defined(SL_OPENBLAS)
+    set_str(env, "blas", openblas_get_config());
+#elif SL_HAVE_BLAS
+    set_str(env, "blas", "CBLAS");
+#endif
+    sl_gpu_env(env);
+    sl_iso_time(buf, sizeof buf);
+    set_str(env, "date", buf);
+    return env;
+}

@@ -1,0 +1,7 @@
+/* main.c: the speedlab command. Everything is in speedlab_core (runner.h); this is the registry's entry. */
+#include "runner.h"
+
+int main(int argc, char **argv)
+{
+    return sl_main(argc, argv, sl_studies, sl_n_studies);
+}

@@ -1,0 +1,248 @@
+/*
+ * record.c: the study-facing helpers of study.h (errors, parameters, record fields) and the writing of
+ * whole JSON Lines records.
+ */
+#include "record.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+void sl_error_set(sl_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- parameters ------------------------------------------------------------------------------- */
+
+const char *sl_param_str(const sl_opts *o, const sl_study *s, const char *name)
+{
+    /* The last --param wins, as with any repeated command-line option. */
+    for (int i = o ? o->n_params - 1 : -1; i >= 0; i--)
+        if (strcmp(o->param_names[i], name) == 0)
+            return o->param_values[i];
+    for (int i = 0; s && i < s->n_params; i++)
+        if (strcmp(s->params[i].name, name) == 0)
+            return s->params[i].default_value;
+    /* A study asking for a parameter it never declared is a bug in the study, not bad user input. */
+    fprintf(stderr, "speedlab: study '%s' reads parameter '%s' that it does not declare in its params "
+            "table (experiments/studies/%s/)\n", s ? s->name : "?", name, s ? s->name : "?");
+    abort();
+}
+
+/* Bad values of --param are the user's: say which, what was given and what is valid, and exit 2. */
+static void bad_param(const sl_study *s, const char *name, const char *value, const char *what)
+{
+    const char *def = NULL;
+    for (int i = 0; i < s->n_params; i++)
+        if (strcmp(s->params[i].name, name) == 0)
+            def = s->params[i].default_value;
+    fprintf(stderr, "speedlab: --param %s=%s: '%s' is not %s (study %s, default %s)\n", name, value,
+            value, what, s->name, def ? def : "none");
+    exit(2);
+}
+
+long sl_param_long(const sl_opts *o, const sl_study *s, const char *name)
+{
+    const char *v = sl_param_str(o, s, name);
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end)
+        bad_param(s, name, v, "an integer");
+    return x;
+}
+
+double sl_param_double(const sl_opts *o, const sl_study *s, const char *name)
+{
+    const char *v = sl_param_str(o, s, name);
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x))
+        bad_param(s, name, v, "a finite number");
+    return x;
+}
+
+/* ---- the study's record fields ---------------------------------------------------------------- */
+
+sl_record *sl_record_new(void)
+{
+    sl_record *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->metrics = json_object();
+    r->series = json_object();
+    r->notes = json_array();
+    r->h2d_ms = json_array();
+    r->kernel_ms = json_array();
+    r->d2h_ms = json_array();
+    return r;
+}
+
+void sl_record_free(sl_record *r)
+{
+    if (!r)
+        return;
+    json_decref(r->metrics);
+    json_decref(r->series);
+    json_decref(r->notes);
+    json_decref(r->h2d_ms);
+    json_decref(r->kernel_ms);
+    json_decref(r->d2h_ms);
+    free(r->reduced_reason);
+    free(r);
+}
+
+void sl_record_timing(sl_record *r, int on)
+{
+    r->timing = on;
+}
+
+json_t *sl_json_num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+void sl_record_metric(sl_record *r, const char *name, double value)
+{
+    if (r && name)
+        json_object_set_new(r->metrics, name, sl_json_num(value));
+}
+
+void sl_record_series(sl_record *r, const char *name, const double *values, int n)
+{
+    if (!r || !name)
+        return;
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(a, sl_json_num(values[i]));
+    json_object_set_new(r->series, name, a); /* the last repetition's series wins */
+}
+
+void sl_record_note(sl_record *r, const char *text)
+{
+    if (!r || !text)
+        return;
+    /* run() may be called many times (check, warm-up, reps): keep each note once. */
+    size_t i;
+    json_t *v;
+    json_array_foreach(r->notes, i, v)
+        if (strcmp(json_string_value(v), text) == 0)
+            return;
+    json_array_append_new(r->notes, json_string(text));
+}
+
+void sl_record_reduced(sl_record *r, const char *reason)
+{
+    if (!r)
+        return;
+    free(r->reduced_reason);
+    r->reduced_reason = strdup(reason ? reason : "reduced (no reason given)");
+}
+
+void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_ms)
+{
+    if (!r || !r->timing)
+        return;
+    json_array_append_new(r->h2d_ms, sl_json_num(h2d_ms));
+    json_array_append_new(r->kernel_ms, sl_json_num(kernel_ms));
+    json_array_append_new(r->d2h_ms, sl_json_num(d2h_ms));
+}
+
+void sl_record_merge(const sl_record *r, json_t *out)
+{
+    if (r->reduced_reason) {
+        json_object_set_new(out, "reduced", json_true());
+        json_object_set_new(out, "reduced_reason", json_string(r->reduced_reason));
+    }
+    if (json_array_size(r->kernel_ms) > 0) {
+        json_t *p = json_object();
+        json_object_set(p, "h2d_ms", r->h2d_ms);
+        json_object_set(p, "kernel_ms", r->kernel_ms);
+        json_object_set(p, "d2h_ms", r->d2h_ms);
+        json_object_set_new(out, "phases", p);
+    }
+    if (json_object_size(r->metrics) > 0)
+        json_object_set(out, "metrics", r->metrics);
+    if (json_object_size(r->series) > 0)
+        json_object_set(out, "series", r->series);
+    if (json_array_size(r->notes) > 0)
+        json_object_set(out, "notes", r->notes);
+}
+
+/* ---- whole records ---------------------------------------------------------------------------- */
+
+void sl_iso_time(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+json_t *sl_record_header(const char *kind, const char *run_id, json_t *env)
+{
+    char now[32];
+    sl_iso_time(now, sizeof now);
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_string(SL_SCHEMA_NAME));
+    json_object_set_new(o, "schema_version", json_integer(SL_SCHEMA_VERSION));
+    json_object_set_new(o, "kind", json_string(kind));
+    json_object_set_new(o, "run_id", json_string(run_id));
+    json_object_set_new(o, "time", json_string(now));
+    if (env)
+        json_object_set(o, "env", env);
+    return o;
+}
+
+int sl_record_append(int fd, json_t *rec, sl_error *err)
+{
+    char *text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    if (!text) {
+        sl_error_set(err, "cannot encode the record as JSON (out of memory?)");
+        return -1;
+    }
+    size_t n = strlen(text);
+    char *line = realloc(text, n + 2);
+    if (!line) {
+        free(text);
+        sl_error_set(err, "out of memory writing a record");
+        return -1;
+    }
+    line[n] = '\n';
+    line[n + 1] = '\0';
+
+    /* Hold SIGINT off so the line is written whole and synced, then let a pending one act. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    ssize_t w = write(fd, line, n + 1);
+    int saved = errno;
+    int rc = 0;
+    if (w != (ssize_t)(n + 1)) {
+        sl_error_set(err, "writing a record: %s", w < 0 ? strerror(saved) : "short write (disk full?)");
+        rc = -1;
+    } else if (fsync(fd) != 0 && errno != EINVAL) {
+        sl_error_set(err, "fsync of results.jsonl: %s", strerror(errno));
+        rc = -1;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    free(line);
+    return rc;
+}

@@ -1,0 +1,321 @@
+/*
+ * runner.c: `speedlab run`: every (study, size, variant) case, from the memory check to the record.
+ *
+ * Per (study, size): variants that cannot run here are recorded "unavailable"; a size whose footprint
+ * exceeds MemAvailable is refused before setup ("skipped"); then setup, and per variant: prepare, the
+ * correctness check (kernels: after one untimed run; training: the study's own check, first), warm-up,
+ * and timed repetitions until both --reps and --min-time are met. Each repetition is the profiler region
+ * study > variant > "SIZE_NAME=SIZE", so the study's own regions nest below it. One record per case is
+ * appended whole (record.c); a failed check is a "failed" record with no times, and the run goes on.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <speedlab/prof.h>
+
+#include "record.h"
+#include "runner.h"
+#include "runner_case.h"
+
+/* Limits of one study's declaration (far above any real study). */
+#define SL_MAX_SIZES 1024
+#define SL_MAX_VARIANTS 256
+
+/* Sizes the study runs: --sizes in the order given (those the study has), else its (quick) sizes. */
+static int study_sizes(const sl_run_ctx *c, const sl_study *s, long *out)
+{
+    int n = 0;
+    if (c->cfg->n_sizes) {
+        for (int k = 0; k < c->cfg->n_sizes; k++)
+            for (int i = 0; i < s->n_sizes + s->n_quick_sizes; i++) {
+                long v = i < s->n_sizes ? s->sizes[i] : s->quick_sizes[i - s->n_sizes];
+                if (v == c->cfg->sizes[k] && n < SL_MAX_SIZES) {
+                    out[n++] = v;
+                    break;
+                }
+            }
+        return n;
+    }
+    const long *src = c->cfg->quick && s->n_quick_sizes ? s->quick_sizes : s->sizes;
+    int m = c->cfg->quick && s->n_quick_sizes ? s->n_quick_sizes : s->n_sizes;
+    m = m < SL_MAX_SIZES ? m : SL_MAX_SIZES;
+    memcpy(out, src, (size_t)m * sizeof *out);
+    return m;
+}
+
+/* Variant indices the study runs: --variants (those the study has), else all, in the study's order. */
+static int study_variants(const sl_run_ctx *c, const sl_study *s, int *out)
+{
+    int n = 0;
+    for (int v = 0; v < s->n_variants; v++) {
+        int take = c->cfg->n_variants == 0;
+        for (int k = 0; k < c->cfg->n_variants && !take; k++)
+            take = strcmp(c->cfg->variants[k], s->variants[v].name) == 0;
+        if (take && n < SL_MAX_VARIANTS)
+            out[n++] = v;
+    }
+    return n;
+}
+
+/* The effective repetition plan of a case (docs/speedlab.md, "Repetitions"). */
+void sl_plan(const sl_run_cfg *cfg, const sl_study *s, int *reps, int *warmup, double *min_time)
+{
+    int kernel = s->kind == SL_KERNEL;
+    int def = s->default_reps > 0 ? s->default_reps : (kernel ? 5 : 1);
+    if (cfg->quick)
+        def = def < 2 ? def : 2;
+    *reps = cfg->reps > 0 ? cfg->reps : def;
+    *warmup = cfg->warmup >= 0 ? cfg->warmup : (kernel ? 1 : 0);
+    *min_time = cfg->min_time >= 0 ? cfg->min_time : (kernel && !cfg->quick ? 0.2 : 0.0);
+}
+
+/* Region names must outlive every prof_begin until prof_shutdown: keep them all. */
+const char *sl_keep_name(sl_run_ctx *c, const char *fmt_name, long size)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s=%ld", fmt_name ? fmt_name : "size", size);
+    for (int i = 0; i < c->n_names; i++)
+        if (strcmp(c->names[i], buf) == 0)
+            return c->names[i];
+    char **grown = realloc(c->names, (size_t)(c->n_names + 1) * sizeof *grown);
+    if (!grown)
+        return "size";
+    c->names = grown;
+    c->names[c->n_names] = strdup(buf);
+    return c->names[c->n_names] ? c->names[c->n_names++] : "size";
+}
+
+static void fmt_duration(char *buf, size_t n, double s)
+{
+    if (s < 60)
+        snprintf(buf, n, "%.0f s", s);
+    else if (s < 3600)
+        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else
+        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+}
+
+/* Terminal progress, overwritten in place; nothing at all when stderr is not a terminal. */
+static void progress(sl_run_ctx *c, const sl_study *s, const char *variant, long size)
+{
+    if (!c->tty)
+        return;
+    double el = (double)(prof_now_ns() - c->t0_ns) * 1e-9;
+    char a[32], b[32];
+    fmt_duration(a, sizeof a, el);
+    fprintf(stderr, "\r\033[Kcase %d of %d: %s %s %s=%ld — %s elapsed", c->done + 1, c->n_cases,
+            s->name, variant, s->size_name ? s->size_name : "size", size, a);
+    if (c->done > 0) {
+        /* A plain average: cases differ a lot, so this is a rough guide and says so. */
+        fmt_duration(b, sizeof b, el / c->done * (c->n_cases - c->done));
+        fprintf(stderr, ", about %s left", b);
+    }
+    fflush(stderr);
+}
+
+/* Writes a finished case: the record line, its TimerStats table, a one-line summary on stdout. */
+int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary)
+{
+    sl_error err = {{0}};
+    int rc = sl_record_append(c->fd, rec, &err);
+    if (rc != 0) {
+        fprintf(stderr, "speedlab: %s/results.jsonl: %s\n", c->dir, err.msg);
+        c->write_errors++;
+    }
+    if (c->tty)
+        fprintf(stderr, "\r\033[K");
+    printf("%s\n", summary);
+    fflush(stdout);
+    c->done++;
+    return rc;
+}
+
+/* Records for every variant when the size cannot run at all (no memory, setup failed). */
+static void whole_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs, int nv,
+                       const char *status, const char *error)
+{
+    for (int k = 0; k < nv; k++) {
+        const sl_variant *var = &s->variants[vs[k]];
+        json_t *rec = sl_case_base(c, s, vs[k], size);
+        json_object_set_new(rec, "status", json_string(status));
+        json_object_set_new(rec, "error", json_string(error));
+        char line[1024];
+        snprintf(line, sizeof line, "%-12s %-12s %s=%-8ld %s: %s", s->name, var->name,
+                 s->size_name ? s->size_name : "size", size, status, error);
+        sl_emit_case(c, rec, line);
+        json_decref(rec);
+        if (strcmp(status, "failed") == 0)
+            c->n_failed++;
+        else
+            c->n_skipped++;
+    }
+}
+
+/* One (study, size): availability, the memory check, setup, every variant, teardown. */
+static void run_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs, int nv)
+{
+    int runnable[SL_MAX_VARIANTS], nr = 0;
+    for (int k = 0; k < nv; k++) {
+        char why[256];
+        if (sl_variant_available(&s->variants[vs[k]], why, sizeof why)) {
+            runnable[nr++] = vs[k];
+            continue;
+        }
+        progress(c, s, s->variants[vs[k]].name, size);
+        json_t *rec = sl_case_base(c, s, vs[k], size);
+        json_object_set_new(rec, "status", json_string("unavailable"));
+        json_object_set_new(rec, "error", json_string(why));
+        char line[1024];
+        snprintf(line, sizeof line, "%-12s %-12s %s=%-8ld unavailable: %s", s->name,
+                 s->variants[vs[k]].name, s->size_name ? s->size_name : "size", size, why);
+        sl_emit_case(c, rec, line);
+        json_decref(rec);
+        c->n_unavailable++;
+    }
+    if (nr == 0)
+        return;
+
+    double need = s->footprint ? s->footprint(size, &c->opts) : 0;
+    double avail = sl_mem_available();
+    if (need > 0 && avail >= 0 && need > avail) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "does not fit in memory: setup needs %.0f bytes (%.2f GiB), "
+                 "MemAvailable is %.0f bytes (%.2f GiB); refused before allocating", need,
+                 need / 1073741824.0, avail, avail / 1073741824.0);
+        fprintf(stderr, "%sspeedlab: %s %s=%ld %s\n", c->tty ? "\r\033[K" : "", s->name,
+                s->size_name ? s->size_name : "size", size, msg);
+        whole_size(c, s, size, runnable, nr, "skipped", msg);
+        return;
+    }
+
+    sl_error err = {{0}};
+    progress(c, s, "setup", size);
+    void *state = s->setup(size, &c->opts, &err);
+    if (!state) {
+        char msg[SL_ERRLEN + 16];
+        snprintf(msg, sizeof msg, "setup: %s", err.msg[0] ? err.msg : "failed (no message)");
+        whole_size(c, s, size, runnable, nr, "failed", msg);
+        return;
+    }
+    for (int k = 0; k < nr; k++) {
+        progress(c, s, s->variants[runnable[k]].name, size);
+        sl_run_case(c, s, state, runnable[k], size);
+    }
+    if (s->teardown)
+        s->teardown(state);
+}
+
+static int count_cases(const sl_run_ctx *c)
+{
+    long sizes[SL_MAX_SIZES];
+    int vs[SL_MAX_VARIANTS], n = 0;
+    for (int i = 0; i < c->cfg->n_studies; i++) {
+        const sl_study *s = c->cfg->studies[i];
+        n += study_sizes(c, s, sizes) * study_variants(c, s, vs);
+    }
+    return n;
+}
+
+static void run_all(sl_run_ctx *c)
+{
+    for (int i = 0; i < c->cfg->n_studies; i++) {
+        const sl_study *s = c->cfg->studies[i];
+        long sizes[SL_MAX_SIZES];
+        int vs[SL_MAX_VARIANTS];
+        int ns = study_sizes(c, s, sizes), nv = study_variants(c, s, vs);
+        for (int k = 0; k < ns; k++)
+            run_size(c, s, sizes[k], vs, nv);
+    }
+}
+
+/* Opens the run directory's files and the profiler; 0, or -1 after a message. */
+static int open_run(sl_run_ctx *c)
+{
+    if (sl_rundir_create(c->cfg->out, c->dir, sizeof c->dir, c->id, sizeof c->id) != 0)
+        return -1;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/results.jsonl", c->dir);
+    c->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    snprintf(path, sizeof path, "%s/timerstats.txt", c->dir);
+    c->timerstats = fopen(path, "a");
+    if (c->fd < 0 || !c->timerstats) {
+        fprintf(stderr, "speedlab: cannot create files in %s\n", c->dir);
+        return -1;
+    }
+    return 0;
+}
+
+static void close_run(sl_run_ctx *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    if (c->timerstats)
+        fclose(c->timerstats);
+    json_decref(c->env);
+    prof_shutdown();
+    for (int i = 0; i < c->n_names; i++)
+        free(c->names[i]);
+    free(c->names);
+}
+
+static void print_timerstats(const sl_run_ctx *c)
+{
+    char path[4200], buf[8192];
+    snprintf(path, sizeof path, "%s/timerstats.txt", c->dir);
+    FILE *f = fopen(path, "r");
+    size_t n;
+    while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, stdout);
+    if (f)
+        fclose(f);
+}
+
+int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_studies)
+{
+    sl_run_cfg cfg;
+    int rc = sl_parse_run(argc, argv, studies, n_studies, &cfg);
+    if (rc != 0) {
+        sl_run_cfg_free(&cfg);
+        return rc == 1 ? SL_EXIT_OK : rc;
+    }
+    sl_run_ctx c = {.cfg = &cfg, .fd = -1, .tty = isatty(STDERR_FILENO)};
+    c.opts = (sl_opts){.seed = cfg.seed, .threads = cfg.threads, .quick = cfg.quick,
+                       .data_dir = cfg.data_dir, .n_params = cfg.n_params,
+                       .param_names = cfg.param_names, .param_values = cfg.param_values};
+    prof_init(NULL);
+    if (cfg.counters && prof_set_counters(cfg.counters) < 0) {
+        fprintf(stderr, "speedlab: --counters '%s': malformed; expected comma-separated PAPI event "
+                "names or the groups cache, branch, ipc\n", cfg.counters);
+        prof_shutdown();
+        sl_run_cfg_free(&cfg);
+        return SL_EXIT_USAGE;
+    }
+    rc = SL_EXIT_FAILED;
+    if (open_run(&c) == 0) {
+        sl_install_interrupt_handler();
+        c.env = sl_env_capture(cfg.threads);
+        c.t0_ns = prof_now_ns();
+        c.n_cases = count_cases(&c);
+        printf("speedlab: run %s: %d cases -> %s/results.jsonl\n", c.id, c.n_cases, c.dir);
+        fflush(stdout);
+        if (!cfg.calibrate || sl_write_calibration(c.fd, c.id, c.env, cfg.threads) == 0) {
+            run_all(&c);
+            if (c.tty)
+                fprintf(stderr, "\r\033[K");
+            printf("speedlab: %d cases: %d ok, %d failed, %d unavailable, %d skipped; results in %s\n",
+                   c.done, c.done - c.n_failed - c.n_unavailable - c.n_skipped, c.n_failed,
+                   c.n_unavailable, c.n_skipped, c.dir);
+            if (cfg.timerstats) {
+                fflush(c.timerstats);
+                print_timerstats(&c);
+            }
+            rc = c.n_failed || c.write_errors ? SL_EXIT_FAILED : SL_EXIT_OK;
+        }
+    }
+    close_run(&c);
+    sl_run_cfg_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,22 @@
+/* entropy_mi, omp: em_simd's row kernel, rows split across omp_get_max_threads() threads (static
+ * schedule: every row costs the same). Without OpenMP the pragma is ignored and this is em_simd. */
+#include "em_simd_row.h"
+
+int em_omp(const float *X, const float *Y, long B, long D, double *H, double *MI)
+{
+    if (B < 1 || D < 1 || D > EM_MAX_D)
+        return -1;
+    double h = 0.0, mi = 0.0;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) reduction(+ : h, mi)
+#endif
+    for (long b = 0; b < B; b++) {
+        float hr, mr;
+        em_row_simd(X + b * D, Y + b * D, D, &hr, &mr);
+        h += hr;
+        mi += mr;
+    }
+    *H = -h / (double)B;
+    *MI = mi / (double)B;
+    return 0;
+}

@@ -1,0 +1,38 @@
+/*
+ * entropy_mi kernels (seed 000, sections 2-3; CASE_STUDIES.md section 1).
+ *
+ * For X, Y in R^(B x D) (row-major float32), p = softmax(X row), q = softmax(Y row), computed stably:
+ *   H  = -(1/B) sum_b sum_i p_bi^2
+ *   MI =  (1/B) sum_b sum_i sum_j (p_bi q_bj)^2      (the D x D double sum per row)
+ * Every variant writes H and MI (double: the mean over rows is accumulated in double; each row's sums
+ * are float). naive, simd and omp really compute the D x D sum; em_factorized uses the identity
+ * sum_ij (p_i q_j)^2 = (sum_i p_i^2)(sum_j q_j^2), an algorithmic change and its own variant.
+ *
+ * Kernels do no I/O, no timing and no heap allocation: per-row scratch lives on the stack, so D is
+ * limited to EM_MAX_D. They return 0, or -1 on bad arguments (B < 1, D < 1 or D > EM_MAX_D).
+ */
+#ifndef KERNELS_ENTROPY_MI_H
+#define KERNELS_ENTROPY_MI_H
+
+#define EM_MAX_D 4096
+
+int em_naive(const float *X, const float *Y, long B, long D, double *H, double *MI);
+int em_simd(const float *X, const float *Y, long B, long D, double *H, double *MI);
+/* Uses omp_get_max_threads() threads; without OpenMP it compiles to em_simd. */
+int em_omp(const float *X, const float *Y, long B, long D, double *H, double *MI);
+int em_factorized(const float *X, const float *Y, long B, long D, double *H, double *MI);
+
+/* Shared by the CPU variants: the stable softmax of one row (vectorisable). */
+void em_softmax_row(const float *x, long D, float *p);
+
+/* CUDA (kernels/entropy_mi/em_cuda.cu, built only with CUDA): one block per batch row. The phases are
+ * separate so the caller can time host-to-device, kernel and device-to-host apart. */
+typedef struct em_cuda_ctx em_cuda_ctx;
+em_cuda_ctx *em_cuda_alloc(long B, long D);             /* NULL when allocation fails */
+int em_cuda_copy_in(em_cuda_ctx *c, const float *X, const float *Y);
+int em_cuda_compute(em_cuda_ctx *c);                    /* launches; does not synchronise */
+int em_cuda_copy_out(em_cuda_ctx *c, double *H, double *MI); /* copies row sums back, reduces on host */
+void em_cuda_free(em_cuda_ctx *c);
+int em_cuda_device_count(void);                         /* 0 when no device or no driver */
+
+#endif

@@ -1,0 +1,35 @@
+/* tensor_mean, omp: tm_simd with the i rows of A split evenly across omp_get_max_threads() threads
+ * (each thread owns its rows of A: no reduction, no false sharing beyond one row boundary). Without
+ * OpenMP the pragmas are ignored and this is tm_simd. */
+#include "tensor_mean.h"
+#include "tm_private.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+int tm_omp(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws)
+{
+    if (N < 1 || D < 1 || !ws)
+        return -1;
+    float *a = ws, *b = a + N * D, *c = b + N * D;
+#ifdef _OPENMP
+#pragma omp parallel
+#endif
+    {
+        int t = 0, T = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        T = omp_get_num_threads();
+#endif
+        const long e0 = N * D * t / T, e1 = N * D * (t + 1) / T;
+        tm_tanh_fast(X + e0, e1 - e0, a + e0);
+        tm_tanh_fast(Y + e0, e1 - e0, b + e0);
+        tm_tanh_fast(Z + e0, e1 - e0, c + e0);
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+        tm_simd_rows(a, b, c, N, D, D * t / T, D * (t + 1) / T, A);
+    }
+    return 0;
+}

@@ -1,0 +1,196 @@
+/*
+ * Internal state of the speedlab profiler, shared by the files of profiler/src/.
+ *
+ * Layout in one paragraph: every thread that opens a region owns a prof_thread (found through a
+ * thread-local pointer, so the hot path takes no lock). A prof_thread holds its open-region stack and
+ * its own call tree of prof_node (allocated in fixed chunks, so node pointers never move). Readers
+ * (prof_get, prof_json, prof_report) walk every thread's tree and merge the nodes by path
+ * (merge.c). Thread shells are never freed before the process ends, so a thread's pointer to its own
+ * state stays valid across prof_shutdown/prof_init.
+ */
+#ifndef PROF_INTERNAL_H
+#define PROF_INTERNAL_H
+
+#include "speedlab/prof.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#ifndef PROF_HAVE_PAPI
+#define PROF_HAVE_PAPI 0
+#endif
+#ifndef PROF_HAVE_NVTX
+#define PROF_HAVE_NVTX 0
+#endif
+#ifndef PROF_HAVE_CUDA
+#define PROF_HAVE_CUDA 0
+#endif
+#ifndef PROF_HAVE_OPENMP
+#define PROF_HAVE_OPENMP 0
+#endif
+
+#define PROF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PROF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+enum {
+    PROF_MAX_DEPTH = 128,   /* deeper begins are counted as errors and ignored */
+    PROF_MAX_COUNTERS = 16, /* events counted at once */
+    PROF_CHUNK_NODES = 256, /* nodes per allocation chunk of a thread's tree */
+    PROF_MAX_ERROR_MESSAGES = 50,
+};
+
+typedef struct prof_node {
+    const char *name; /* NULL for a thread's root sentinel */
+    struct prof_node *parent, *first_child, *last_child, *next_sibling;
+    struct prof_node *last_hit; /* child found by the last begin under this node (fast path) */
+    int depth;                  /* 0 for a top-level region, -1 for the sentinel */
+    /* Timing, in clock ticks (converted to ns when read). */
+    uint64_t calls, sum_ticks, min_ticks, max_ticks, last_end_ticks;
+    double mean_ticks, m2_ticks; /* Welford over per-call inclusive ticks */
+    double device_ms;
+    int has_device;
+    /* Counter deltas: valid when ctr_gen is the current counter set and every call was counted. */
+    unsigned ctr_gen;
+    uint64_t ctr_calls;
+    long long ctr[PROF_MAX_COUNTERS];
+    /* Resident memory (only while per-region memory is on). */
+    int has_rss;
+    size_t rss_peak, rss_end;
+    /* NVTX */
+    uint32_t color;
+    unsigned color_gen;
+    void *nvtx_str; /* nvtxStringHandle_t, registered once per name */
+} prof_node;
+
+typedef struct prof_frame {
+    prof_node *node;
+    const char *name; /* as passed to prof_begin (pointer compared first at prof_end) */
+    uint64_t t0;      /* ticks at begin */
+    unsigned ctr_gen; /* counter set the frame started with (0: none) */
+    size_t rss_peak;  /* max RSS seen in this frame and its children so far */
+    uint64_t sample0; /* memory sampler index at begin */
+    long long c0[PROF_MAX_COUNTERS];
+} prof_frame;
+
+typedef struct prof_thread {
+    int id;       /* registration order since process start; the main thread is the first */
+    unsigned epoch; /* matches prof_g.epoch while the state belongs to the current session */
+    int depth;    /* open frames */
+    int overflow; /* begins ignored beyond PROF_MAX_DEPTH, awaiting their ends */
+    prof_node root;
+    prof_node **chunks;
+    int nchunks, chunk_cap, chunk_used; /* chunk_used: nodes used in the last chunk */
+    prof_node *attach_src, *attach_dst; /* cache: main-thread node -> this thread's copy of its path */
+    /* PAPI (counters.c) */
+    unsigned ctr_gen;
+    int ctr_ok, eventset;
+    /* CUDA events (gpu.c) */
+    void *gpu_ev[2];
+    int gpu_pending;
+    struct prof_thread *next;
+    prof_frame frames[PROF_MAX_DEPTH];
+} prof_thread;
+
+/* Global state. Hot-path readers use relaxed loads of plain ints; writers change them only from
+ * prof_init/prof_reset/prof_set_* (documented as calls made while no other thread is in a region). */
+typedef struct prof_global {
+    pthread_mutex_t lock; /* thread registry, init/shutdown */
+    atomic_int active;
+    unsigned epoch;
+    prof_thread *threads, *threads_tail, *main;
+    int nthreads;
+    _Atomic(prof_node *) attach; /* main thread's open node, published outside parallel regions */
+    atomic_long errors;
+    atomic_int error_messages;
+    uint64_t start_ticks; /* prof_init/prof_reset */
+    int extras;           /* nvtx_on || counters || memory: the slow part of begin/end runs */
+    int nvtx_on, mem_on, quiet, report_at_exit;
+    char *json_path;
+    unsigned color_gen;
+    unsigned ctr_gen; /* bumped by every prof_set_counters */
+    int ctr_n;        /* events that count in the current set */
+    char *ctr_names[PROF_MAX_COUNTERS];
+} prof_global;
+
+extern prof_global prof_g;
+
+/* ---- clock.c ---- */
+typedef struct prof_clock {
+    int tsc;             /* 1: rdtsc, 0: clock_gettime */
+    double ns_per_tick;
+    uint64_t tick0, ns0; /* calibration origin */
+    uint64_t (*fake)(void); /* test hook: ticks are ns from this function */
+} prof_clock;
+extern prof_clock prof_clk;
+void prof_clock_init(void);
+uint64_t prof_mono_ns(void);
+static inline uint64_t prof_ticks(void)
+{
+    if (PROF_UNLIKELY(prof_clk.fake != NULL))
+        return prof_clk.fake();
+#if defined(__x86_64__)
+    if (PROF_LIKELY(prof_clk.tsc))
+        return __builtin_ia32_rdtsc();
+#endif
+    return prof_mono_ns();
+}
+double prof_ticks_to_ns(double ticks);
+
+/* ---- regions.c ---- */
+prof_thread *prof_thread_self(void); /* registers the calling thread when needed */
+void prof_thread_clear(prof_thread *t); /* forgets the tree and the stack */
+void prof_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void prof_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- counters.c ---- */
+void prof_counters_thread_begin(prof_thread *t, prof_frame *f);
+void prof_counters_thread_end(prof_thread *t, prof_frame *f, prof_node *n);
+void prof_counters_thread_exit(prof_thread *t);
+void prof_counters_shutdown(void);
+int prof_counter_valid(const prof_node *n);
+
+/* ---- nvtx.c ---- */
+void prof_nvtx_init(int want);
+void prof_nvtx_node(prof_node *n);
+void prof_nvtx_push(prof_node *n);
+void prof_nvtx_pop(void);
+void prof_colors_clear(void);
+
+/* ---- memory.c ---- */
+size_t prof_rss_fast(void); /* current RSS through a kept-open /proc/self/statm */
+uint64_t prof_samples_count(void);
+size_t prof_samples_max(uint64_t from, uint64_t to);
+void prof_samples_clear(void); /* restarts a running sampler with an empty series */
+int prof_sampler_ran(void);
+double prof_sampler_interval(void);
+size_t prof_samples_get(uint64_t i, double *t_s);
+void prof_memory_shutdown(void);
+
+/* ---- gpu.c ---- */
+void prof_gpu_thread_free(prof_thread *t);
+
+/* ---- merge.c ---- */
+typedef struct prof_mnode {
+    const char *name;
+    int depth;
+    struct prof_mnode *parent, *first_child, *last_child, *next_sibling;
+    prof_stats st;
+    double m2;   /* Welford combination, in ns^2 */
+    int has_device, ctr_valid, ctr_seen, has_rss;
+    long long ctr[PROF_MAX_COUNTERS];
+    size_t rss_peak, rss_end;
+    uint64_t rss_end_at;
+} prof_mnode;
+typedef struct prof_merged {
+    prof_mnode root;
+    prof_mnode **all; /* depth-first order, parents before children */
+    int n, cap;
+    int threads; /* threads that completed at least one region */
+} prof_merged;
+prof_merged *prof_merge(void);
+void prof_merged_free(prof_merged *m);
+prof_mnode *prof_merged_find(prof_merged *m, const char *path);
+double prof_wall_ns(void);
+
+#endif /* PROF_INTERNAL_H */

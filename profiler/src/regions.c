@@ -1,0 +1,351 @@
+/*
+ * Regions: prof_begin/prof_end on thread-local state (no lock on the hot path), the per-thread call
+ * tree, and the attachment of regions opened on worker threads.
+ *
+ * Hot path of a begin/end pair, once a node exists: one thread-local load, one pointer compare
+ * against the parent's last child, two clock reads, a Welford update. Everything optional (NVTX,
+ * counters, memory) hides behind one predictable branch on prof_g.extras.
+ *
+ * Worker threads: a region opened on a thread whose own stack is empty attaches under the path the
+ * main thread (the one that called prof_init) had open the last time it began or ended a region
+ * outside an OpenMP parallel region, i.e. under the path open where the parallel region started.
+ * With no such path it becomes a top-level region. Built without OpenMP the main thread publishes at
+ * every begin/end, so another thread attaches under whatever the main thread has open at that moment.
+ */
+#include "prof_internal.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#if PROF_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+prof_global prof_g = {.lock = PTHREAD_MUTEX_INITIALIZER, .epoch = 1};
+
+static __thread prof_thread *tls_thread __attribute__((tls_model("initial-exec")));
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+void prof_note(const char *fmt, ...)
+{
+    if (prof_g.quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("prof: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* Counts a nesting error and reports the first PROF_MAX_ERROR_MESSAGES of them on stderr. */
+void prof_error(const char *fmt, ...)
+{
+    atomic_fetch_add(&prof_g.errors, 1);
+    int k = atomic_fetch_add(&prof_g.error_messages, 1);
+    if (k >= PROF_MAX_ERROR_MESSAGES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("prof: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    if (k == PROF_MAX_ERROR_MESSAGES - 1)
+        fputs("prof: further nesting errors are counted (prof_errors) but not printed\n", stderr);
+    va_end(ap);
+}
+
+long prof_errors(void) { return atomic_load(&prof_g.errors); }
+
+/* ---- thread registry ---------------------------------------------------------------------------- */
+
+static void thread_exit(void *p) { prof_counters_thread_exit(p); }
+static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exit); }
+
+static void root_init(prof_node *r)
+{
+    memset(r, 0, sizeof *r);
+    r->depth = -1;
+}
+
+void prof_thread_clear(prof_thread *t)
+{
+    for (int i = 0; i < t->nchunks; i++)
+        free(t->chunks[i]);
+    free(t->chunks);
+    t->chunks = NULL;
+    t->nchunks = t->chunk_cap = t->chunk_used = 0;
+    root_init(&t->root);
+    t->depth = t->overflow = 0;
+    t->attach_src = t->attach_dst = NULL;
+}
+
+/* Slow path of the first region of a thread in this session: initialise the layer if needed and
+ * register the thread (or revive its shell after prof_shutdown). */
+static prof_thread *thread_register(void)
+{
+    if (!atomic_load(&prof_g.active))
+        prof_init(NULL);
+    pthread_once(&exit_key_once, make_exit_key);
+    prof_thread *t = tls_thread;
+    pthread_mutex_lock(&prof_g.lock);
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t) {
+            pthread_mutex_unlock(&prof_g.lock);
+            fputs("prof: out of memory registering a thread\n", stderr);
+            abort();
+        }
+        t->id = prof_g.nthreads++;
+        if (prof_g.threads_tail)
+            prof_g.threads_tail->next = t;
+        else
+            prof_g.threads = t;
+        prof_g.threads_tail = t;
+        root_init(&t->root);
+        tls_thread = t;
+        pthread_setspecific(exit_key, t);
+    } else {
+        prof_thread_clear(t);
+    }
+    if (!prof_g.main)
+        prof_g.main = t;
+    t->epoch = prof_g.epoch;
+    pthread_mutex_unlock(&prof_g.lock);
+    return t;
+}
+
+prof_thread *prof_thread_self(void)
+{
+    prof_thread *t = tls_thread;
+    if (PROF_UNLIKELY(!t || t->epoch != prof_g.epoch))
+        t = thread_register();
+    return t;
+}
+
+/* ---- the tree ----------------------------------------------------------------------------------- */
+
+static prof_node *node_alloc(prof_thread *t)
+{
+    if (t->nchunks == 0 || t->chunk_used == PROF_CHUNK_NODES) {
+        if (t->nchunks == t->chunk_cap) {
+            int cap = t->chunk_cap ? 2 * t->chunk_cap : 8;
+            prof_node **c = realloc(t->chunks, (size_t)cap * sizeof *c);
+            if (!c)
+                goto oom;
+            t->chunks = c;
+            t->chunk_cap = cap;
+        }
+        prof_node *chunk = malloc(PROF_CHUNK_NODES * sizeof *chunk);
+        if (!chunk)
+            goto oom;
+        t->chunks[t->nchunks++] = chunk;
+        t->chunk_used = 0;
+    }
+    prof_node *n = &t->chunks[t->nchunks - 1][t->chunk_used++];
+    memset(n, 0, sizeof *n);
+    return n;
+oom:
+    fputs("prof: out of memory growing the region tree\n", stderr);
+    abort();
+}
+
+static prof_node *child_new(prof_thread *t, prof_node *parent, const char *name)
+{
+    prof_node *n = node_alloc(t);
+    n->name = name;
+    n->parent = parent;
+    n->depth = parent->depth + 1;
+    n->min_ticks = UINT64_MAX;
+    if (parent->last_child)
+        parent->last_child->next_sibling = n;
+    else
+        parent->first_child = n;
+    parent->last_child = n;
+    prof_nvtx_node(n);
+    return n;
+}
+
+/* The child of `parent` called `name`: same pointer first, then same content, else a new node. */
+static prof_node *child_find(prof_thread *t, prof_node *parent, const char *name)
+{
+    prof_node *c;
+    for (c = parent->first_child; c; c = c->next_sibling)
+        if (c->name == name)
+            goto found;
+    for (c = parent->first_child; c; c = c->next_sibling)
+        if (strcmp(c->name, name) == 0)
+            goto found;
+    c = child_new(t, parent, name);
+found:
+    parent->last_hit = c;
+    return c;
+}
+
+/* This thread's copy of the path of `src` (a node of the main thread's tree), created with zero
+ * calls where missing. Node names and parents never change after creation, so reading them from
+ * another thread after the acquire load of prof_g.attach is safe. */
+static prof_node *attach_point(prof_thread *t, prof_node *src)
+{
+    if (src == t->attach_src)
+        return t->attach_dst;
+    const char *names[PROF_MAX_DEPTH];
+    int k = 0;
+    for (prof_node *p = src; p && p->name && k < PROF_MAX_DEPTH; p = p->parent)
+        names[k++] = p->name;
+    prof_node *dst = &t->root;
+    while (k > 0)
+        dst = child_find(t, dst, names[--k]);
+    t->attach_src = src;
+    t->attach_dst = dst;
+    return dst;
+}
+
+static inline prof_node *parent_of_next(prof_thread *t)
+{
+    if (t->depth > 0)
+        return t->frames[t->depth - 1].node;
+    if (t == prof_g.main)
+        return &t->root;
+    prof_node *src = atomic_load_explicit(&prof_g.attach, memory_order_acquire);
+    return src ? attach_point(t, src) : &t->root;
+}
+
+/* The main thread tells workers where a parallel region would attach (see the top of this file). */
+static inline void publish(prof_thread *t)
+{
+    if (t != prof_g.main)
+        return;
+#if PROF_HAVE_OPENMP
+    if (omp_in_parallel())
+        return;
+#endif
+    prof_node *top = t->depth > 0 ? t->frames[t->depth - 1].node : NULL;
+    atomic_store_explicit(&prof_g.attach, top, memory_order_release);
+}
+
+/* ---- begin/end ---------------------------------------------------------------------------------- */
+
+static void extras_begin(prof_thread *t, prof_frame *f, prof_node *n)
+{
+    if (prof_g.nvtx_on)
+        prof_nvtx_push(n);
+    if (prof_g.ctr_n > 0)
+        prof_counters_thread_begin(t, f);
+    else
+        f->ctr_gen = 0;
+    if (prof_g.mem_on) {
+        f->rss_peak = prof_rss_fast();
+        f->sample0 = prof_samples_count();
+    } else {
+        f->rss_peak = 0;
+    }
+}
+
+static void extras_end(prof_thread *t, prof_frame *f, prof_node *n)
+{
+    if (f->ctr_gen)
+        prof_counters_thread_end(t, f, n);
+    if (prof_g.mem_on && f->rss_peak) {
+        size_t now = prof_rss_fast();
+        size_t peak = f->rss_peak > now ? f->rss_peak : now;
+        size_t sampled = prof_samples_max(f->sample0, prof_samples_count());
+        if (sampled > peak)
+            peak = sampled;
+        if (peak > n->rss_peak)
+            n->rss_peak = peak;
+        n->rss_end = now;
+        n->has_rss = 1;
+        if (t->depth > 1 && t->frames[t->depth - 2].rss_peak < peak)
+            t->frames[t->depth - 2].rss_peak = peak;
+    }
+    if (prof_g.nvtx_on)
+        prof_nvtx_pop();
+}
+
+void prof_begin(const char *name)
+{
+    prof_thread *t = prof_thread_self();
+    if (PROF_UNLIKELY(t->depth >= PROF_MAX_DEPTH || t->overflow)) {
+        if (t->overflow++ == 0)
+            prof_error("prof_begin(\"%s\") nests deeper than %d regions (thread %d); ignored with its end",
+                       name, PROF_MAX_DEPTH, t->id);
+        return;
+    }
+    prof_node *parent = parent_of_next(t);
+    prof_node *n = parent->last_hit;
+    if (PROF_UNLIKELY(!n || n->name != name))
+        n = child_find(t, parent, name);
+    prof_frame *f = &t->frames[t->depth++];
+    f->node = n;
+    f->name = name;
+    publish(t);
+    if (PROF_UNLIKELY(prof_g.extras))
+        extras_begin(t, f, n);
+    f->t0 = prof_ticks();
+}
+
+static inline void record(prof_node *n, uint64_t dt, uint64_t t1)
+{
+    n->calls++;
+    n->sum_ticks += dt;
+    if (dt < n->min_ticks)
+        n->min_ticks = dt;
+    if (dt > n->max_ticks)
+        n->max_ticks = dt;
+    n->last_end_ticks = t1;
+    double x = (double)dt;
+    double d = x - n->mean_ticks;
+    n->mean_ticks += d / (double)n->calls;
+    n->m2_ticks += d * (x - n->mean_ticks);
+}
+
+static int end_mismatch(prof_thread *t, const char *name)
+{
+    if (t->overflow) {
+        t->overflow--;
+        return 1;
+    }
+    if (t->depth == 0) {
+        prof_error("prof_end(\"%s\") with no open region (open: none, thread %d); stack unchanged",
+                   name ? name : "(null)", t->id);
+        return 1;
+    }
+    prof_frame *f = &t->frames[t->depth - 1];
+    if (name && (f->name == name || strcmp(f->node->name, name) == 0))
+        return 0;
+    prof_error("prof_end(\"%s\") does not match the innermost open region \"%s\" (thread %d); "
+               "stack unchanged", name ? name : "(null)", f->node->name, t->id);
+    return 1;
+}
+
+void prof_end(const char *name)
+{
+    uint64_t t1 = prof_ticks();
+    prof_thread *t = prof_thread_self();
+    if (PROF_UNLIKELY(t->overflow || t->depth == 0 || t->frames[t->depth - 1].name != name)) {
+        if (end_mismatch(t, name))
+            return;
+    }
+    prof_frame *f = &t->frames[t->depth - 1];
+    prof_node *n = f->node;
+    if (PROF_UNLIKELY(prof_g.extras))
+        extras_end(t, f, n);
+    record(n, t1 - f->t0, t1);
+    t->depth--;
+    publish(t);
+}
+
+/* Adds device time to the innermost open region of the calling thread. */
+void prof_add_device_ms(double ms)
+{
+    prof_thread *t = prof_thread_self();
+    if (t->depth == 0) {
+        prof_note("prof_add_device_ms(%g): no open region on this thread; ignored", ms);
+        return;
+    }
+    prof_node *n = t->frames[t->depth - 1].node;
+    n->device_ms += ms;
+    n->has_device = 1;
+}

@@ -1,0 +1,367 @@
+/* reports/figures.c: figure data files, and gnuplot runs over the scripts in plots/.
+ *
+ * Every figure is a data file (gnuplot blocks: one per variant, separated by two blank lines, the
+ * block's first line its title) plus a script that reads it, so a user can restyle and re-run a figure
+ * without speedlab:  gnuplot -e "datafile='x.dat'; outfile='x.png'" plots/time_size.gp */
+#define _DEFAULT_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rep.h"
+#include "sl_config.h"
+
+#define MAXV 32
+#define MAXS 64
+
+#ifndef SL_PLOTS_INSTALL_DIR
+#define SL_PLOTS_INSTALL_DIR "/usr/local/share/speedlab/plots"
+#endif
+
+const char *rep_plots_dir(void)
+{
+    static char dir[1024];
+    const char *env = getenv("SPEEDLAB_PLOTS_DIR");
+    if (env && *env)
+        return env;
+    snprintf(dir, sizeof dir, "%s/plots/time_size.gp", SL_SOURCE_ROOT);
+    if (access(dir, R_OK) != 0) /* no source tree here: the installed scripts */
+        return SL_PLOTS_INSTALL_DIR;
+    snprintf(dir, sizeof dir, "%s/plots", SL_SOURCE_ROOT);
+    return dir;
+}
+
+const char *rep_gnuplot(void)
+{
+    static char found[1024];
+    const char *path = getenv("PATH");
+    if (!path)
+        return NULL;
+    char *copy = rep_strdup(path), *save = NULL;
+    const char *res = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d && !res; d = strtok_r(NULL, ":", &save)) {
+        snprintf(found, sizeof found, "%s/gnuplot", *d ? d : ".");
+        if (access(found, X_OK) == 0)
+            res = found;
+    }
+    free(copy);
+    return res;
+}
+
+int rep_run_gnuplot(const char *script, const char *datafile, const char *outbase, const char *extra)
+{
+    const char *gp = rep_gnuplot();
+    if (!gp)
+        return -1;
+    char sp[1200];
+    snprintf(sp, sizeof sp, "%s/%s", rep_plots_dir(), script);
+    static const char *ext[] = {"png", "pdf", "svg"};
+    for (int i = 0; i < 3; i++) {
+        char *assign = rep_printf("datafile='%s'; outfile='%s.%s'; %s", datafile, outbase, ext[i],
+                                  extra ? extra : "");
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl(gp, "gnuplot", "-e", assign, sp, (char *)NULL);
+            _exit(127);
+        }
+        int status = 0;
+        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+            fprintf(stderr, "speedlab report: gnuplot %s failed for %s.%s\n", sp, outbase, ext[i]);
+            free(assign);
+            return -1;
+        }
+        free(assign);
+        struct stat st;
+        char *out = rep_printf("%s.%s", outbase, ext[i]);
+        int ok = stat(out, &st) == 0 && st.st_size > 0;
+        free(out);
+        if (!ok)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- data files ------------------------------------------------------------------------------ */
+
+typedef struct figctx {
+    const rep_set *s;
+    int env;
+    const char *study, *dir;
+    int plots;
+    rep_figure *figs;
+    int n, max;
+} figctx;
+
+static FILE *open_data(figctx *x, const char *kind, char *path, size_t n)
+{
+    snprintf(path, n, "%s/figures/%s-%s.dat", x->dir, x->study, kind);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fprintf(f, "# speedlab figure data: %s, study %s (written by speedlab report)\n", kind, x->study);
+    return f;
+}
+
+/* Records the figure and renders it. */
+static void finish(figctx *x, const char *kind, const char *script, const char *path, const char *extra,
+                   const char *caption)
+{
+    if (x->n >= x->max)
+        return;
+    rep_figure *fig = &x->figs[x->n++];
+    snprintf(fig->path, sizeof fig->path, "figures/%s-%s", x->study, kind);
+    snprintf(fig->caption, sizeof fig->caption, "%s", caption);
+    fig->rendered = 0;
+    if (x->plots) {
+        char base[1024];
+        snprintf(base, sizeof base, "%s/figures/%s-%s", x->dir, x->study, kind);
+        fig->rendered = rep_run_gnuplot(script, path, base, extra) == 0;
+    }
+}
+
+static const char *size_name(figctx *x)
+{
+    for (int i = 0; i < x->s->ncases; i++)
+        if (x->s->cases[i].env == x->env && !strcmp(x->s->cases[i].study, x->study))
+            return x->s->cases[i].size_name;
+    return "size";
+}
+
+static void fig_time_speedup(figctx *x)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
+    if (ns < 2)
+        return;
+    char tp[1024], sp[1024], extra[256];
+    FILE *ft = open_data(x, "time", tp, sizeof tp), *fs = open_data(x, "speedup", sp, sizeof sp);
+    if (!ft || !fs) {
+        if (ft)
+            fclose(ft);
+        if (fs)
+            fclose(fs);
+        return;
+    }
+    fprintf(ft, "# blocks per variant: size median_s p25_s p75_s\n");
+    fprintf(fs, "# blocks per variant: size speedup_vs_baseline (baseline median / variant median)\n");
+    const char *base = NULL;
+    for (int i = 0; i < x->s->ncases && !base; i++)
+        if (x->s->cases[i].env == x->env && !strcmp(x->s->cases[i].study, x->study))
+            base = x->s->cases[i].baseline;
+    int bt = 0, bs = 0;
+    for (int vi = 0; vi < nv; vi++) {
+        int pt = 0, ps = 0;
+        for (int si = 0; si < ns; si++) {
+            const rep_case *c = rep_find(x->s, x->env, x->study, vs[vi], sizes[si]);
+            const rep_case *b = rep_find(x->s, x->env, x->study, base, sizes[si]);
+            if (!rep_is_ok(c))
+                continue;
+            if (!pt++)
+                fprintf(ft, "%s\"%s\"\n", bt++ ? "\n\n" : "", vs[vi]);
+            fprintf(ft, "%ld %.9g %.9g %.9g\n", c->size, c->median, c->p25, c->p75);
+            if (rep_is_ok(b) && strcmp(vs[vi], base)) {
+                if (!ps++)
+                    fprintf(fs, "%s\"%s\"\n", bs++ ? "\n\n" : "", vs[vi]);
+                fprintf(fs, "%ld %.9g\n", c->size, b->median / c->median);
+            }
+        }
+    }
+    fclose(ft);
+    fclose(fs);
+    snprintf(extra, sizeof extra, "xlab='%s'", size_name(x));
+    if (bt)
+        finish(x, "time", "time_size.gp", tp, extra, "Median time per repetition against size (log-log; bars: IQR)");
+    snprintf(extra, sizeof extra, "xlab='%s'; baseline='%s'", size_name(x), base ? base : "baseline");
+    if (bs)
+        finish(x, "speedup", "speedup.gp", sp, extra, "Speedup over the baseline variant against size");
+}
+
+/* Figure 2.6: bars with error bars, mean ± std per variant at the largest size. */
+static void fig_bars(figctx *x)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
+    if (ns == 0)
+        return;
+    char p[1024], extra[256], cap[256];
+    FILE *f = open_data(x, "bars", p, sizeof p);
+    if (!f)
+        return;
+    fprintf(f, "# variant mean_s std_s (size %s=%ld)\n", size_name(x), sizes[ns - 1]);
+    int n = 0;
+    for (int vi = 0; vi < nv; vi++) {
+        const rep_case *c = rep_find(x->s, x->env, x->study, vs[vi], sizes[ns - 1]);
+        if (rep_is_ok(c))
+            fprintf(f, "\"%s\" %.9g %.9g\n", vs[vi], c->mean, isfinite(c->std) ? c->std : 0.0), n++;
+    }
+    fclose(f);
+    snprintf(extra, sizeof extra, "subtitle='%s=%ld'", size_name(x), sizes[ns - 1]);
+    snprintf(cap, sizeof cap, "Time per variant at %s=%ld, mean ± std (seed 002's Figure 2.6)", size_name(x),
+             sizes[ns - 1]);
+    if (n)
+        finish(x, "bars", "bars.gp", p, extra, cap);
+}
+
+/* A roof: bandwidth slope up to the ridge point (AI = peak / bandwidth), then flat at the peak. */
+static void write_roof(FILE *f, double peak, double bw)
+{
+    double ridge = peak / bw, lo = 0.01, hi = 1000; /* whole decades: tidy axes */
+    fprintf(f, "%.6g %.6g\n", lo, fmin(peak, lo * bw));
+    if (ridge > lo && ridge < hi)
+        fprintf(f, "%.6g %.6g\n", ridge, peak);
+    fprintf(f, "%.6g %.6g\n", hi, fmin(peak, hi * bw));
+}
+
+static void fig_roofline(figctx *x)
+{
+    const json_t *ceil = x->s->envs[x->env].ceilings;
+    double peak = rep_jnum(ceil, "fma_gflops"), bw = rep_jnum(ceil, "triad_gbs");
+    double peak1 = rep_jnum(ceil, "fma_gflops_1t"), bw1 = rep_jnum(ceil, "triad_gbs_1t");
+    if (!isfinite(peak) || !isfinite(bw))
+        return;
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
+    char p[1024];
+    FILE *f = open_data(x, "roofline", p, sizeof p);
+    if (!f)
+        return;
+    fprintf(f, "# block 0-1: the roofs (AI, bound GFLOP/s); then per CPU variant: ai gflops size\n");
+    fprintf(f, "\"all threads\"\n");
+    write_roof(f, peak, bw);
+    int blocks = 1;
+    if (isfinite(peak1) && isfinite(bw1)) {
+        fprintf(f, "\n\n\"1 thread\"\n");
+        write_roof(f, peak1, bw1);
+        blocks++;
+    }
+    int pts = 0;
+    for (int vi = 0; vi < nv; vi++) {
+        if (rep_is_gpu(vs[vi]))
+            continue; /* the GPU has its own roof; its points are in the roofline table */
+        int first = 1;
+        for (int si = 0; si < ns; si++) {
+            const rep_case *c = rep_find(x->s, x->env, x->study, vs[vi], sizes[si]);
+            if (!rep_is_ok(c) || !isfinite(c->ai) || !isfinite(c->gflops))
+                continue;
+            if (first)
+                fprintf(f, "\n\n\"%s\"\n", vs[vi]), first = 0, pts++;
+            fprintf(f, "%.6g %.6g %ld\n", c->ai, c->gflops, c->size);
+        }
+    }
+    fclose(f);
+    char extra[64];
+    snprintf(extra, sizeof extra, "nroofs=%d", blocks);
+    if (!pts)
+        remove(p);
+    else
+        finish(x, "roofline", "roofline.gp", p, extra, "Roofline: CPU variants against the calibrated ceilings");
+}
+
+/* Training series: one block per variant with the given series columns (largest size). */
+static int write_series(figctx *x, const char *kind, const char *const *names, int n, char *p, size_t np)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
+    if (ns == 0)
+        return 0;
+    FILE *f = NULL;
+    int blocks = 0;
+    for (int vi = 0; vi < nv; vi++) {
+        const rep_case *c = rep_find(x->s, x->env, x->study, vs[vi], sizes[ns - 1]);
+        json_t *se = rep_is_ok(c) ? json_object_get(c->rec, "series") : NULL;
+        json_t *xs = json_object_get(se, names[0]);
+        size_t len = json_array_size(xs);
+        if (!len || !json_is_array(json_object_get(se, names[1])))
+            continue;
+        if (!f && !(f = open_data(x, kind, p, np)))
+            return 0;
+        if (!blocks) {
+            fprintf(f, "# blocks per variant:");
+            for (int k = 0; k < n; k++)
+                fprintf(f, " %s", names[k]);
+            fprintf(f, "\n");
+        }
+        fprintf(f, "%s\"%s\"\n", blocks++ ? "\n\n" : "", vs[vi]);
+        for (size_t i = 0; i < len; i++) {
+            for (int k = 0; k < n; k++) {
+                json_t *a = json_object_get(se, names[k]);
+                double v = i < json_array_size(a) ? json_number_value(json_array_get(a, i)) : NAN;
+                fprintf(f, k ? " %.9g" : "%.9g", v);
+            }
+            fprintf(f, "\n");
+        }
+    }
+    if (f)
+        fclose(f);
+    return blocks;
+}
+
+static void fig_training(figctx *x)
+{
+    char p[1024];
+    static const char *epochs[] = {"epoch", "train_loss", "test_acc"};
+    static const char *thr[] = {"epoch", "samples_per_s", "epoch_s"};
+    static const char *cost[] = {"iteration", "cost"};
+    if (write_series(x, "epochs", epochs, 3, p, sizeof p))
+        finish(x, "epochs", "epochs.gp", p, NULL, "Training loss and test accuracy per epoch");
+    if (write_series(x, "throughput", thr, 3, p, sizeof p))
+        finish(x, "throughput", "throughput.gp", p, NULL, "Throughput and time per epoch (seed 004's Figure 1)");
+    if (write_series(x, "cost", cost, 2, p, sizeof p))
+        finish(x, "cost", "series.gp", p, "xlab='iteration'; ylab='cost J'",
+               "Cost against conjugate-gradient iteration");
+}
+
+/* Figure 2.1: resident memory over time, from profile.memory, one line per variant (largest size). */
+static void fig_memory(figctx *x)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
+    char p[1024];
+    FILE *f = NULL;
+    int blocks = 0;
+    for (int vi = 0; vi < nv && ns; vi++) {
+        const rep_case *c = rep_find(x->s, x->env, x->study, vs[vi], sizes[ns - 1]);
+        json_t *m = rep_is_ok(c) ? json_object_get(json_object_get(c->rec, "profile"), "memory") : NULL;
+        json_t *t = json_object_get(m, "t_s"), *r = json_object_get(m, "rss_bytes");
+        size_t len = json_array_size(t);
+        if (!len || json_array_size(r) != len)
+            continue;
+        if (!f && !(f = open_data(x, "memory", p, sizeof p)))
+            return;
+        if (!blocks)
+            fprintf(f, "# blocks per variant: t_s rss_mib\n");
+        fprintf(f, "%s\"%s\"\n", blocks++ ? "\n\n" : "", vs[vi]);
+        for (size_t i = 0; i < len; i++)
+            fprintf(f, "%.6g %.6g\n", json_number_value(json_array_get(t, i)),
+                    json_number_value(json_array_get(r, i)) / (1024.0 * 1024.0));
+    }
+    if (f)
+        fclose(f);
+    if (blocks)
+        finish(x, "memory", "memory.gp", p, NULL, "Resident memory over time (seed 002's Figure 2.1)");
+}
+
+int rep_figures(const rep_set *s, int env, const char *study, const char *dir, int plots,
+                rep_figure *figs, int max)
+{
+    char fd[1024];
+    snprintf(fd, sizeof fd, "%s/figures", dir);
+    if (rep_mkdirs(fd) != 0) {
+        fprintf(stderr, "speedlab report: cannot create %s\n", fd);
+        return 0;
+    }
+    figctx x = {s, env, study, dir, plots, figs, 0, max};
+    fig_time_speedup(&x);
+    fig_bars(&x);
+    fig_roofline(&x);
+    fig_training(&x);
+    fig_memory(&x);
+    return x.n;
+}

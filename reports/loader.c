@@ -1,0 +1,500 @@
+/* reports/loader.c: reads results records (docs/results-schema.md) from *.jsonl files.
+ *
+ * Bad input never stops the report: a line that is not JSON, a wrong schema version or a record with a
+ * missing field is reported as "file:line: what is wrong; what was expected" and skipped, and the count
+ * of skipped records makes the exit status say so. */
+#define _DEFAULT_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rep.h"
+
+char *rep_strdup(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+char *rep_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = malloc((size_t)n + 1);
+    if (!s)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+int rep_mkdirs(const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return (mkdir(buf, 0777) != 0 && errno != EEXIST) ? -1 : 0;
+}
+
+double rep_jnum(const json_t *o, const char *key)
+{
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    return (v && json_is_number(v)) ? json_number_value(v) : NAN;
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+int rep_is_gpu(const char *v)
+{
+    return strcmp(v, "cuda") == 0 || strcmp(v, "cublas") == 0 || strcmp(v, "cudnn") == 0;
+}
+
+int rep_is_ok(const rep_case *c)
+{
+    return c && strcmp(c->status, "ok") == 0 && c->ntimes > 0;
+}
+
+/* ---- environments ----------------------------------------------------------------------------- */
+
+static int env_index(rep_set *s, json_t *env)
+{
+    const char *host = jstr(env, "host"), *cpu = jstr(env, "cpu_model");
+    for (int i = 0; i < s->nenvs; i++)
+        if (strcmp(s->envs[i].host, host) == 0 && strcmp(s->envs[i].cpu_model, cpu) == 0)
+            return i;
+    rep_env *e = realloc(s->envs, sizeof *e * (size_t)(s->nenvs + 1));
+    if (!e)
+        return -1;
+    s->envs = e;
+    e = &s->envs[s->nenvs];
+    memset(e, 0, sizeof *e);
+    e->host = rep_strdup(host);
+    e->cpu_model = rep_strdup(cpu);
+    e->env = json_incref(env);
+    /* Slug: the host name, made safe for a directory name; numbered when two share a host. */
+    char slug[96];
+    int k = 0;
+    for (const char *p = host; *p && k < 80; p++)
+        slug[k++] = (char)((*p == '/' || *p == ' ' || *p == '.') ? '-' : *p);
+    slug[k] = 0;
+    int same = 0;
+    for (int i = 0; i < s->nenvs; i++)
+        if (strcmp(s->envs[i].host, host) == 0)
+            same++;
+    e->slug = same ? rep_printf("%s-%d", slug, same + 1) : rep_strdup(slug);
+    return s->nenvs++;
+}
+
+/* ---- one record ------------------------------------------------------------------------------- */
+
+/* Checks the fields every record needs; returns NULL or what is missing. */
+static const char *missing_common(const json_t *r)
+{
+    static const char *req[] = {"kind", "run_id", "time"};
+    for (size_t i = 0; i < sizeof req / sizeof *req; i++)
+        if (!json_is_string(json_object_get(r, req[i])))
+            return req[i];
+    json_t *env = json_object_get(r, "env");
+    if (!json_is_object(env))
+        return "env";
+    if (!jstr(env, "host"))
+        return "env.host";
+    if (!jstr(env, "cpu_model"))
+        return "env.cpu_model";
+    return NULL;
+}
+
+static const char *missing_case(const json_t *r)
+{
+    static const char *req[] = {"study", "variant", "size_name", "status", "baseline"};
+    for (size_t i = 0; i < sizeof req / sizeof *req; i++)
+        if (!json_is_string(json_object_get(r, req[i])))
+            return req[i];
+    if (!json_is_integer(json_object_get(r, "size")))
+        return "size";
+    const char *st = jstr(r, "status");
+    if (strcmp(st, "ok") == 0) {
+        json_t *t = json_object_get(r, "times_s");
+        if (!json_is_array(t) || json_array_size(t) == 0)
+            return "times_s (a non-empty array when status is ok)";
+        for (size_t i = 0; i < json_array_size(t); i++)
+            if (!json_is_number(json_array_get(t, i)))
+                return "times_s (numbers)";
+    } else if (strcmp(st, "failed") && strcmp(st, "unavailable") && strcmp(st, "skipped")) {
+        return "status (one of ok, failed, unavailable, skipped)";
+    }
+    return NULL;
+}
+
+static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
+{
+    if (s->ncases == s->capcases) {
+        int cap = s->capcases ? 2 * s->capcases : 64;
+        rep_case *c = realloc(s->cases, sizeof *c * (size_t)cap);
+        if (!c)
+            return;
+        s->cases = c;
+        s->capcases = cap;
+    }
+    rep_case *c = &s->cases[s->ncases++];
+    memset(c, 0, sizeof *c);
+    c->file = rep_strdup(file);
+    c->line = line;
+    c->env = env;
+    c->rec = json_incref(r);
+    c->study = jstr(r, "study");
+    c->variant = jstr(r, "variant");
+    c->size_name = jstr(r, "size_name");
+    c->status = jstr(r, "status");
+    c->error = jstr(r, "error");
+    c->baseline = jstr(r, "baseline");
+    c->run_id = jstr(r, "run_id");
+    c->time = jstr(r, "time");
+    c->size = (long)json_integer_value(json_object_get(r, "size"));
+    c->reduced = json_is_true(json_object_get(r, "reduced"));
+    c->reduced_reason = jstr(r, "reduced_reason");
+    c->extrapolated = json_is_true(json_object_get(r, "extrapolated"));
+    json_t *th = json_object_get(r, "threads");
+    c->threads = json_is_integer(th) ? (int)json_integer_value(th) : 1;
+    json_t *rates = json_object_get(r, "rates");
+    c->gflops = rep_jnum(rates, "gflops");
+    c->gbs = rep_jnum(rates, "gbs");
+    c->ai = rep_jnum(rates, "ai");
+    json_t *t = json_object_get(r, "times_s");
+    if (strcmp(c->status, "ok") == 0 && json_is_array(t)) {
+        c->ntimes = (int)json_array_size(t);
+        c->times = malloc(sizeof *c->times * (size_t)c->ntimes);
+        for (int i = 0; i < c->ntimes; i++)
+            c->times[i] = json_number_value(json_array_get(t, (size_t)i));
+        rep_sort(c->times, c->ntimes);
+        c->median = rep_quantile(c->times, c->ntimes, 0.5);
+        c->p25 = rep_quantile(c->times, c->ntimes, 0.25);
+        c->p75 = rep_quantile(c->times, c->ntimes, 0.75);
+        c->mean = rep_mean(c->times, c->ntimes);
+        c->std = rep_std(c->times, c->ntimes);
+        c->min = c->times[0];
+        c->max = c->times[c->ntimes - 1];
+        c->cv = c->mean > 0 ? c->std / c->mean : NAN;
+    }
+}
+
+static void add_calibration(rep_set *s, json_t *r, const char *file, int line, int env, FILE *err)
+{
+    json_t *ceil = json_object_get(r, "ceilings");
+    if (!json_is_object(ceil)) {
+        fprintf(err, "%s:%d: calibration record without a `ceilings` object; skipped\n", file, line);
+        s->nerrors++;
+        return;
+    }
+    rep_env *e = &s->envs[env];
+    const char *t = jstr(r, "time");
+    if (!e->calib_time || strcmp(t, e->calib_time) > 0) { /* the latest calibration wins */
+        json_decref(e->ceilings);
+        free(e->calib_time);
+        e->ceilings = json_incref(ceil);
+        e->calib_time = rep_strdup(t);
+    }
+}
+
+static void load_record(rep_set *s, const char *file, int line, const char *text, FILE *err)
+{
+    json_error_t je;
+    json_t *r = json_loads(text, 0, &je);
+    if (!r || !json_is_object(r)) {
+        fprintf(err, "%s:%d: not a JSON object (%s at column %d); expected one results record per line "
+                     "(truncated write?); skipped\n", file, line, r ? "not an object" : je.text, je.column);
+        s->nerrors++;
+        json_decref(r);
+        return;
+    }
+    const char *schema = jstr(r, "schema");
+    json_t *ver = json_object_get(r, "schema_version");
+    if (!schema || strcmp(schema, "speedlab-results") != 0) {
+        fprintf(err, "%s:%d: schema is %s%s%s, expected \"speedlab-results\"; skipped\n", file, line,
+                schema ? "\"" : "", schema ? schema : "missing", schema ? "\"" : "");
+        s->nerrors++;
+    } else if (!json_is_integer(ver) || json_integer_value(ver) != 1) {
+        if (json_is_integer(ver))
+            fprintf(err, "%s:%d: schema_version %lld found, this reader reads version 1; skipped\n", file,
+                    line, (long long)json_integer_value(ver));
+        else
+            fprintf(err, "%s:%d: schema_version missing or not an integer, expected 1; skipped\n", file, line);
+        s->nerrors++;
+    } else {
+        const char *miss = missing_common(r);
+        const char *kind = jstr(r, "kind");
+        if (!miss && strcmp(kind, "case") == 0)
+            miss = missing_case(r);
+        if (miss) {
+            fprintf(err, "%s:%d: record is missing field `%s` (docs/results-schema.md); skipped\n", file,
+                    line, miss);
+            s->nerrors++;
+        } else {
+            int env = env_index(s, json_object_get(r, "env"));
+            if (strcmp(kind, "case") == 0)
+                add_case(s, r, file, line, env);
+            else if (strcmp(kind, "calibration") == 0)
+                add_calibration(s, r, file, line, env, err);
+            else {
+                fprintf(err, "%s:%d: kind \"%s\" unknown, expected \"case\" or \"calibration\"; skipped\n",
+                        file, line, kind);
+                s->nerrors++;
+            }
+        }
+    }
+    json_decref(r);
+}
+
+static void load_file(rep_set *s, const char *file, FILE *err)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        fprintf(err, "%s: cannot open: %s; skipped\n", file, strerror(errno));
+        s->nerrors++;
+        return;
+    }
+    s->nfiles++;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int lineno = 0;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        int complete = line[n - 1] == '\n';
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
+            line[--n] = 0;
+        if (n == 0)
+            continue;
+        if (!complete) { /* a record is appended whole with its newline: no newline = cut short */
+            json_t *probe = json_loads(line, 0, NULL);
+            if (!probe) {
+                fprintf(err, "%s:%d: truncated line (no newline and not valid JSON); expected a whole "
+                             "record; skipped\n", file, lineno);
+                s->nerrors++;
+                continue;
+            }
+            json_decref(probe);
+        }
+        load_record(s, file, lineno, line, err);
+    }
+    free(line);
+    fclose(f);
+}
+
+/* ---- walking directories ---------------------------------------------------------------------- */
+
+typedef struct seen {
+    char **paths;
+    int n;
+} seen;
+
+static int seen_add(seen *sn, const char *path)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real))
+        snprintf(real, sizeof real, "%s", path);
+    for (int i = 0; i < sn->n; i++)
+        if (strcmp(sn->paths[i], real) == 0)
+            return 0;
+    char **p = realloc(sn->paths, sizeof *p * (size_t)(sn->n + 1));
+    if (!p)
+        return 0;
+    sn->paths = p;
+    sn->paths[sn->n++] = rep_strdup(real);
+    return 1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+static void walk(rep_set *s, const char *path, int top, seen *sn, FILE *err)
+{
+    struct stat st;
+    if ((top ? stat(path, &st) : lstat(path, &st)) != 0) {
+        fprintf(err, "%s: %s; skipped\n", path, strerror(errno));
+        s->nerrors++;
+        return;
+    }
+    if (S_ISLNK(st.st_mode))
+        return; /* e.g. `latest`: the run it points at is below the same parent */
+    if (S_ISREG(st.st_mode)) {
+        if ((top || ends_with(path, ".jsonl")) && seen_add(sn, path))
+            load_file(s, path, err);
+        return;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return;
+    DIR *d = opendir(path);
+    if (!d) {
+        fprintf(err, "%s: cannot read directory: %s; skipped\n", path, strerror(errno));
+        s->nerrors++;
+        return;
+    }
+    char **names = NULL;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char **p = realloc(names, sizeof *p * (size_t)(n + 1));
+        if (!p)
+            break;
+        names = p;
+        names[n++] = rep_strdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, cmp_str); /* run order: run-YYYYmmdd-HHMMSS sorts by time */
+    for (int i = 0; i < n; i++) {
+        char *child = rep_printf("%s/%s", path, names[i]);
+        walk(s, child, 0, sn, err);
+        free(child);
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* A case measured again in a later run supersedes the earlier record (same environment). */
+static void mark_superseded(rep_set *s)
+{
+    for (int i = 0; i < s->ncases; i++)
+        for (int j = 0; j < s->ncases; j++) {
+            rep_case *a = &s->cases[i], *b = &s->cases[j];
+            if (i == j || a->env != b->env || a->size != b->size || strcmp(a->study, b->study) ||
+                strcmp(a->variant, b->variant))
+                continue;
+            int later = strcmp(b->time, a->time);
+            if (later > 0 || (later == 0 && j > i))
+                a->superseded = 1;
+        }
+}
+
+void rep_load(rep_set *s, int npaths, char **paths, FILE *err)
+{
+    seen sn = {0};
+    for (int i = 0; i < npaths; i++)
+        walk(s, paths[i], 1, &sn, err);
+    for (int i = 0; i < sn.n; i++)
+        free(sn.paths[i]);
+    free(sn.paths);
+    mark_superseded(s);
+}
+
+void rep_set_free(rep_set *s)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        free(s->cases[i].file);
+        free(s->cases[i].times);
+        json_decref(s->cases[i].rec);
+    }
+    for (int i = 0; i < s->nenvs; i++) {
+        free(s->envs[i].host);
+        free(s->envs[i].cpu_model);
+        free(s->envs[i].slug);
+        free(s->envs[i].calib_time);
+        json_decref(s->envs[i].env);
+        json_decref(s->envs[i].ceilings);
+    }
+    free(s->cases);
+    free(s->envs);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- queries ---------------------------------------------------------------------------------- */
+
+int rep_studies(const rep_set *s, int env, const char **names, int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env != env)
+            continue;
+        int k = 0;
+        while (k < n && strcmp(names[k], c->study))
+            k++;
+        if (k == n && n < max)
+            names[n++] = c->study;
+    }
+    return n;
+}
+
+int rep_variants(const rep_set *s, int env, const char *study, const char **names, int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env != env || strcmp(c->study, study))
+            continue;
+        int k = 0;
+        while (k < n && strcmp(names[k], c->variant))
+            k++;
+        if (k == n && n < max)
+            names[n++] = c->variant;
+    }
+    return n;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+int rep_sizes(const rep_set *s, int env, const char *study, long *sizes, int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env != env || strcmp(c->study, study))
+            continue;
+        int k = 0;
+        while (k < n && sizes[k] != c->size)
+            k++;
+        if (k == n && n < max)
+            sizes[n++] = c->size;
+    }
+    qsort(sizes, (size_t)n, sizeof *sizes, cmp_long);
+    return n;
+}
+
+const rep_case *rep_find(const rep_set *s, int env, const char *study, const char *variant, long size)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !c->superseded && c->size == size && strcmp(c->study, study) == 0 &&
+            strcmp(c->variant, variant) == 0)
+            return c;
+    }
+    return NULL;
+}

@@ -1,0 +1,172 @@
+/* reports/rep.h: the report generator's internal types, shared by its files.
+ *
+ * loader.c   reads results records (docs/results-schema.md) into rep_set, grouped by environment
+ * stats.c    order statistics, mean/std, Mann-Whitney U
+ * tables.c   builds the tables (speedup, crossover, bottleneck, summary, roofline, training)
+ * published.c the write-ups' own tables, as data, printed beside ours
+ * formats.c  renders a table as Markdown, CSV or LaTeX (booktabs)
+ * figures.c  writes figure data files and runs the gnuplot scripts in plots/
+ * report.c   `speedlab report`: options, output layout, REPORT.md
+ * compare.c  `speedlab compare A B`
+ */
+#ifndef SL_REP_H
+#define SL_REP_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* ---- records ---------------------------------------------------------------------------------- */
+
+/* An environment: records with the same host and cpu_model. Never averaged across. */
+typedef struct rep_env {
+    char *host, *cpu_model;
+    char *slug;      /* directory name for this environment's outputs */
+    json_t *env;     /* the env object of the first record seen */
+    json_t *ceilings; /* the latest calibration record's ceilings, or NULL */
+    char *calib_time;
+} rep_env;
+
+/* One case record, with its repetition statistics computed from times_s. */
+typedef struct rep_case {
+    char *file;
+    int line;
+    int env;                  /* index into rep_set.envs */
+    const char *study, *variant, *size_name, *status, *error, *baseline, *run_id, *time;
+    const char *reduced_reason;
+    long size;
+    int reduced, extrapolated, threads;
+    int ntimes;
+    double *times;            /* sorted ascending */
+    double median, mean, std, min, max, cv, p25, p75;
+    double gflops, gbs, ai;   /* NAN when absent */
+    int superseded;           /* an older record of the same case (a later run has it) */
+    json_t *rec;              /* the whole record: profile, metrics, series, phases, counters */
+} rep_case;
+
+typedef struct rep_set {
+    rep_case *cases;
+    int ncases, capcases;
+    rep_env *envs;
+    int nenvs;
+    int nerrors;              /* records or files skipped because of bad input */
+    int nfiles;
+} rep_set;
+
+/* Reads every *.jsonl file below each path (a run directory, a parent of runs, or a file). Symlinked
+ * directories below a given path are not followed (`latest` points at a run that is read anyway);
+ * a file reached twice is read once. Errors go to `err` as "file:line: what". */
+void rep_load(rep_set *s, int npaths, char **paths, FILE *err);
+void rep_set_free(rep_set *s);
+
+/* Studies in the set for one environment, in first-seen order; returns count, fills names (borrowed). */
+int rep_studies(const rep_set *s, int env, const char **names, int max);
+/* Variants of a study (first-seen order) and its sizes (ascending). */
+int rep_variants(const rep_set *s, int env, const char *study, const char **names, int max);
+int rep_sizes(const rep_set *s, int env, const char *study, long *sizes, int max);
+/* The current (not superseded) case, or NULL. */
+const rep_case *rep_find(const rep_set *s, int env, const char *study, const char *variant, long size);
+int rep_is_gpu(const char *variant);
+int rep_is_ok(const rep_case *c);
+
+/* ---- statistics ------------------------------------------------------------------------------- */
+
+void rep_sort(double *x, int n);
+double rep_quantile(const double *sorted, int n, double q);  /* linear interpolation, q in [0,1] */
+double rep_mean(const double *x, int n);
+double rep_std(const double *x, int n);                      /* sample std (n-1) */
+/* Two-sided Mann-Whitney U test of samples a and b. *u gets U of a. Exact distribution when both
+ * n <= 20 and there are no ties; otherwise the normal approximation with tie and continuity
+ * correction (as scipy.stats.mannwhitneyu). Returns the p-value, or NAN when a side is empty. */
+double rep_mann_whitney(const double *a, int na, const double *b, int nb, double *u, int *exact);
+
+/* ---- tables ----------------------------------------------------------------------------------- */
+
+/* A cell: display text (UTF-8; ±, ×, †, ‡ and — are translated for LaTeX), and a number for CSV. */
+typedef struct rep_cell {
+    char *text;
+    double num;
+    int has_num;
+} rep_cell;
+
+typedef struct rep_table {
+    char *id;          /* file stem, e.g. "entropy_mi-speedup" */
+    char *title;
+    int ncols;
+    char **cols;       /* column headers (display) */
+    char **csv_cols;   /* column headers for CSV (machine names) */
+    int nrows, caprows;
+    rep_cell *cells;   /* nrows * ncols */
+    int *group_start;  /* row starts a new group (a rule in LaTeX, repeated key blanked) */
+    int nnotes;
+    char **notes;      /* lines printed under the table */
+} rep_table;
+
+rep_table *rep_table_new(const char *id, const char *title, int ncols, const char *const *cols,
+                         const char *const *csv_cols);
+void rep_table_free(rep_table *t);
+int rep_table_row(rep_table *t, int group_start);           /* new row, returns its index */
+void rep_cell_text(rep_table *t, int row, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void rep_cell_num(rep_table *t, int row, int col, double num, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void rep_table_note(rep_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds a note only once (same text). */
+void rep_table_note_once(rep_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Human time: "12.3 ms". */
+void rep_fmt_time(char *buf, size_t n, double s);
+/* Marks for a case: "†" reduced, "‡" extrapolated; notes added to t. */
+const char *rep_case_mark(rep_table *t, const rep_case *c);
+
+/* Table builders; each returns NULL when the study has nothing for that table. */
+rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_crossover(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_phases(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_summary(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_training(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_unavailable(const rep_set *s, int env, const char *study);
+/* One bottleneck table per variant (its largest ok size with a profile); returns count. */
+int rep_tab_bottleneck(const rep_set *s, int env, const char *study, rep_table **out, int max);
+/* Per function name (all call sites summed; seed 002's Table 2.1 shape), one per profiled variant. */
+int rep_tab_functions(const rep_set *s, int env, const char *study, rep_table **out, int max);
+/* The write-ups' tables for a study (published.c); returns count. */
+int rep_tab_published(const char *study, rep_table **out, int max);
+
+/* ---- formats ---------------------------------------------------------------------------------- */
+
+enum { REP_MD = 1, REP_CSV = 2, REP_TEX = 4 };
+void rep_write_md(const rep_table *t, FILE *f);
+void rep_write_csv(const rep_table *t, FILE *f);
+void rep_write_tex(const rep_table *t, FILE *f);
+
+/* ---- figures ---------------------------------------------------------------------------------- */
+
+/* Where the gnuplot scripts are: $SPEEDLAB_PLOTS_DIR, else SL_SOURCE_ROOT/plots. */
+const char *rep_plots_dir(void);
+/* Path of gnuplot on PATH, or NULL. */
+const char *rep_gnuplot(void);
+/* Runs script (a name in plots/) on datafile, writing outbase.{png,pdf,svg}; extra is appended to the
+ * -e assignments (may be NULL). Returns 0 on success. */
+int rep_run_gnuplot(const char *script, const char *datafile, const char *outbase, const char *extra);
+
+/* A figure written for a study: markdown links go into the study's page. */
+typedef struct rep_figure {
+    char path[512];   /* relative to the study page: figures/x (no extension) */
+    char caption[256];
+    int rendered;
+} rep_figure;
+
+/* Writes the data files of every figure for a study under dir/figures/ and renders them when plots
+ * is set and gnuplot exists. Returns the number of figures (up to max). */
+int rep_figures(const rep_set *s, int env, const char *study, const char *dir, int plots,
+                rep_figure *figs, int max);
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+char *rep_strdup(const char *s);
+char *rep_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int rep_mkdirs(const char *path);   /* mkdir -p; 0 on success */
+double rep_jnum(const json_t *o, const char *key);   /* NAN when absent or not a number */
+
+#endif

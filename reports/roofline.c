@@ -1,0 +1,246 @@
+/* reports/roofline.c: the roofline table (every variant at every size against the calibrated
+ * ceilings of the same machine) and the training table (seed 001's Table 1, seed 004's Table I). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rep.h"
+
+#define MAXV 32
+#define MAXS 64
+#define MAXM 32
+
+static const char *size_name_of(const rep_set *s, int env, const char *study)
+{
+    for (int i = 0; i < s->ncases; i++)
+        if (s->cases[i].env == env && !strcmp(s->cases[i].study, study))
+            return s->cases[i].size_name;
+    return "size";
+}
+
+/* Ceilings for a case: GPU variants use the GPU's, single-thread variants the _1t pair. */
+static int ceilings_for(const json_t *ceil, const rep_case *c, double *peak, double *bw, const char **which)
+{
+    if (rep_is_gpu(c->variant)) {
+        json_t *g = json_object_get(ceil, "gpu");
+        *peak = rep_jnum(g, "cublas_sgemm_gflops");
+        *bw = rep_jnum(g, "d2d_gbs");
+        *which = "GPU (cuBLAS sgemm, device copy)";
+    } else if (c->threads <= 1) {
+        *peak = rep_jnum(ceil, "fma_gflops_1t");
+        *bw = rep_jnum(ceil, "triad_gbs_1t");
+        *which = "1 thread";
+    } else {
+        *peak = rep_jnum(ceil, "fma_gflops");
+        *bw = rep_jnum(ceil, "triad_gbs");
+        *which = "all threads";
+    }
+    return isfinite(*peak) && isfinite(*bw);
+}
+
+rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, MAXS);
+    const json_t *ceil = s->envs[env].ceilings;
+    int rated = 0;
+    for (int i = 0; i < s->ncases; i++)
+        rated |= s->cases[i].env == env && !strcmp(s->cases[i].study, study) && isfinite(s->cases[i].gflops);
+    if (!rated)
+        return NULL; /* the study records no work (FLOP, bytes): a training run, say */
+    char title[256];
+    snprintf(title, sizeof title, "%s: roofline, achieved GFLOP/s against the calibrated bound", study);
+    const char *cols[] = {"variant", size_name_of(s, env, study), "threads", "GFLOP/s", "GB/s", "AI (flop/byte)", "ceilings",
+                          "bound GFLOP/s", "of bound"};
+    const char *csv[] = {"variant", "size", "threads", "gflops", "gbs", "ai", "ceilings", "bound_gflops",
+                         "fraction_of_bound"};
+    rep_table *t = rep_table_new("", title, 9, cols, csv);
+    free(t->id);
+    t->id = rep_printf("%s-roofline", study);
+    for (int vi = 0; vi < nv; vi++) {
+        int first = 1;
+        for (int si = 0; si < ns; si++) {
+            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
+            if (!c || (!rep_is_ok(c) && strcmp(c->status, "failed")))
+                continue;
+            int r = rep_table_row(t, first);
+            first = 0;
+            rep_cell_text(t, r, 0, "%s", c->variant);
+            rep_cell_num(t, r, 1, (double)c->size, "%ld", c->size);
+            rep_cell_num(t, r, 2, c->threads, "%d", c->threads);
+            if (!rep_is_ok(c)) {
+                rep_cell_text(t, r, 3, "failed");
+                continue;
+            }
+            const char *mark = rep_case_mark(t, c);
+            if (!isfinite(c->gflops) || !isfinite(c->ai)) {
+                rep_cell_text(t, r, 3, "not recorded%s", mark);
+                continue;
+            }
+            rep_cell_num(t, r, 3, c->gflops, "%.3g%s", c->gflops, mark);
+            if (isfinite(c->gbs))
+                rep_cell_num(t, r, 4, c->gbs, "%.3g", c->gbs);
+            rep_cell_num(t, r, 5, c->ai, "%.3g", c->ai);
+            double peak, bw;
+            const char *which;
+            if (!ceil) {
+                rep_cell_text(t, r, 6, "no calibration");
+                continue;
+            }
+            if (!ceilings_for(ceil, c, &peak, &bw, &which)) {
+                rep_cell_text(t, r, 6, "%s: not calibrated", which);
+                continue;
+            }
+            double bound = fmin(peak, c->ai * bw);
+            rep_cell_text(t, r, 6, "%s, %s-bound", which, c->ai * bw < peak ? "memory" : "compute");
+            rep_cell_num(t, r, 7, bound, "%.3g", bound);
+            rep_cell_num(t, r, 8, c->gflops / bound, "%.1f %%", 100 * c->gflops / bound);
+        }
+    }
+    if (!ceil)
+        rep_table_note(t, "No calibration record in these results for this machine: no bound. "
+                          "Run `speedlab calibrate` and report its run directory with these results.");
+    else
+        rep_table_note(t, "bound = min(peak FLOP/s, AI × bandwidth) from the calibration record of %s "
+                          "(FMA peak and STREAM-style triad; single-thread variants against the 1-thread "
+                          "ceilings).", s->envs[env].calib_time ? s->envs[env].calib_time : "this machine");
+    return t;
+}
+
+/* ---- training ------------------------------------------------------------------------------- */
+
+static int metric_names(const rep_set *s, int env, const char *study, const char **names, int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        json_t *m = json_object_get(c->rec, "metrics");
+        if (c->env != env || c->superseded || strcmp(c->study, study) || !json_is_object(m))
+            continue;
+        const char *k;
+        json_t *v;
+        json_object_foreach(m, k, v) {
+            int j = 0;
+            while (j < n && strcmp(names[j], k))
+                j++;
+            if (j == n && n < max)
+                names[n++] = k;
+        }
+    }
+    return n;
+}
+
+static void fmt_metric(rep_table *t, int r, int col, const char *name, double v)
+{
+    size_t n = strlen(name);
+    if (n > 6 && strcmp(name + n - 6, "_bytes") == 0)
+        rep_cell_num(t, r, col, v, "%.1f MiB", v / (1024.0 * 1024.0));
+    else if (strstr(name, "acc") && v <= 1.0)
+        rep_cell_num(t, r, col, v, "%.2f %%", 100 * v);
+    else
+        rep_cell_num(t, r, col, v, "%.4g", v);
+}
+
+/* Per-epoch series summarised as seed 004's Table I does: mean epoch time and throughput, best accuracy. */
+static const struct series_sum {
+    const char *series, *col, *csv;
+    int max; /* 1: the maximum, 0: the mean */
+} sums[] = {
+    {"epoch_s", "epoch time (mean)", "epoch_s_mean", 0},
+    {"samples_per_s", "samples/s (mean)", "samples_per_s_mean", 0},
+    {"test_acc", "best test_acc", "test_acc_best", 1},
+};
+#define NSUMS (int)(sizeof sums / sizeof *sums)
+
+static double series_summary(const rep_case *c, const struct series_sum *ss)
+{
+    json_t *a = json_object_get(json_object_get(c->rec, "series"), ss->series);
+    size_t n = json_array_size(a);
+    if (!n)
+        return NAN;
+    double acc = ss->max ? -INFINITY : 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = json_number_value(json_array_get(a, i));
+        acc = ss->max ? fmax(acc, v) : acc + v;
+    }
+    return ss->max ? acc : acc / (double)n;
+}
+
+/* Which of the series summaries any case of the study has. */
+static int series_present(const rep_set *s, int env, const char *study, int *which)
+{
+    int n = 0;
+    for (int k = 0; k < NSUMS; k++)
+        for (int i = 0; i < s->ncases; i++) {
+            const rep_case *c = &s->cases[i];
+            if (c->env == env && !c->superseded && !strcmp(c->study, study) && isfinite(series_summary(c, &sums[k]))) {
+                which[n++] = k;
+                break;
+            }
+        }
+    return n;
+}
+
+rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
+{
+    const char *ms[MAXM], *vs[MAXV];
+    long sizes[MAXS];
+    int nm = metric_names(s, env, study, ms, MAXM - 4);
+    if (nm == 0)
+        return NULL;
+    int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, MAXS);
+    const char *cols[MAXM + 4 + NSUMS] = {"variant", size_name_of(s, env, study), "n", "run time mean ± std"};
+    const char *csv[MAXM + 4 + NSUMS] = {"variant", "size", "reps", "time_mean_s"};
+    for (int i = 0; i < nm; i++)
+        cols[4 + i] = csv[4 + i] = ms[i];
+    int which[NSUMS], nsum = series_present(s, env, study, which);
+    for (int k = 0; k < nsum; k++) {
+        cols[4 + nm + k] = sums[which[k]].col;
+        csv[4 + nm + k] = sums[which[k]].csv;
+    }
+    char title[256], m[64], sd[64];
+    snprintf(title, sizeof title, "%s: training runs, time and study metrics per variant", study);
+    rep_table *t = rep_table_new("", title, 4 + nm + nsum, cols, csv);
+    free(t->id);
+    t->id = rep_printf("%s-training", study);
+    for (int vi = 0; vi < nv; vi++)
+        for (int si = 0; si < ns; si++) {
+            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
+            if (!c || !strcmp(c->status, "unavailable"))
+                continue;
+            int r = rep_table_row(t, 1);
+            rep_cell_text(t, r, 0, "%s", c->variant);
+            rep_cell_num(t, r, 1, (double)c->size, "%ld", c->size);
+            if (!rep_is_ok(c)) {
+                rep_cell_text(t, r, 3, "%s%s%s", c->status, c->error ? ": " : "", c->error ? c->error : "");
+                continue;
+            }
+            rep_cell_num(t, r, 2, c->ntimes, "%d", c->ntimes);
+            rep_fmt_time(m, sizeof m, c->mean);
+            rep_fmt_time(sd, sizeof sd, c->std);
+            rep_cell_num(t, r, 3, c->mean, "%s ± %s%s", m, sd, rep_case_mark(t, c));
+            json_t *mo = json_object_get(c->rec, "metrics");
+            for (int i = 0; i < nm; i++) {
+                double v = rep_jnum(mo, ms[i]);
+                if (isfinite(v))
+                    fmt_metric(t, r, 4 + i, ms[i], v);
+                else
+                    rep_cell_text(t, r, 4 + i, "—");
+            }
+            for (int k = 0; k < nsum; k++) {
+                const struct series_sum *ss = &sums[which[k]];
+                double v = series_summary(c, ss);
+                if (!isfinite(v))
+                    rep_cell_text(t, r, 4 + nm + k, "—");
+                else if (!strcmp(ss->series, "epoch_s"))
+                    rep_cell_num(t, r, 4 + nm + k, v, "%.3g s", v);
+                else
+                    fmt_metric(t, r, 4 + nm + k, ss->series, v);
+            }
+        }
+    rep_table_note(t, "time: mean ± sample std of whole training runs (repetitions); metrics from the "
+                      "record (the last repetition), as are the per-epoch summaries (seed 004's Table I); — = not "
+                      "recorded by that variant.");
+    return t;
+}

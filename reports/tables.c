@@ -1,0 +1,365 @@
+/* reports/tables.c: the timing tables of a study: speedup (seed 000's Tables 1-2), crossover of each
+ * GPU variant against the best CPU variant, the GPU time split, the summary (seed 002's Table 2.2)
+ * and the list of variants that did not run. Only current (not superseded) records are shown. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rep.h"
+
+#define MAXV 32
+#define MAXS 64
+
+void rep_fmt_time(char *buf, size_t n, double s)
+{
+    if (!isfinite(s)) {
+        snprintf(buf, n, "—");
+        return;
+    }
+    static const char *unit[] = {"s", "ms", "µs", "ns"};
+    double v = s;
+    int u = 0;
+    while (u < 3 && fabs(v) < 1.0 && v != 0) {
+        v *= 1000;
+        u++;
+    }
+    if (fabs(v) >= 1000)
+        snprintf(buf, n, "%.0f %s", v, unit[u]);
+    else
+        snprintf(buf, n, "%.3g %s", v, unit[u]);
+}
+
+const char *rep_case_mark(rep_table *t, const rep_case *c)
+{
+    if (c->reduced && c->extrapolated) {
+        rep_table_note_once(t, "† reduced: %s", c->reduced_reason ? c->reduced_reason : "(no reason given)");
+        rep_table_note_once(t, "‡ extrapolated, not measured");
+        return "†‡";
+    }
+    if (c->reduced) {
+        rep_table_note_once(t, "† reduced: %s", c->reduced_reason ? c->reduced_reason : "(no reason given)");
+        return "†";
+    }
+    if (c->extrapolated) {
+        rep_table_note_once(t, "‡ extrapolated, not measured");
+        return "‡";
+    }
+    return "";
+}
+
+/* "failed: why" / "unavailable: why" / "skipped: why" for a case that has no time. */
+static void status_text(char *buf, size_t n, const rep_case *c)
+{
+    snprintf(buf, n, "%s%s%s", c->status, c->error ? ": " : "", c->error ? c->error : "");
+}
+
+/* The best CPU variant at a size: the fastest ok CPU variant, or NULL. */
+static const rep_case *best_cpu_case(const rep_set *s, int env, const char *study, long size)
+{
+    const char *vs[MAXV];
+    int nv = rep_variants(s, env, study, vs, MAXV);
+    const rep_case *best = NULL;
+    for (int i = 0; i < nv; i++) {
+        const rep_case *c = rep_find(s, env, study, vs[i], size);
+        if (rep_is_ok(c) && !rep_is_gpu(vs[i]) && (!best || c->median < best->median))
+            best = c;
+    }
+    return best;
+}
+
+/* Median of the best CPU variant at a size (NAN when none); *who gets its name. */
+static double best_cpu(const rep_set *s, int env, const char *study, long size, const char **who)
+{
+    const rep_case *b = best_cpu_case(s, env, study, size);
+    *who = b ? b->variant : NULL;
+    return b ? b->median : NAN;
+}
+
+static const char *study_baseline(const rep_set *s, int env, const char *study)
+{
+    for (int i = 0; i < s->ncases; i++)
+        if (s->cases[i].env == env && strcmp(s->cases[i].study, study) == 0)
+            return s->cases[i].baseline;
+    return "";
+}
+
+static const char *study_size_name(const rep_set *s, int env, const char *study)
+{
+    for (int i = 0; i < s->ncases; i++)
+        if (s->cases[i].env == env && strcmp(s->cases[i].study, study) == 0)
+            return s->cases[i].size_name;
+    return "size";
+}
+
+rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, MAXS);
+    const char *base = study_baseline(s, env, study), *sn = study_size_name(s, env, study);
+    char title[256], col_base[64];
+    snprintf(title, sizeof title, "%s: median time per repetition and speedup", study);
+    snprintf(col_base, sizeof col_base, "× %s", base);
+    const char *cols[] = {sn, "variant", "median", "IQR", col_base, "× best CPU", "n", "note"};
+    const char *csv[] = {"size", "variant", "median_s", "iqr_s", "speedup_vs_baseline",
+                         "speedup_vs_best_cpu", "reps", "note"};
+    rep_table *t = rep_table_new("", title, 8, cols, csv);
+    free(t->id);
+    t->id = rep_printf("%s-speedup", study);
+    char buf[256];
+    for (int si = 0; si < ns; si++) {
+        const rep_case *b = rep_find(s, env, study, base, sizes[si]);
+        const char *who;
+        double cpu = best_cpu(s, env, study, sizes[si], &who);
+        int first = 1;
+        for (int vi = 0; vi < nv; vi++) {
+            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
+            if (!c)
+                continue;
+            int r = rep_table_row(t, first);
+            first = 0;
+            rep_cell_num(t, r, 0, (double)c->size, "%s=%ld", sn, c->size);
+            rep_cell_text(t, r, 1, "%s", c->variant);
+            if (!rep_is_ok(c)) {
+                rep_cell_text(t, r, 2, "%s", c->status);
+                status_text(buf, sizeof buf, c);
+                rep_cell_text(t, r, 7, "%s", buf);
+                continue;
+            }
+            const char *mark = rep_case_mark(t, c);
+            rep_fmt_time(buf, sizeof buf, c->median);
+            rep_cell_num(t, r, 2, c->median, "%s%s", buf, mark);
+            rep_fmt_time(buf, sizeof buf, c->p75 - c->p25);
+            rep_cell_num(t, r, 3, c->p75 - c->p25, "%s", buf);
+            if (rep_is_ok(b))
+                rep_cell_num(t, r, 4, b->median / c->median, "%.3g×", b->median / c->median);
+            else
+                rep_cell_text(t, r, 4, "—");
+            if (isfinite(cpu))
+                rep_cell_num(t, r, 5, cpu / c->median, "%.3g×", cpu / c->median);
+            else
+                rep_cell_text(t, r, 5, "—");
+            rep_cell_num(t, r, 6, c->ntimes, "%d", c->ntimes);
+            if (who && strcmp(who, c->variant) == 0)
+                rep_cell_text(t, r, 7, "best CPU");
+        }
+    }
+    rep_table_note(t, "median and IQR (interquartile range) over the timed repetitions; × columns: "
+                      "median of the reference ÷ median of the row (above 1 = faster).");
+    return t;
+}
+
+/* Size where t_gpu / t_cpu crosses 1, interpolating log(ratio) linearly in log(size). */
+rep_table *rep_tab_crossover(const rep_set *s, int env, const char *study)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, MAXS);
+    const char *sn = study_size_name(s, env, study);
+    char title[256];
+    snprintf(title, sizeof title, "%s: where each GPU variant overtakes the best CPU variant", study);
+    const char *cols[] = {"GPU variant", "crossover", "GPU ÷ best CPU, smallest", "GPU ÷ best CPU, largest"};
+    const char *csv[] = {"variant", "crossover_size", "ratio_smallest", "ratio_largest"};
+    rep_table *t = rep_table_new("", title, 4, cols, csv);
+    free(t->id);
+    t->id = rep_printf("%s-crossover", study);
+    for (int vi = 0; vi < nv; vi++) {
+        if (!rep_is_gpu(vs[vi]))
+            continue;
+        double lx[MAXS], lr[MAXS];
+        long sz[MAXS];
+        const char *mk[MAXS];
+        int n = 0;
+        for (int si = 0; si < ns; si++) {
+            const rep_case *g = rep_find(s, env, study, vs[vi], sizes[si]);
+            const rep_case *cpu = best_cpu_case(s, env, study, sizes[si]);
+            if (!rep_is_ok(g) || !cpu)
+                continue;
+            lx[n] = log((double)sizes[si]);
+            lr[n] = log(g->median / cpu->median);
+            /* a reduced or extrapolated case on either side marks the ratio */
+            mk[n] = rep_case_mark(t, g)[0] ? rep_case_mark(t, g) : rep_case_mark(t, cpu);
+            sz[n++] = sizes[si];
+        }
+        int r = rep_table_row(t, 1);
+        rep_cell_text(t, r, 0, "%s", vs[vi]);
+        if (n == 0) {
+            rep_cell_text(t, r, 1, "no size with both a GPU and a CPU time");
+            continue;
+        }
+        rep_cell_num(t, r, 2, exp(lr[0]), "%.3g%s (%s=%ld)", exp(lr[0]), mk[0], sn, sz[0]);
+        rep_cell_num(t, r, 3, exp(lr[n - 1]), "%.3g%s (%s=%ld)", exp(lr[n - 1]), mk[n - 1], sn, sz[n - 1]);
+        if (lr[0] < 0) {
+            rep_cell_text(t, r, 1, "GPU faster already at the smallest size (%s=%ld)", sn, sz[0]);
+            continue;
+        }
+        int found = 0;
+        for (int i = 0; i + 1 < n && !found; i++)
+            if (lr[i] >= 0 && lr[i + 1] < 0) {
+                double x = lx[i] + (lx[i + 1] - lx[i]) * lr[i] / (lr[i] - lr[i + 1]);
+                rep_cell_num(t, r, 1, exp(x), "%s ≈ %.0f", sn, exp(x));
+                found = 1;
+            }
+        if (!found)
+            rep_cell_text(t, r, 1, "never in the measured range");
+    }
+    if (t->nrows == 0) {
+        rep_table_free(t);
+        return NULL;
+    }
+    rep_table_note(t, "best CPU = the fastest CPU variant at each size; the crossover is interpolated "
+                      "linearly in log(size) on log(GPU ÷ CPU).");
+    return t;
+}
+
+/* Means of one phases array over the repetitions; NAN when absent. */
+static double phase_mean(const json_t *phases, const char *key)
+{
+    json_t *a = json_object_get(phases, key);
+    if (!json_is_array(a) || json_array_size(a) == 0)
+        return NAN;
+    double sum = 0;
+    for (size_t i = 0; i < json_array_size(a); i++)
+        sum += json_number_value(json_array_get(a, i));
+    return sum / (double)json_array_size(a);
+}
+
+rep_table *rep_tab_phases(const rep_set *s, int env, const char *study)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, MAXS);
+    const char *sn = study_size_name(s, env, study);
+    char title[256];
+    snprintf(title, sizeof title, "%s: GPU time split (mean per repetition)", study);
+    const char *cols[] = {"variant", sn, "host→device", "kernel", "device→host", "transfers", "wall (median)"};
+    const char *csv[] = {"variant", "size", "h2d_ms", "kernel_ms", "d2h_ms", "transfer_share", "median_s"};
+    rep_table *t = rep_table_new("", title, 7, cols, csv);
+    free(t->id);
+    t->id = rep_printf("%s-gpu-phases", study);
+    char buf[64];
+    for (int vi = 0; vi < nv; vi++) {
+        int first = 1;
+        for (int si = 0; si < ns; si++) {
+            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
+            json_t *ph = c ? json_object_get(c->rec, "phases") : NULL;
+            if (!rep_is_ok(c) || !json_is_object(ph))
+                continue;
+            double h = phase_mean(ph, "h2d_ms"), k = phase_mean(ph, "kernel_ms"), d = phase_mean(ph, "d2h_ms");
+            int r = rep_table_row(t, first);
+            first = 0;
+            rep_cell_text(t, r, 0, "%s", vs[vi]);
+            rep_cell_num(t, r, 1, (double)c->size, "%ld%s", c->size, rep_case_mark(t, c));
+            rep_cell_num(t, r, 2, h, "%.3g ms", h);
+            rep_cell_num(t, r, 3, k, "%.3g ms", k);
+            rep_cell_num(t, r, 4, d, "%.3g ms", d);
+            double share = (h + d) / (h + k + d);
+            rep_cell_num(t, r, 5, share, "%.0f %%", 100 * share);
+            rep_fmt_time(buf, sizeof buf, c->median);
+            rep_cell_num(t, r, 6, c->median, "%s", buf);
+        }
+    }
+    if (t->nrows == 0) {
+        rep_table_free(t);
+        return NULL;
+    }
+    rep_table_note(t, "transfers = (host→device + device→host) ÷ (all three phases): the GPU overhead "
+                      "that a CPU variant does not pay.");
+    return t;
+}
+
+rep_table *rep_tab_summary(const rep_set *s, int env, const char *study)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, MAXS);
+    const char *sn = study_size_name(s, env, study);
+    char title[256], m[64], sd[64], lo[64], hi[64];
+    snprintf(title, sizeof title, "%s: time per variant, mean ± standard deviation over repetitions", study);
+    const char *cols[] = {"variant", sn, "n", "mean ± std", "CV", "min", "max", "note"};
+    const char *csv[] = {"variant", "size", "reps", "mean_s", "cv", "min_s", "max_s", "note"};
+    rep_table *t = rep_table_new("", title, 8, cols, csv);
+    free(t->id);
+    t->id = rep_printf("%s-summary", study);
+    for (int vi = 0; vi < nv; vi++) {
+        int first = 1;
+        for (int si = 0; si < ns; si++) {
+            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
+            if (!c)
+                continue;
+            int r = rep_table_row(t, first);
+            first = 0;
+            rep_cell_text(t, r, 0, "%s", vs[vi]);
+            rep_cell_num(t, r, 1, (double)c->size, "%ld", c->size);
+            if (!rep_is_ok(c)) {
+                rep_cell_text(t, r, 3, "%s", c->status);
+                status_text(title, sizeof title, c);
+                rep_cell_text(t, r, 7, "%s", title);
+                continue;
+            }
+            rep_fmt_time(m, sizeof m, c->mean);
+            rep_fmt_time(sd, sizeof sd, c->std);
+            rep_fmt_time(lo, sizeof lo, c->min);
+            rep_fmt_time(hi, sizeof hi, c->max);
+            rep_cell_num(t, r, 2, c->ntimes, "%d", c->ntimes);
+            rep_cell_num(t, r, 3, c->mean, "%s ± %s%s", m, sd, rep_case_mark(t, c));
+            if (isfinite(c->cv))
+                rep_cell_num(t, r, 4, c->cv, "%.1f %%", 100 * c->cv);
+            else
+                rep_cell_text(t, r, 4, "—");
+            rep_cell_num(t, r, 5, c->min, "%s", lo);
+            rep_cell_num(t, r, 6, c->max, "%s", hi);
+            if (isfinite(c->cv) && c->cv > 0.05)
+                rep_cell_text(t, r, 7, "noisy (CV > 5 %%)");
+        }
+    }
+    rep_table_note(t, "std is the sample standard deviation (n − 1); CV = std ÷ mean.");
+    return t;
+}
+
+rep_table *rep_tab_unavailable(const rep_set *s, int env, const char *study)
+{
+    const char *cols[] = {"variant", "status", "sizes", "reason"};
+    rep_table *t = rep_table_new("", "", 4, cols, cols);
+    free(t->id);
+    free(t->title);
+    t->id = rep_printf("%s-not-run", study);
+    t->title = rep_printf("%s: variants that did not run (unavailable here, or skipped)", study);
+    const char *vs[MAXV];
+    int nv = rep_variants(s, env, study, vs, MAXV);
+    for (int vi = 0; vi < nv; vi++) {
+        long sizes[MAXS];
+        int ns = rep_sizes(s, env, study, sizes, MAXS);
+        /* one row per distinct (status, reason) of this variant */
+        for (int si = 0; si < ns; si++) {
+            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
+            if (!c || (strcmp(c->status, "unavailable") && strcmp(c->status, "skipped")))
+                continue;
+            int dup = 0;
+            for (int r = 0; r < t->nrows && !dup; r++)
+                dup = strcmp(t->cells[r * 4].text, c->variant) == 0 &&
+                      strcmp(t->cells[r * 4 + 1].text, c->status) == 0 &&
+                      strcmp(t->cells[r * 4 + 3].text, c->error ? c->error : "") == 0;
+            if (dup)
+                continue;
+            char list[256] = "";
+            for (int sj = 0; sj < ns; sj++) {
+                const rep_case *d = rep_find(s, env, study, vs[vi], sizes[sj]);
+                if (d && strcmp(d->status, c->status) == 0 &&
+                    strcmp(d->error ? d->error : "", c->error ? c->error : "") == 0)
+                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%ld", list[0] ? " " : "",
+                             d->size);
+            }
+            int r = rep_table_row(t, 1);
+            rep_cell_text(t, r, 0, "%s", c->variant);
+            rep_cell_text(t, r, 1, "%s", c->status);
+            rep_cell_text(t, r, 2, "%s", list);
+            rep_cell_text(t, r, 3, "%s", c->error ? c->error : "");
+        }
+    }
+    if (t->nrows == 0) {
+        rep_table_free(t);
+        return NULL;
+    }
+    return t;
+}

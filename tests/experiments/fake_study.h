@@ -1,0 +1,118 @@
+/*
+ * fake_study.h: two tiny studies for the runner's tests, passed to sl_main as their own registry.
+ *   fake: a trivial kernel ("good"), a variant that fails its check ("bad"), one that needs CUDA ("gpu"),
+ *         a size (99) whose footprint cannot fit in memory: its setup aborts if the runner ever calls it.
+ *   slow: every repetition sleeps 30 ms, so a test can interrupt a run between records.
+ */
+#ifndef FAKE_STUDY_H
+#define FAKE_STUDY_H
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "study.h"
+
+typedef struct fake_state {
+    long n;
+    float *x;
+    double sum;
+} fake_state;
+
+static double fake_flops(long n, const sl_opts *o) { (void)o; return 2.0 * (double)n; }
+static double fake_bytes(long n, const sl_opts *o) { (void)o; return 4.0 * (double)n; }
+static double fake_footprint(long n, const sl_opts *o)
+{
+    (void)o;
+    return n == 99 ? 1e18 : 4.0 * (double)n; /* 1 EB: more than any machine has */
+}
+
+static void *fake_setup(long n, const sl_opts *o, sl_error *err)
+{
+    if (n == 99)
+        abort(); /* the runner must refuse this size before setup */
+    fake_state *s = calloc(1, sizeof *s);
+    if (!s) {
+        sl_error_set(err, "out of memory");
+        return NULL;
+    }
+    s->n = n;
+    s->x = malloc((size_t)n * sizeof *s->x);
+    for (long i = 0; i < n; i++)
+        s->x[i] = (float)(i + o->seed % 3);
+    return s;
+}
+
+static int fake_run(void *st, int v, sl_record *rec, sl_error *err)
+{
+    (void)v;
+    (void)err;
+    fake_state *s = st;
+    double sum = 0;
+    for (long i = 0; i < s->n; i++)
+        sum += s->x[i];
+    s->sum = sum;
+    sl_record_note(rec, "fake note");
+    return 0;
+}
+
+static int fake_check(void *st, int v, double *rel_err, sl_error *err)
+{
+    (void)st;
+    (void)err;
+    *rel_err = v == 1 ? 1.0 : 0.0; /* variant 1 ("bad") is always wrong */
+    return 0;
+}
+
+static void fake_finish(void *st, int v, sl_record *rec)
+{
+    (void)v;
+    sl_record_metric(rec, "sum", ((fake_state *)st)->sum);
+}
+
+static void fake_teardown(void *st)
+{
+    fake_state *s = st;
+    free(s->x);
+    free(s);
+}
+
+static const long fake_sizes[] = {8, 16, 99};
+static const long fake_quick[] = {4};
+static const sl_variant fake_variants[] = {
+    {"good", NULL, "sums the inputs"},
+    {"bad", NULL, "fails its check"},
+    {"gpu", "cuda", "needs a CUDA device"},
+};
+static const sl_param fake_params[] = {{"scale", "2", "unused"}};
+
+static const sl_study fake_study = {
+    .name = "fake", .title = "a fake study", .source = "tests", .kind = SL_KERNEL, .size_name = "N",
+    .sizes = fake_sizes, .n_sizes = 3, .quick_sizes = fake_quick, .n_quick_sizes = 1,
+    .baseline = "good", .tolerance = 1e-3, .variants = fake_variants, .n_variants = 3,
+    .params = fake_params, .n_params = 1, .default_reps = 3,
+    .flops = fake_flops, .bytes = fake_bytes, .footprint = fake_footprint,
+    .setup = fake_setup, .run = fake_run, .check = fake_check, .finish = fake_finish,
+    .teardown = fake_teardown,
+};
+
+static int slow_run(void *st, int v, sl_record *rec, sl_error *err)
+{
+    struct timespec ts = {0, 30 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    return fake_run(st, v, rec, err);
+}
+
+static const long slow_sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+static const sl_variant slow_variants[] = {{"naive", NULL, "sleeps"}};
+static const sl_study slow_study = {
+    .name = "slow", .title = "a slow study", .kind = SL_KERNEL, .size_name = "N",
+    .sizes = slow_sizes, .n_sizes = 20, .baseline = "naive", .tolerance = 1e-3,
+    .variants = slow_variants, .n_variants = 1, .default_reps = 2,
+    .flops = fake_flops, .bytes = fake_bytes, .footprint = fake_footprint,
+    .setup = fake_setup, .run = slow_run, .check = fake_check, .teardown = fake_teardown,
+};
+
+static const sl_study *const fake_registry[] = {&fake_study, &slow_study};
+
+#endif

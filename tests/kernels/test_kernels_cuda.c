@@ -1,0 +1,91 @@
+/* The CUDA variants of entropy_mi and tensor_mean against the CPU naive kernels (themselves tested
+ * against double references). Exits 77 (skip) when there is no CUDA device; built only with CUDA. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "entropy_mi/entropy_mi.h"
+#include "tensor_mean/tensor_mean.h"
+
+static float rnd(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return (float)((*s >> 8) & 0xffff) / 65536.0f * 6.0f - 3.0f;
+}
+
+static void test_entropy_mi_cuda(void **st)
+{
+    (void)st;
+    static const long Bs[] = {1, 37, 1000}, Ds[] = {1, 33, 256, 300};
+    for (int bi = 0; bi < 3; bi++)
+        for (int di = 0; di < 4; di++) {
+            const long B = Bs[bi], D = Ds[di];
+            float *X = malloc((size_t)(2 * B * D) * sizeof *X), *Y = X + B * D;
+            unsigned s = (unsigned)(B * 7 + D);
+            for (long e = 0; e < 2 * B * D; e++)
+                X[e] = rnd(&s);
+            double h, mi, rh, rmi;
+            assert_int_equal(em_naive(X, Y, B, D, &rh, &rmi), 0);
+            em_cuda_ctx *c = em_cuda_alloc(B, D);
+            assert_non_null(c);
+            assert_int_equal(em_cuda_copy_in(c, X, Y), 0);
+            assert_int_equal(em_cuda_compute(c), 0);
+            assert_int_equal(em_cuda_copy_out(c, &h, &mi), 0);
+            em_cuda_free(c);
+            if (fabs(h - rh) > 1e-4 * fabs(rh) || fabs(mi - rmi) > 1e-4 * fabs(rmi))
+                fail_msg("B=%ld D=%ld: H %.9g (cpu %.9g), MI %.9g (cpu %.9g)", B, D, h, rh, mi, rmi);
+            free(X);
+        }
+}
+
+static void test_tensor_mean_cuda(void **st)
+{
+    (void)st;
+    static const long Ns[] = {1, 63, 300}, Ds[] = {1, 17, 32};
+    for (int ni = 0; ni < 3; ni++)
+        for (int di = 0; di < 3; di++) {
+            const long N = Ns[ni], D = Ds[di], D3 = D * D * D;
+            float *X = malloc((size_t)(3 * N * D) * sizeof *X), *Y = X + N * D, *Z = Y + N * D;
+            float *A = malloc((size_t)D3 * sizeof *A), *R = malloc((size_t)D3 * sizeof *R);
+            float *ws = malloc(tm_workspace_floats(TM_NAIVE, N, D) * sizeof *ws);
+            unsigned s = (unsigned)(N * 7 + D);
+            for (long e = 0; e < 3 * N * D; e++)
+                X[e] = rnd(&s);
+            assert_int_equal(tm_naive(X, Y, Z, N, D, R, ws), 0);
+            tm_cuda_ctx *c = tm_cuda_alloc(N, D);
+            assert_non_null(c);
+            assert_int_equal(tm_cuda_copy_in(c, X, Y, Z), 0);
+            assert_int_equal(tm_cuda_compute(c), 0);
+            assert_int_equal(tm_cuda_copy_out(c, A), 0);
+            tm_cuda_free(c);
+            double d = 0.0, r = 0.0;
+            for (long e = 0; e < D3; e++) {
+                d += (double)(A[e] - R[e]) * (A[e] - R[e]);
+                r += (double)R[e] * R[e];
+            }
+            if (!(sqrt(d) <= 1e-4 * sqrt(r)))
+                fail_msg("N=%ld D=%ld: relative difference %.3g", N, D, sqrt(d / r));
+            free(X);
+            free(A);
+            free(R);
+            free(ws);
+        }
+}
+
+int main(void)
+{
+    if (em_cuda_device_count() < 1) {
+        fprintf(stderr, "no CUDA device: skipping\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_entropy_mi_cuda),
+        cmocka_unit_test(test_tensor_mean_cuda),
+    };
+    return cmocka_run_group_tests_name("CUDA kernels", tests, NULL, NULL);
+}

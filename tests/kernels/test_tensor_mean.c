@@ -1,0 +1,127 @@
+/* tensor_mean kernels against a double reference at odd sizes (D not a multiple of the 16-lane vector
+ * or of the 8-wide j block; N not a multiple of the 64-triplet chunk; fewer rows than threads). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "sl_config.h"
+#include "tensor_mean/tensor_mean.h"
+
+typedef int (*tm_fn)(const float *, const float *, const float *, long, long, float *, float *);
+
+static uint64_t rng_state;
+static float rnd_normal(void)
+{
+    double u[2];
+    for (int k = 0; k < 2; k++) {
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        u[k] = ((double)(rng_state >> 11) + 0.5) / 9007199254740992.0;
+    }
+    return (float)(sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]));
+}
+
+static void reference(const float *X, const float *Y, const float *Z, long N, long D, double *R)
+{
+    for (long e = 0; e < D * D * D; e++)
+        R[e] = 0.0;
+    for (long n = 0; n < N; n++)
+        for (long i = 0; i < D; i++)
+            for (long j = 0; j < D; j++)
+                for (long k = 0; k < D; k++)
+                    R[(i * D + j) * D + k] +=
+                        tanh((double)X[n * D + i]) * tanh((double)Y[n * D + j]) * tanh((double)Z[n * D + k]);
+    for (long e = 0; e < D * D * D; e++)
+        R[e] /= (double)N;
+}
+
+static void check_variant(tm_fn f, int kind)
+{
+    static const long Ns[] = {1, 5, 63, 130}, Ds[] = {1, 3, 17, 32};
+    for (size_t ni = 0; ni < 4; ni++)
+        for (size_t di = 0; di < 4; di++) {
+            const long N = Ns[ni], D = Ds[di], D3 = D * D * D;
+            float *X = malloc((size_t)(3 * N * D) * sizeof *X), *Y = X + N * D, *Z = Y + N * D;
+            float *A = malloc((size_t)D3 * sizeof *A);
+            float *ws = malloc(tm_workspace_floats(kind, N, D) * sizeof *ws);
+            double *R = malloc((size_t)D3 * sizeof *R);
+            rng_state = 0xabcdefull + (uint64_t)(N * 100 + D);
+            for (long e = 0; e < 3 * N * D; e++)
+                X[e] = rnd_normal();
+            reference(X, Y, Z, N, D, R);
+            assert_int_equal(f(X, Y, Z, N, D, A, ws), 0);
+            double d = 0.0, r = 0.0;
+            for (long e = 0; e < D3; e++) {
+                d += (A[e] - R[e]) * (A[e] - R[e]);
+                r += R[e] * R[e];
+            }
+            if (!(sqrt(d) <= 1e-5 * sqrt(r)))
+                fail_msg("N=%ld D=%ld: relative error %.3g", N, D, sqrt(d / r));
+            free(X);
+            free(A);
+            free(ws);
+            free(R);
+        }
+}
+
+static void test_naive(void **st) { (void)st; check_variant(tm_naive, TM_NAIVE); }
+static void test_loop(void **st) { (void)st; check_variant(tm_loop, TM_LOOP); }
+static void test_simd(void **st) { (void)st; check_variant(tm_simd, TM_SIMD); }
+static void test_omp(void **st) { (void)st; check_variant(tm_omp, TM_OMP); }
+
+static void test_blas(void **st)
+{
+    (void)st;
+#if SL_HAVE_BLAS
+    check_variant(tm_blas, TM_BLAS);
+#else
+    float x[4] = {0}, A[1], ws[64];
+    assert_int_equal(tm_blas(x, x, x, 2, 1, A, ws), -1); /* built without BLAS: refuses, documented */
+#endif
+}
+
+/* The vector tanh against libm's double tanh, over the whole useful range and every tail length. */
+static void test_tanh_fast(void **st)
+{
+    (void)st;
+    float in[1000], out[1000];
+    for (int i = 0; i < 1000; i++)
+        in[i] = -12.0f + 24.0f * (float)i / 999.0f;
+    in[500] = 0.0f;
+    in[501] = -1e-6f;
+    for (long n = 1; n <= 1000; n += (n < 40 ? 1 : 97)) {
+        tm_tanh_fast(in, n, out);
+        for (long i = 0; i < n; i++)
+            if (fabs(out[i] - tanh((double)in[i])) > 3e-7)
+                fail_msg("tanh(%g): %.9g, libm %.9g (n = %ld)", in[i], out[i], tanh((double)in[i]), n);
+    }
+}
+
+static void test_bad_arguments(void **st)
+{
+    (void)st;
+    const tm_fn fns[] = {tm_naive, tm_loop, tm_simd, tm_omp};
+    float x[8] = {0}, A[8], ws[64];
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(fns[k](x, x, x, 0, 2, A, ws), -1);
+        assert_int_equal(fns[k](x, x, x, 2, 0, A, ws), -1);
+        assert_int_equal(fns[k](x, x, x, 2, 2, A, NULL), -1);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_naive),      cmocka_unit_test(test_loop),
+        cmocka_unit_test(test_simd),       cmocka_unit_test(test_omp),
+        cmocka_unit_test(test_blas),       cmocka_unit_test(test_tanh_fast),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests_name("tensor_mean kernels", tests, NULL, NULL);
+}

@@ -1,0 +1,131 @@
+/* tests/reports/test_plots.c: every gnuplot script in plots/ runs on its own on a figure data file
+ * (the golden copies written by `speedlab report` from the fixtures) and makes non-empty PNG, PDF and
+ * SVG files. Exit 77 (skip) when gnuplot is not installed. */
+#define _GNU_SOURCE
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rep.h"
+#include "report.h"
+#include "sl_config.h"
+
+static char gold[1200], out[64];
+
+static const struct {
+    const char *script, *data, *extra;
+} figs[] = {
+    {"time_size.gp", "entropy_mi-time.dat", "xlab='B'"},
+    {"speedup.gp", "entropy_mi-speedup.dat", "xlab='B'; baseline='naive'"},
+    {"bars.gp", "galaxy-bars.dat", "subtitle='N=2700'"},
+    {"roofline.gp", "entropy_mi-roofline.dat", "nroofs=2"},
+    {"epochs.gp", "mlp-epochs.dat", NULL},
+    {"throughput.gp", "mlp-throughput.dat", NULL},
+    {"memory.gp", "galaxy-memory.dat", NULL},
+    {"series.gp", "galaxy-cost.dat", "xlab='iteration'; ylab='cost J'"},
+};
+
+static void one_script(int i)
+{
+    char *data = rep_printf("%s/report/devbox/figures/%s", gold, figs[i].data);
+    char *base = rep_printf("%s/fig%d", out, i);
+    assert_int_equal(access(data, R_OK), 0);
+    assert_int_equal(rep_run_gnuplot(figs[i].script, data, base, figs[i].extra), 0);
+    static const char *ext[] = {"png", "pdf", "svg"};
+    for (int k = 0; k < 3; k++) {
+        char *p = rep_printf("%s.%s", base, ext[k]);
+        struct stat st;
+        assert_int_equal(stat(p, &st), 0);
+        assert_true(st.st_size > 1000); /* a real figure, not an empty page */
+        free(p);
+    }
+    free(data);
+    free(base);
+}
+
+#define SCRIPT_TEST(n) static void script_##n(void **s) { (void)s; one_script(n); }
+SCRIPT_TEST(0) SCRIPT_TEST(1) SCRIPT_TEST(2) SCRIPT_TEST(3)
+SCRIPT_TEST(4) SCRIPT_TEST(5) SCRIPT_TEST(6) SCRIPT_TEST(7)
+
+/* A script that does not exist fails instead of silently making nothing. */
+static void missing_script_fails(void **s)
+{
+    (void)s;
+    char *data = rep_printf("%s/report/devbox/figures/%s", gold, figs[0].data);
+    char *base = rep_printf("%s/none", out);
+    assert_int_not_equal(rep_run_gnuplot("no-such-script.gp", data, base, NULL), 0);
+    free(data);
+    free(base);
+}
+
+/* `speedlab report` with plots: every figure is rendered in three formats and shown on the study page. */
+static void report_renders_figures(void **s)
+{
+    (void)s;
+    char *root = rep_printf("%s/../fixtures/galaxy", gold), *dir = rep_printf("%s/report", out);
+    char *argv[] = {"report", root, "--out", dir, "--format", "csv"};
+    assert_int_equal(rep_report_main(6, argv), 0);
+    static const char *kinds[] = {"bars", "cost", "memory"};
+    for (int k = 0; k < 3; k++) {
+        static const char *ext[] = {"png", "pdf", "svg", "dat"};
+        for (int e = 0; e < 4; e++) {
+            char *p = rep_printf("%s/devbox/figures/galaxy-%s.%s", dir, kinds[k], ext[e]);
+            struct stat st;
+            assert_int_equal(stat(p, &st), 0);
+            assert_true(st.st_size > 100);
+            free(p);
+        }
+    }
+    char *page = rep_printf("%s/devbox/galaxy.md", dir);
+    FILE *f = fopen(page, "r");
+    assert_non_null(f);
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    assert_non_null(strstr(buf, "![Resident memory over time (seed 002's Figure 2.1)](figures/galaxy-memory.png)"));
+    char *md = rep_printf("%s/devbox/tables/galaxy-summary.md", dir);
+    assert_int_not_equal(access(md, R_OK), 0); /* --format csv: no md table files */
+    free(md), free(page), free(root), free(dir);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+int main(void)
+{
+    if (!rep_gnuplot()) {
+        printf("1..0 # SKIP gnuplot not found on PATH\n");
+        return 77;
+    }
+    const char *root = getenv("SPEEDLAB_SOURCE_ROOT");
+    root = root && *root ? root : SL_SOURCE_ROOT;
+    snprintf(gold, sizeof gold, "%s/tests/reports/golden", root);
+    /* the scripts of this source tree, whatever SPEEDLAB_PLOTS_DIR says */
+    char *plots = rep_printf("%s/plots", root);
+    setenv("SPEEDLAB_PLOTS_DIR", plots, 1);
+    free(plots);
+    snprintf(out, sizeof out, "/tmp/sl-plots-XXXXXX");
+    if (!mkdtemp(out))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(script_0), cmocka_unit_test(script_1), cmocka_unit_test(script_2),
+        cmocka_unit_test(script_3), cmocka_unit_test(script_4), cmocka_unit_test(script_5),
+        cmocka_unit_test(script_6), cmocka_unit_test(script_7), cmocka_unit_test(missing_script_fails),
+        cmocka_unit_test(report_renders_figures),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    return rc;
+}

@@ -1,0 +1,402 @@
+/* tests/reports/test_report.c: `speedlab report` and `speedlab compare` on the committed fixtures
+ * (tests/reports/fixtures/, hand-chosen numbers) against golden files (tests/reports/golden/).
+ *
+ * Every file the report writes (REPORT.md, study pages, every table as md/csv/tex, figure data) is
+ * compared with its golden copy after replacing the source root by @SRC@. To accept new output:
+ *   SPEEDLAB_UPDATE_GOLDEN=1 meson test -C BUILD --suite reports
+ * then review `git diff tests/reports/golden`. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rep.h"
+#include "report.h"
+#include "sl_config.h"
+
+static char src[1024], fix[1200], gold[1200];
+
+static const char *source_root(void)
+{
+    const char *e = getenv("SPEEDLAB_SOURCE_ROOT");
+    return e && *e ? e : SL_SOURCE_ROOT;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Replaces every occurrence of the source root with @SRC@ so golden files do not depend on where the
+ * tree is checked out. */
+static char *normalise(const char *text)
+{
+    size_t n = strlen(src), cap = strlen(text) + 1;
+    char *out = malloc(cap), *o = out;
+    for (const char *p = text; *p;) {
+        if (n && strncmp(p, src, n) == 0) {
+            memcpy(o, "@SRC@", 5);
+            o += 5;
+            p += n;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+static int update_golden(void)
+{
+    const char *e = getenv("SPEEDLAB_UPDATE_GOLDEN");
+    return e && strcmp(e, "1") == 0;
+}
+
+/* Compares one produced file with golden/<rel>; returns 1 when they match (or golden was updated). */
+static int check_file(const char *produced, const char *rel)
+{
+    char *raw = slurp(produced);
+    if (!raw) {
+        fprintf(stderr, "# cannot read %s\n", produced);
+        return 0;
+    }
+    char *got = normalise(raw);
+    free(raw);
+    char *gp = rep_printf("%s/%s", gold, rel);
+    int ok = 1;
+    if (update_golden()) {
+        char *dir = rep_strdup(gp);
+        *strrchr(dir, '/') = 0;
+        rep_mkdirs(dir);
+        free(dir);
+        FILE *f = fopen(gp, "w");
+        ok = f && fputs(got, f) >= 0;
+        if (f)
+            fclose(f);
+    } else {
+        char *want = slurp(gp);
+        if (!want) {
+            fprintf(stderr, "# no golden file %s (regenerate with SPEEDLAB_UPDATE_GOLDEN=1)\n", gp);
+            ok = 0;
+        } else if (strcmp(want, got)) {
+            const char *a = want, *b = got;
+            int line = 1;
+            while (*a && *a == *b) {
+                line += *a == '\n';
+                a++;
+                b++;
+            }
+            fprintf(stderr, "# %s differs from %s at line %d\n", produced, gp, line);
+            ok = 0;
+        }
+        free(want);
+    }
+    free(gp);
+    free(got);
+    return ok;
+}
+
+/* Walks produced/ and checks every file against golden/<prefix>/...; returns the number of mismatches
+ * and counts the files checked. */
+static int check_tree(const char *dir, const char *rel, int *nfiles)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 1;
+    int bad = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *p = rep_printf("%s/%s", dir, de->d_name), *r = rep_printf("%s/%s", rel, de->d_name);
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            bad += check_tree(p, r, nfiles);
+        else {
+            bad += !check_file(p, r);
+            (*nfiles)++;
+        }
+        free(p);
+        free(r);
+    }
+    closedir(d);
+    return bad;
+}
+
+/* Every golden file under golden/<rel> must have been produced (a table that disappeared fails). */
+static int missing_from(const char *gdir, const char *outdir)
+{
+    DIR *d = opendir(gdir);
+    if (!d)
+        return 0;
+    int miss = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *g = rep_printf("%s/%s", gdir, de->d_name), *o = rep_printf("%s/%s", outdir, de->d_name);
+        struct stat st;
+        if (stat(g, &st) == 0 && S_ISDIR(st.st_mode))
+            miss += missing_from(g, o);
+        else if (access(o, R_OK) != 0) {
+            fprintf(stderr, "# golden %s was not produced\n", g);
+            miss++;
+        }
+        free(g);
+        free(o);
+    }
+    closedir(d);
+    return miss;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+/* Temporary directories made by this test, removed at the end. */
+static char *made[32];
+static int nmade;
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < nmade; i++) {
+        nftw(made[i], rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(made[i]);
+    }
+    nmade = 0;
+    return 0;
+}
+
+static char *tmpdir(void)
+{
+    char tmpl[] = "/tmp/sl-reports-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    if (d && nmade < 32)
+        made[nmade++] = rep_strdup(d);
+    return d ? rep_strdup(d) : NULL;
+}
+
+static int run_report(const char *out, int nin, const char *const *in)
+{
+    char *argv[16];
+    int argc = 0;
+    argv[argc++] = "report";
+    for (int i = 0; i < nin; i++)
+        argv[argc++] = rep_printf("%s/%s", fix, in[i]);
+    argv[argc++] = "--out";
+    argv[argc++] = (char *)out;
+    argv[argc++] = "--no-plots";
+    int rc = rep_report_main(argc, argv);
+    for (int i = 1; i <= nin; i++)
+        free(argv[i]);
+    return rc;
+}
+
+/* ---- tests ------------------------------------------------------------------------------------ */
+
+/* The kernel study (with cuda, a failed and an unavailable variant and a calibration record, read
+ * through `latest` and its run directory), a training study, a galaxy-like profile and a second
+ * machine: every file written matches its golden copy. */
+static void report_matches_golden(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    assert_non_null(out);
+    const char *in[] = {"kernel", "training", "galaxy", "other"};
+    assert_int_equal(run_report(out, 4, in), 0);
+    if (update_golden()) { /* start afresh, so that tables no longer written do not linger */
+        char *g = rep_printf("%s/report", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "report", &n), 0);
+    assert_true(n >= 60); /* REPORT.md, 4 study pages, ~20 tables x 3 formats, figure data */
+    char *g = rep_printf("%s/report", gold);
+    assert_int_equal(missing_from(g, out), 0);
+    free(g);
+    free(out);
+}
+
+/* Results of different machines go to separate directories, never into one table. */
+static void machines_are_grouped(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"kernel", "other"};
+    assert_int_equal(run_report(out, 2, in), 0);
+    char *a = rep_printf("%s/devbox/tables/entropy_mi-speedup.csv", out);
+    char *b = rep_printf("%s/gpubox/tables/entropy_mi-speedup.csv", out);
+    char *ta = slurp(a), *tb = slurp(b);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    assert_non_null(strstr(ta, "1024,naive,0.08,")); /* devbox: 80 ms */
+    assert_non_null(strstr(tb, "1024,naive,0.05,")); /* gpubox: 50 ms, not pooled with devbox */
+    assert_null(strstr(tb, "cuda"));
+    /* the kernel run is read once although `latest` points at it: 16 records, not 32 */
+    char *rp = rep_printf("%s/REPORT.md", out);
+    char *r = slurp(rp);
+    assert_non_null(strstr(r, "2 results files, 17 case records, 2 machines."));
+    free(a), free(b), free(ta), free(tb), free(rp), free(r), free(out);
+}
+
+/* Bad input: each bad line is reported with file:line and what is wrong, the good records of the same
+ * file and the other directories are still reported, and the exit status is 3. */
+static void bad_input_is_reported_and_skipped(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"bad", "training"};
+    assert_int_equal(run_report(out, 2, in), 3);
+    char *rp = rep_printf("%s/REPORT.md", out);
+    char *r = slurp(rp);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "3 records or files were skipped"));
+    assert_non_null(strstr(r, "results.jsonl:2: schema_version 2 found, this reader reads version 1"));
+    assert_non_null(strstr(r, "results.jsonl:3: record is missing field `study`"));
+    assert_non_null(strstr(r, "results.jsonl:5: truncated line"));
+    char *sp = rep_printf("%s/devbox/tables/entropy_mi-speedup.csv", out);
+    char *s = slurp(sp);
+    assert_non_null(s);
+    assert_non_null(strstr(s, "256,naive,0.02,"));  /* line 1 */
+    assert_non_null(strstr(s, "1024,simd,0.008,")); /* line 4, after the bad lines */
+    char *mp = rep_printf("%s/devbox/mlp.md", out);
+    assert_int_equal(access(mp, R_OK), 0); /* the other directory is still reported */
+    free(rp), free(r), free(sp), free(s), free(mp), free(out);
+}
+
+static void usage_errors(void **state)
+{
+    (void)state;
+    char *a1[] = {"report"};
+    assert_int_equal(rep_report_main(1, a1), 2);
+    char *a2[] = {"report", "x", "--format", "docx"};
+    assert_int_equal(rep_report_main(4, a2), 2);
+    char *a3[] = {"compare", "only-one"};
+    assert_int_equal(rep_compare_main(2, a3), 2);
+    char *out = tmpdir();
+    char *a4[] = {"report", "/nonexistent/results", "--out", out, "--no-plots"};
+    assert_int_not_equal(rep_report_main(5, a4), 0);
+    free(out);
+}
+
+/* Runs compare A B in a format into a temporary file; returns its text. */
+static char *run_compare(const char *a, const char *b, const char *fmt, int *rc)
+{
+    char *out = tmpdir(), *file = rep_printf("%s/compare.%s", out, fmt);
+    char *pa = rep_printf("%s/compare/%s", fix, a), *pb = rep_printf("%s/compare/%s", fix, b);
+    char *argv[] = {"compare", pa, pb, "--format", (char *)fmt, "--out", file};
+    *rc = rep_compare_main(7, argv);
+    char *text = slurp(file);
+    char *rel = rep_printf("compare/%s%s.%s", a, b, fmt);
+    assert_true(check_file(file, rel));
+    free(rel), free(pa), free(pb), free(file), free(out);
+    return text;
+}
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+/* Two runs of the same build: no significant difference for most cases. */
+static void compare_same_build(void **state)
+{
+    (void)state;
+    int rc;
+    char *t = run_compare("a", "b", "csv", &rc);
+    assert_int_equal(rc, 0);
+    assert_true(count(t, "no significant difference") >= 5); /* of 6 cases */
+    free(t);
+    free(run_compare("a", "b", "md", &rc));
+    free(run_compare("a", "b", "tex", &rc));
+}
+
+/* A planted 2x slowdown of one case is found, with ratio about 2 and p < 0.05; the rest are not flagged. */
+static void compare_finds_slowdown(void **state)
+{
+    (void)state;
+    int rc;
+    char *t = run_compare("a", "c", "csv", &rc);
+    assert_int_equal(rc, 0);
+    const char *row = strstr(t, "tensor_mean,simd,1024,");
+    assert_non_null(row);
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(row, "\n"), row);
+    assert_non_null(strstr(line, "B slower"));
+    double ratio = 0, p = 1;
+    /* study,variant,size,reps_a,reps_b,median_a,median_b,ratio,u,p,... */
+    int fields = sscanf(line, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf,%*[^,],%lf", &ratio, &p);
+    assert_int_equal(fields, 2);
+    assert_true(ratio > 1.9 && ratio < 2.1);
+    assert_true(p < 1e-4); /* complete separation, 10 vs 10: exact p = 2 / C(20,10) */
+    assert_int_equal(count(t, "B slower"), 1);
+    free(t);
+    free(run_compare("a", "c", "md", &rc));
+    free(run_compare("a", "c", "tex", &rc));
+}
+
+/* Identical samples: p = 1; fewer than 9 repetitions and CV above 5 % are flagged. */
+static void compare_flags_noise_and_few_reps(void **state)
+{
+    (void)state;
+    char *out = tmpdir(), *file = rep_printf("%s/c.csv", out);
+    char *g = rep_printf("%s/galaxy", fix);
+    char *argv[] = {"compare", g, g, "--format", "csv", "--out", file};
+    assert_int_equal(rep_compare_main(7, argv), 0);
+    char *t = slurp(file);
+    assert_non_null(t);
+    assert_int_equal(count(t, "no significant difference"), 3);
+    assert_int_equal(count(t, "few reps (< 9)"), 3);
+    assert_int_equal(count(t, "noisy (CV"), 2); /* default (CV 6 %) and simd (8 %), not layout (4 %) */
+    assert_non_null(strstr(t, "galaxy,layout,2700,5,5,4,4,1,12.5,1,"));
+    free(t), free(g), free(file), free(out);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(src, sizeof src, "%s", source_root());
+    snprintf(fix, sizeof fix, "%s/tests/reports/fixtures", src);
+    snprintf(gold, sizeof gold, "%s/tests/reports/golden", src);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(report_matches_golden),
+        cmocka_unit_test(machines_are_grouped),
+        cmocka_unit_test(bad_input_is_reported_and_skipped),
+        cmocka_unit_test(usage_errors),
+        cmocka_unit_test(compare_same_build),
+        cmocka_unit_test(compare_finds_slowdown),
+        cmocka_unit_test(compare_flags_noise_and_few_reps),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
