@@ -19,7 +19,7 @@ for path in sys.argv[1:]:
             continue
         t = json.loads(line)
         result = t.get("result", "")
-        tap = [l for l in (t.get("stdo") or "").splitlines() if re.match(r"^(not )?ok\b", l)]
+        tap = [l for l in (t.get("stdout") or t.get("stdo") or "").splitlines() if re.match(r"^(not )?ok\b", l)]
         if tap and result not in ("SKIP",):
             for l in tap:
                 if "# SKIP" in l or "# skip" in l:
