@@ -1,6 +1,7 @@
 /*
  * tensor_mean, cuda: one thread per element (i,j,k) of A, as in the write-up; each sums over n.
- * tanh is applied first by an elementwise kernel (in place on the device copies of X, Y, Z).
+ * tanh is applied first by an elementwise kernel into separate buffers, so compute can be repeated on
+ * one copy of the inputs.
  */
 #include <cuda_runtime.h>
 #include <stdlib.h>
@@ -11,14 +12,15 @@ extern "C" {
 
 struct tm_cuda_ctx {
     long N, D;
-    float *dX, *dY, *dZ, *dA;
+    float *dX, *dY, *dZ, *dA; /* inputs as copied in, the result */
+    float *da, *db, *dc;      /* tanh of the inputs */
 };
 
-__global__ void tm_tanh_kernel(float *v, long n)
+__global__ void tm_tanh_kernel(const float *in, float *out, long n)
 {
     long e = (long)blockIdx.x * blockDim.x + threadIdx.x;
     if (e < n)
-        v[e] = tanhf(v[e]);
+        out[e] = tanhf(in[e]);
 }
 
 __global__ void tm_element_kernel(const float *a, const float *b, const float *c, long N, long D, float *A)
@@ -52,7 +54,9 @@ extern "C" tm_cuda_ctx *tm_cuda_alloc(long N, long D)
     c->D = D;
     size_t in = (size_t)(N * D) * sizeof(float), out = (size_t)(D * D * D) * sizeof(float);
     if (cudaMalloc((void **)&c->dX, in) != cudaSuccess || cudaMalloc((void **)&c->dY, in) != cudaSuccess ||
-        cudaMalloc((void **)&c->dZ, in) != cudaSuccess || cudaMalloc((void **)&c->dA, out) != cudaSuccess) {
+        cudaMalloc((void **)&c->dZ, in) != cudaSuccess || cudaMalloc((void **)&c->dA, out) != cudaSuccess ||
+        cudaMalloc((void **)&c->da, in) != cudaSuccess || cudaMalloc((void **)&c->db, in) != cudaSuccess ||
+        cudaMalloc((void **)&c->dc, in) != cudaSuccess) {
         tm_cuda_free(c);
         return NULL;
     }
@@ -73,10 +77,10 @@ extern "C" int tm_cuda_compute(tm_cuda_ctx *c)
 {
     const long n = c->N * c->D, d3 = c->D * c->D * c->D;
     const unsigned tb = 256, gn = (unsigned)((n + tb - 1) / tb), g3 = (unsigned)((d3 + tb - 1) / tb);
-    tm_tanh_kernel<<<gn, tb>>>(c->dX, n);
-    tm_tanh_kernel<<<gn, tb>>>(c->dY, n);
-    tm_tanh_kernel<<<gn, tb>>>(c->dZ, n);
-    tm_element_kernel<<<g3, tb>>>(c->dX, c->dY, c->dZ, c->N, c->D, c->dA);
+    tm_tanh_kernel<<<gn, tb>>>(c->dX, c->da, n);
+    tm_tanh_kernel<<<gn, tb>>>(c->dY, c->db, n);
+    tm_tanh_kernel<<<gn, tb>>>(c->dZ, c->dc, n);
+    tm_element_kernel<<<g3, tb>>>(c->da, c->db, c->dc, c->N, c->D, c->dA);
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }
 
@@ -94,5 +98,8 @@ extern "C" void tm_cuda_free(tm_cuda_ctx *c)
     cudaFree(c->dY);
     cudaFree(c->dZ);
     cudaFree(c->dA);
+    cudaFree(c->da);
+    cudaFree(c->db);
+    cudaFree(c->dc);
     free(c);
 }

@@ -62,7 +62,7 @@ static void clock_calibrate(void)
 #if defined(__x86_64__)
     if (want_tsc && tsc_invariant()) {
         /* 10 ms of spinning: the ratio's error is then about (50 ns jitter)/(10 ms) = 5e-6. */
-        uint64_t k0, n0, k1, n1;
+        uint64_t k0 = 0, n0 = 0, k1 = 0, n1 = 0;
         tsc_pair(&k0, &n0);
         do
             tsc_pair(&k1, &n1);

@@ -87,6 +87,7 @@ typedef struct prof_thread {
     int ctr_ok, eventset;
     /* CUDA events (gpu.c) */
     void *gpu_ev[2];
+    void *gpu_stream;
     int gpu_pending;
     struct prof_thread *next;
     prof_frame frames[PROF_MAX_DEPTH];
@@ -136,6 +137,11 @@ static inline uint64_t prof_ticks(void)
     return prof_mono_ns();
 }
 double prof_ticks_to_ns(double ticks);
+
+/* ---- core.c ---- */
+void prof_update_extras(void);
+void prof_set_sampler_on(int on);
+void prof_set_region_memory(int on);
 
 /* ---- regions.c ---- */
 prof_thread *prof_thread_self(void); /* registers the calling thread when needed */

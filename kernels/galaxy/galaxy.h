@@ -1,0 +1,47 @@
+/*
+ * kernels/galaxy/galaxy.h: cost and gradient of Philip Mocz's galaxy network (1024-H-3, sigmoid on both
+ * layers, bias units, regularised logistic cost), double precision, one function pair per variant.
+ *
+ * theta = [Theta1 (H x (N+1)) row-major, Theta2 (K x (H+1)) row-major], column 0 of each is the bias.
+ * X is m x N row-major (pixels / 255), y holds labels 0..K-1. Kernels do no I/O and no allocation:
+ * the caller preallocates a galaxy_ws of galaxy_ws_doubles() doubles.
+ */
+#ifndef SL_KERNELS_GALAXY_H
+#define SL_KERNELS_GALAXY_H
+
+#include <stddef.h>
+
+typedef struct galaxy_problem {
+    const double *X;        /* m x n_in */
+    const unsigned char *y; /* m labels */
+    long m;
+    int n_in, n_hid, n_out;
+    double lambda;
+} galaxy_problem;
+
+/* Number of parameters: H*(N+1) + K*(H+1). */
+size_t galaxy_n_theta(const galaxy_problem *p);
+/* Scratch doubles every variant needs (the largest of all). */
+size_t galaxy_ws_doubles(const galaxy_problem *p);
+
+/* default: per example, as Mocz's loop (copies x into a bias-extended scratch vector a1). */
+double galaxy_cost_default(const galaxy_problem *p, const double *theta, double *ws);
+void galaxy_grad_default(const galaxy_problem *p, const double *theta, double *grad, double *ws);
+/* The default gradient's statement groups for one example t, in order (the glue may time each):
+ * forward (a1 copy, z2, a2, a3), error3 (one-hot, delta3, Delta2 += delta3 a2'), error2 (delta2),
+ * accumulate (Delta1 += delta2 a1'). begin zeroes the accumulators, finish scales and regularises. */
+void galaxy_default_begin(const galaxy_problem *p, double *grad);
+void galaxy_default_forward(const galaxy_problem *p, const double *theta, long t, double *ws);
+void galaxy_default_error3(const galaxy_problem *p, const double *theta, long t, double *grad, double *ws);
+void galaxy_default_error2(const galaxy_problem *p, const double *theta, double *ws);
+void galaxy_default_accumulate(const galaxy_problem *p, double *grad, double *ws);
+void galaxy_default_finish(const galaxy_problem *p, const double *theta, double *grad);
+
+/* layout: matrix form over all examples (Z2 = X Theta1', one-hot by indexing), no per-example copies. */
+double galaxy_cost_layout(const galaxy_problem *p, const double *theta, double *ws);
+void galaxy_grad_layout(const galaxy_problem *p, const double *theta, double *grad, double *ws);
+
+/* Predicted labels (argmax of the output layer) for all m rows. */
+void galaxy_predict(const galaxy_problem *p, const double *theta, unsigned char *pred, double *ws);
+
+#endif
