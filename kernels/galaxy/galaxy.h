@@ -41,6 +41,11 @@ void galaxy_default_finish(const galaxy_problem *p, const double *theta, double 
 double galaxy_cost_layout(const galaxy_problem *p, const double *theta, double *ws);
 void galaxy_grad_layout(const galaxy_problem *p, const double *theta, double *grad, double *ws);
 
+/* simd: one fused pass per row (forward, errors, Delta1 update while the row is in L1), explicit
+ * 4-wide vector accumulators; H <= 64, K <= 16. */
+double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws);
+void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad, double *ws);
+
 /* Predicted labels (argmax of the output layer) for all m rows. */
 void galaxy_predict(const galaxy_problem *p, const double *theta, unsigned char *pred, double *ws);
 

@@ -42,6 +42,12 @@ static void test_layout_matches_default(void **state)
     double gmax = 0, dmax = 0;
     for (size_t i = 0; i < f.nt; i++) { gmax = fmax(gmax, fabs(g0[i])); dmax = fmax(dmax, fabs(g0[i] - g1[i])); }
     assert_true(dmax <= 1e-10 * gmax);
+    double c2 = galaxy_cost_simd(&f.p, f.th, f.ws);
+    assert_true(fabs(c0 - c2) <= 1e-10 * fabs(c0));
+    galaxy_grad_simd(&f.p, f.th, g1, f.ws);
+    dmax = 0;
+    for (size_t i = 0; i < f.nt; i++) dmax = fmax(dmax, fabs(g0[i] - g1[i]));
+    assert_true(dmax <= 1e-10 * gmax);
     free(g0); free(g1); drop(&f);
 }
 
@@ -70,6 +76,7 @@ static void test_cost_zero_weights(void **state)
     for (size_t i = 0; i < f.nt; i++) f.th[i] = 0;
     assert_true(fabs(galaxy_cost_default(&f.p, f.th, f.ws) - 3 * log(2.0)) < 1e-14);
     assert_true(fabs(galaxy_cost_layout(&f.p, f.th, f.ws) - 3 * log(2.0)) < 1e-14);
+    assert_true(fabs(galaxy_cost_simd(&f.p, f.th, f.ws) - 3 * log(2.0)) < 1e-14);
     drop(&f);
 }
 

@@ -1,7 +1,243 @@
-/* Placeholder for the galaxy study; replaced by the study's real definition. */
+/*
+ * experiments/studies/galaxy/galaxy.c: the galaxy study (seed 002): Mocz's 1024-8-3 network trained by
+ * the SciPy-style nonlinear CG (experiments/optim/cg.c) for max_iter iterations. One repetition = one
+ * whole training from the same seeded initial weights. Regions: line_search, cost_function, gradient
+ * (for `default` also its statement groups: forward, error3, error2, accumulate), predict.
+ */
+#define _POSIX_C_SOURCE 200809L
 #include "study.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data/galaxy_csv.h"
+#include "galaxy/galaxy.h"
+#include "optim/cg.h"
+#include "sl_config.h"
+#include <speedlab/prof.h>
+
+enum { V_DEFAULT, V_LAYOUT, V_SIMD, N_VARIANTS };
+
+static const sl_variant variants[] = {
+    {"default", NULL, "per-example loop as Mocz's gradient (copies into preallocated scratch)"},
+    {"layout", NULL, "matrix form, one-hot by indexing, no per-example copies"},
+    {"simd", NULL, "one fused pass per row, explicit vector accumulators, preallocated buffers"},
+};
+static const sl_param params[] = {
+    {"max_iter", "300", "CG iterations (the write-up's MAX_ITER)"},
+    {"lambda", "1", "regularisation"},
+    {"hidden", "8", "hidden units"},
+    {"lines", "1", "default variant: regions around each gradient statement group (line-level view)"},
+};
+static const long sizes[] = {2700};
+
+typedef struct gstate {
+    galaxy_set train, test;
+    galaxy_problem p, pt;
+    double *theta0, *theta, *ws, *wst, *work, *grad_ref, *grad_tmp;
+    unsigned char *pred;
+    size_t nt;
+    int v, lines, max_iter, quick;
+    double *cost_series, *iter_series;
+    cg_result res;
+    double train_acc, test_acc, train_time_s;
+} gstate;
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int find_dir(const sl_opts *o, char *dir, size_t n, sl_error *err)
+{
+    if (o->data_dir) snprintf(dir, n, "%s", o->data_dir);
+    else snprintf(dir, n, "%s/../shared/data/galaxy", SL_SOURCE_ROOT);
+    char p[1024];
+    snprintf(p, sizeof p, "%s/train.csv", dir);
+    if (access(p, R_OK) == 0) return 0;
+    sl_error_set(err, "galaxy: %s not found: pass --data DIR with train.csv and test.csv (rows "
+                 "label,p0,...,p1023) from Philip Mocz's repository pmocz/artificialneuralnetwork-python "
+                 "(in this checkout: --data ../shared/data/galaxy)", p);
+    return -1;
+}
+
+static void teardown(void *vs)
+{
+    gstate *s = vs;
+    if (!s) return;
+    galaxy_set_free(&s->train); galaxy_set_free(&s->test);
+    free(s->theta0); free(s->theta); free(s->ws); free(s->wst); free(s->work);
+    free(s->grad_ref); free(s->grad_tmp); free(s->pred); free(s->cost_series); free(s->iter_series);
+    free(s);
+}
+
+static void *setup(long size, const sl_opts *o, sl_error *err)
+{
+    (void)size;
+    extern const sl_study sl_study_galaxy;
+    char dir[900], p[1024], msg[512];
+    if (find_dir(o, dir, sizeof dir, err)) return NULL;
+    gstate *s = calloc(1, sizeof *s);
+    snprintf(p, sizeof p, "%s/train.csv", dir);
+    if (galaxy_csv_load(p, &s->train, msg, sizeof msg)) { sl_error_set(err, "%s", msg); free(s); return NULL; }
+    snprintf(p, sizeof p, "%s/test.csv", dir);
+    if (galaxy_csv_load(p, &s->test, msg, sizeof msg)) { sl_error_set(err, "%s", msg); teardown(s); return NULL; }
+    int h = (int)sl_param_long(o, &sl_study_galaxy, "hidden");
+    if (h < 1 || h > 64) { sl_error_set(err, "galaxy: hidden=%d, want 1-64", h); teardown(s); return NULL; }
+    double lambda = sl_param_double(o, &sl_study_galaxy, "lambda");
+    s->max_iter = (int)sl_param_long(o, &sl_study_galaxy, "max_iter");
+    if (o->quick && s->max_iter > 20) { s->max_iter = 20; s->quick = 1; }
+    s->lines = (int)sl_param_long(o, &sl_study_galaxy, "lines");
+    s->p = (galaxy_problem){s->train.X, s->train.y, s->train.m, GALAXY_PIXELS, h, GALAXY_CLASSES, lambda};
+    s->pt = s->p; s->pt.X = s->test.X; s->pt.y = s->test.y; s->pt.m = s->test.m;
+    s->nt = galaxy_n_theta(&s->p);
+    s->theta0 = malloc(s->nt * sizeof(double)); s->theta = malloc(s->nt * sizeof(double));
+    s->grad_ref = malloc(s->nt * sizeof(double)); s->grad_tmp = malloc(s->nt * sizeof(double));
+    s->ws = malloc(galaxy_ws_doubles(&s->p) * sizeof(double));
+    s->wst = malloc(galaxy_ws_doubles(&s->pt) * sizeof(double));
+    s->work = malloc(cg_work_doubles(s->nt) * sizeof(double));
+    s->pred = malloc((size_t)(s->train.m > s->test.m ? s->train.m : s->test.m));
+    s->cost_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
+    s->iter_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
+    uint64_t st = o->seed;  /* initial weights uniform in [-0.2, 0.2] from the run's seed */
+    for (size_t i = 0; i < s->nt; i++) s->theta0[i] = (double)(mix(&st) >> 11) / 9007199254740992.0 * 0.4 - 0.2;
+    return s;
+}
+
+/* ---- cost and gradient per variant, with the regions ------------------------------------------- */
+static void grad_default_lines(gstate *s, const double *th, double *g)
+{
+    galaxy_default_begin(&s->p, g);
+    for (long t = 0; t < s->p.m; t++) {
+        prof_begin("forward"); galaxy_default_forward(&s->p, th, t, s->ws); prof_end("forward");
+        prof_begin("error3"); galaxy_default_error3(&s->p, th, t, g, s->ws); prof_end("error3");
+        prof_begin("error2"); galaxy_default_error2(&s->p, th, s->ws); prof_end("error2");
+        prof_begin("accumulate"); galaxy_default_accumulate(&s->p, g, s->ws); prof_end("accumulate");
+    }
+    galaxy_default_finish(&s->p, th, g);
+}
+static double cost_cb(const double *th, void *ctx)
+{
+    gstate *s = ctx;
+    prof_begin("cost_function");
+    double J = s->v == V_DEFAULT  ? galaxy_cost_default(&s->p, th, s->ws)
+             : s->v == V_LAYOUT ? galaxy_cost_layout(&s->p, th, s->ws)
+                                : galaxy_cost_simd(&s->p, th, s->ws);
+    prof_end("cost_function");
+    return J;
+}
+static void grad_cb(const double *th, double *g, void *ctx)
+{
+    gstate *s = ctx;
+    prof_begin("gradient");
+    if (s->v == V_DEFAULT && s->lines) grad_default_lines(s, th, g);
+    else if (s->v == V_DEFAULT) galaxy_grad_default(&s->p, th, g, s->ws);
+    else if (s->v == V_LAYOUT) galaxy_grad_layout(&s->p, th, g, s->ws);
+    else galaxy_grad_simd(&s->p, th, g, s->ws);
+    prof_end("gradient");
+}
+static void ls_begin(void *ctx) { (void)ctx; prof_begin("line_search"); }
+static void ls_end(void *ctx) { (void)ctx; prof_end("line_search"); }
+static int iter_cb(int k, const double *x, double f, void *ctx)
+{
+    (void)x;
+    gstate *s = ctx;
+    if (k == 1) prof_mem_sampler_stop();   /* Figure 2.1: memory during the first iteration */
+    s->iter_series[k] = k; s->cost_series[k] = f;
+    return 0;
+}
+
+static double accuracy(gstate *s, const galaxy_problem *p, double *ws)
+{
+    prof_begin("predict");
+    galaxy_predict(p, s->theta, s->pred, ws);
+    prof_end("predict");
+    long ok = 0;
+    for (long i = 0; i < p->m; i++) ok += s->pred[i] == p->y[i];
+    return (double)ok / (double)p->m;
+}
+
+static int run(void *vs, int v, sl_record *rec, sl_error *err)
+{
+    (void)rec; (void)err;
+    gstate *s = vs;
+    s->v = v;
+    memcpy(s->theta, s->theta0, s->nt * sizeof(double));
+    cg_options o; cg_default_options(&o);
+    o.maxiter = s->max_iter; o.callback = iter_cb; o.ls_begin = ls_begin; o.ls_end = ls_end;
+    s->iter_series[0] = 0; s->cost_series[0] = NAN;
+    prof_mem_sampler_start(1.0);
+    uint64_t t0 = prof_now_ns();
+    s->res = cg_minimize(cost_cb, grad_cb, s, s->theta, s->nt, &o, s->work);
+    s->train_time_s = (double)(prof_now_ns() - t0) * 1e-9;
+    prof_mem_sampler_stop();
+    s->train_acc = accuracy(s, &s->p, s->ws);
+    s->test_acc = accuracy(s, &s->pt, s->wst);
+    return 0;
+}
+
+/* Cost and gradient of variant v against `default` at the initial weights (relative, max norm). */
+static int check(void *vs, int v, double *rel_err, sl_error *err)
+{
+    (void)err;
+    gstate *s = vs;
+    double c0 = galaxy_cost_default(&s->p, s->theta0, s->ws);
+    galaxy_grad_default(&s->p, s->theta0, s->grad_ref, s->ws);
+    double c1 = c0;
+    if (v == V_DEFAULT) memcpy(s->grad_tmp, s->grad_ref, s->nt * sizeof(double));
+    else if (v == V_LAYOUT) { c1 = galaxy_cost_layout(&s->p, s->theta0, s->ws); galaxy_grad_layout(&s->p, s->theta0, s->grad_tmp, s->ws); }
+    else { c1 = galaxy_cost_simd(&s->p, s->theta0, s->ws); galaxy_grad_simd(&s->p, s->theta0, s->grad_tmp, s->ws); }
+    double gmax = 0, dmax = 0;
+    for (size_t i = 0; i < s->nt; i++) { gmax = fmax(gmax, fabs(s->grad_ref[i])); dmax = fmax(dmax, fabs(s->grad_ref[i] - s->grad_tmp[i])); }
+    *rel_err = fmax(fabs(c1 - c0) / fabs(c0), dmax / gmax);
+    return 0;
+}
+
+static void finish(void *vs, int v, sl_record *rec)
+{
+    (void)v;
+    gstate *s = vs;
+    sl_record_metric(rec, "test_acc", s->test_acc);
+    sl_record_metric(rec, "train_acc", s->train_acc);
+    sl_record_metric(rec, "iterations", s->res.iterations);
+    sl_record_metric(rec, "cost_calls", (double)s->res.nfev);
+    sl_record_metric(rec, "grad_calls", (double)s->res.ngev);
+    sl_record_metric(rec, "final_cost", s->res.f);
+    sl_record_metric(rec, "train_time_s", s->train_time_s);
+    sl_record_metric(rec, "cg_status", s->res.status);
+    sl_record_metric(rec, "peak_rss_bytes", (double)prof_peak_rss_bytes());
+    if (s->quick)
+        sl_record_reduced(rec, "--quick: max_iter capped at 20");
+    int n = s->res.iterations;
+    if (n > 0) {
+        sl_record_series(rec, "iteration", s->iter_series + 1, n);
+        sl_record_series(rec, "cost", s->cost_series + 1, n);
+    }
+}
+
+/* Host bytes: the two sets as double plus per-row scratch. (No flops/bytes per repetition: a
+ * repetition is a whole training whose call count is known only afterwards; docs/study-galaxy.md
+ * computes the per-gradient-call roofline from the profile instead.) */
+static double footprint(long size, const sl_opts *o) { (void)o; return (double)size * 1024 * 8 * 1.5 + 1e6; }
 
 const sl_study sl_study_galaxy = {
     .name = "galaxy",
-    .title = "(not yet implemented)",
+    .title = "galaxy-image ANN (1024-8-3) trained by SciPy-style nonlinear CG",
+    .source = "seed 002",
+    .kind = SL_TRAINING,
+    .size_name = "m",
+    .sizes = sizes, .n_sizes = 1, .quick_sizes = sizes, .n_quick_sizes = 1,
+    .baseline = "default",
+    .tolerance = 1e-10,
+    .variants = variants, .n_variants = N_VARIANTS,
+    .params = params, .n_params = 4,
+    .default_reps = 5,
+    .footprint = footprint,
+    .setup = setup, .run = run, .check = check, .finish = finish, .teardown = teardown,
 };

@@ -1,0 +1,218 @@
+/*
+ * kernels/galaxy/simd.c: the fused single-thread variant (the write-up's Cython step, in C: typed,
+ * preallocated, vectorised) and the blocks the omp and blas variants share.
+ *
+ * Why blocked: the gradient reads X (2700 x 1024 doubles, 22 MB) twice in the matrix form (Z2 = X T1'
+ * and G1 = D2' X). Doing both for GALAXY_FUSED_BLOCK rows at a time reads each row from memory once.
+ * Inside the forward pass the k loop is cut in chunks of KC so the Theta1 slice (8 x KC doubles) stays
+ * in L1 while every row of the block passes over it; 8 hidden units are updated per x load.
+ */
+#include "fused.h"
+
+#include <math.h>
+#include <string.h>
+
+#define KC 256
+typedef double vd __attribute__((vector_size(64)));   /* 8 doubles; the compiler splits it as needed */
+#define VL 8
+
+static inline vd vload(const double *p) { vd v; memcpy(&v, p, sizeof v); return v; }
+static inline void vstore(double *p, vd v) { memcpy(p, &v, sizeof v); }
+static inline double hsum(vd v)
+{
+    double s = 0.0;
+    for (int l = 0; l < VL; l++) s += v[l];
+    return s;
+}
+static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+size_t galaxy_fused_ws_doubles(const galaxy_problem *p, int threads)
+{
+    if (threads < 1) threads = 1;
+    size_t per = (size_t)GALAXY_FUSED_BLOCK * (size_t)p->n_hid + galaxy_n_theta(p) + 8;
+    return (size_t)threads * per + 64;
+}
+
+/* z[j] += T[j] . x over kn elements, for hb (<= 8) rows of T with stride ld. Inlined with hb = 8. */
+static inline __attribute__((always_inline)) void
+dots(const double *T, size_t ld, const double *x, int kn, int hb, double *z)
+{
+    vd acc[8];
+    for (int j = 0; j < hb; j++) acc[j] = (vd){0};
+    int k = 0;
+    for (; k + VL <= kn; k += VL) {
+        vd xv = vload(x + k);
+        for (int j = 0; j < hb; j++) acc[j] += vload(T + j * ld + k) * xv;
+    }
+    for (int j = 0; j < hb; j++) {
+        double s = hsum(acc[j]);
+        for (int kk = k; kk < kn; kk++) s += T[j * ld + kk] * x[kk];
+        z[j] += s;
+    }
+}
+
+/* Two rows of X at once against 8 rows of T: each T load feeds two FMAs (16 accumulators in registers). */
+static void dots2x8(const double *T, size_t ld, const double *x0, const double *x1, int kn, double *z0,
+                    double *z1)
+{
+    vd a[8], b[8];
+    for (int j = 0; j < 8; j++) a[j] = b[j] = (vd){0};
+    int k = 0;
+    for (; k + VL <= kn; k += VL) {
+        vd u = vload(x0 + k), w = vload(x1 + k);
+        for (int j = 0; j < 8; j++) {
+            vd tv = vload(T + j * ld + k);
+            a[j] += tv * u;
+            b[j] += tv * w;
+        }
+    }
+    for (int j = 0; j < 8; j++) {
+        double s0 = hsum(a[j]), s1 = hsum(b[j]);
+        for (int kk = k; kk < kn; kk++) { s0 += T[j * ld + kk] * x0[kk]; s1 += T[j * ld + kk] * x1[kk]; }
+        z0[j] += s0;
+        z1[j] += s1;
+    }
+}
+
+void galaxy_fused_forward(const galaxy_problem *p, const double *theta, long t0, int nb, double *Z)
+{
+    const int N = p->n_in, H = p->n_hid;
+    const size_t N1 = (size_t)N + 1;
+    for (int t = 0; t < nb; t++)
+        for (int h = 0; h < H; h++) Z[t * H + h] = theta[h * N1];          /* the bias column */
+    for (int k0 = 0; k0 < N; k0 += KC) {
+        int kn = N - k0 < KC ? N - k0 : KC;
+        int t = 0;
+        if (H % 8 == 0)                                  /* the common shape: pairs of rows */
+            for (; t + 2 <= nb; t += 2) {
+                const double *x = p->X + (size_t)(t0 + t) * N + k0;
+                for (int h0 = 0; h0 < H; h0 += 8)
+                    dots2x8(theta + h0 * N1 + 1 + k0, N1, x, x + N, kn, Z + t * H + h0, Z + (t + 1) * H + h0);
+            }
+        for (; t < nb; t++) {
+            const double *x = p->X + (size_t)(t0 + t) * N + k0;
+            for (int h0 = 0; h0 < H; h0 += 8) {
+                const double *T = theta + h0 * N1 + 1 + k0;
+                if (H - h0 >= 8) dots(T, N1, x, kn, 8, Z + t * H + h0);
+                else dots(T, N1, x, kn, H - h0, Z + t * H + h0);
+            }
+        }
+    }
+}
+
+double galaxy_fused_output(const galaxy_problem *p, const double *theta, long t0, int nb,
+                           const double *Z, double *D, double *G2)
+{
+    const int H = p->n_hid, K = p->n_out;
+    const double *T2 = theta + (size_t)H * (p->n_in + 1);
+    double J = 0.0, a2[65], d3[16];
+    for (int t = 0; t < nb; t++) {
+        int y = p->y[t0 + t];
+        a2[0] = 1.0;
+        for (int h = 0; h < H; h++) a2[h + 1] = sigmoid(Z[t * H + h]);
+        for (int o = 0; o < K; o++) {
+            double s = 0.0;
+            for (int h = 0; h <= H; h++) s += T2[o * (H + 1) + h] * a2[h];
+            double a3 = sigmoid(s);
+            J += (o == y) ? -log(a3) : -log(1.0 - a3);
+            d3[o] = a3 - (o == y);
+        }
+        if (!G2) continue;
+        for (int o = 0; o < K; o++)
+            for (int h = 0; h <= H; h++) G2[o * (H + 1) + h] += d3[o] * a2[h];
+        for (int h = 0; h < H; h++) {
+            double s = 0.0;
+            for (int o = 0; o < K; o++) s += T2[o * (H + 1) + h + 1] * d3[o];
+            D[t * H + h] = s * a2[h + 1] * (1.0 - a2[h + 1]);
+        }
+    }
+    return J;
+}
+
+/* G[j] += sum_t d[t][j] x_t over the block, for hb (<= 8) hidden units; G rows have stride ld. */
+static inline __attribute__((always_inline)) void
+rank_update(const double *X, int N, int nb, const double *D, int H, int hb, double *G, size_t ld)
+{
+    int k = 0;
+    for (; k + VL <= N; k += VL) {
+        vd acc[8];
+        for (int j = 0; j < hb; j++) acc[j] = vload(G + j * ld + k);
+        for (int t = 0; t < nb; t++) {
+            vd xv = vload(X + (size_t)t * N + k);
+            for (int j = 0; j < hb; j++) acc[j] += D[t * H + j] * xv;
+        }
+        for (int j = 0; j < hb; j++) vstore(G + j * ld + k, acc[j]);
+    }
+    for (; k < N; k++)
+        for (int j = 0; j < hb; j++) {
+            double s = G[j * ld + k];
+            for (int t = 0; t < nb; t++) s += D[t * H + j] * X[(size_t)t * N + k];
+            G[j * ld + k] = s;
+        }
+}
+
+void galaxy_fused_backward(const galaxy_problem *p, long t0, int nb, const double *D, double *G1)
+{
+    const int N = p->n_in, H = p->n_hid;
+    const size_t N1 = (size_t)N + 1;
+    const double *X = p->X + (size_t)t0 * N;
+    for (int t = 0; t < nb; t++)
+        for (int h = 0; h < H; h++) G1[h * N1] += D[t * H + h];              /* bias column */
+    for (int h0 = 0; h0 < H; h0 += 8) {
+        if (H - h0 >= 8) rank_update(X, N, nb, D + h0, H, 8, G1 + h0 * N1 + 1, N1);
+        else rank_update(X, N, nb, D + h0, H, H - h0, G1 + h0 * N1 + 1, N1);
+    }
+}
+
+double galaxy_fused_reg(const galaxy_problem *p, const double *theta)
+{
+    const int H = p->n_hid, K = p->n_out;
+    const size_t N1 = (size_t)p->n_in + 1;
+    double s = 0.0;
+    for (int h = 0; h < H; h++)
+        for (size_t k = 1; k < N1; k++) s += theta[h * N1 + k] * theta[h * N1 + k];
+    const double *T2 = theta + H * N1;
+    for (int o = 0; o < K; o++)
+        for (int h = 1; h <= H; h++) s += T2[o * (H + 1) + h] * T2[o * (H + 1) + h];
+    return p->lambda / (2.0 * (double)p->m) * s;
+}
+
+void galaxy_fused_finish(const galaxy_problem *p, const double *theta, double *grad)
+{
+    const int H = p->n_hid, K = p->n_out;
+    const size_t N1 = (size_t)p->n_in + 1;
+    const double inv_m = 1.0 / (double)p->m, reg = p->lambda / (double)p->m;
+    for (int h = 0; h < H; h++)
+        for (size_t k = 0; k < N1; k++)
+            grad[h * N1 + k] = grad[h * N1 + k] * inv_m + (k ? reg * theta[h * N1 + k] : 0.0);
+    size_t off = H * N1;
+    for (int o = 0; o < K; o++)
+        for (int h = 0; h <= H; h++) {
+            size_t i = off + (size_t)o * (H + 1) + h;
+            grad[i] = grad[i] * inv_m + (h ? reg * theta[i] : 0.0);
+        }
+}
+
+double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws)
+{
+    double J = 0.0;
+    for (long t0 = 0; t0 < p->m; t0 += GALAXY_FUSED_BLOCK) {
+        int nb = p->m - t0 < GALAXY_FUSED_BLOCK ? (int)(p->m - t0) : GALAXY_FUSED_BLOCK;
+        galaxy_fused_forward(p, theta, t0, nb, ws);
+        J += galaxy_fused_output(p, theta, t0, nb, ws, NULL, NULL);
+    }
+    return J / (double)p->m + galaxy_fused_reg(p, theta);
+}
+
+void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad, double *ws)
+{
+    const size_t off2 = (size_t)p->n_hid * (p->n_in + 1);
+    memset(grad, 0, galaxy_n_theta(p) * sizeof *grad);
+    for (long t0 = 0; t0 < p->m; t0 += GALAXY_FUSED_BLOCK) {
+        int nb = p->m - t0 < GALAXY_FUSED_BLOCK ? (int)(p->m - t0) : GALAXY_FUSED_BLOCK;
+        galaxy_fused_forward(p, theta, t0, nb, ws);
+        galaxy_fused_output(p, theta, t0, nb, ws, ws, grad + off2);
+        galaxy_fused_backward(p, t0, nb, ws, grad);
+    }
+    galaxy_fused_finish(p, theta, grad);
+}
