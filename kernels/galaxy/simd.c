@@ -13,15 +13,20 @@
 #include <string.h>
 
 #define KC 256
+#if defined(__GNUC__) && !defined(__clang__)
+/* The 8-double vectors only pass between static inline functions of this file, so GCC's note that
+ * their ABI differs without AVX-512 does not matter here. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 typedef double vd __attribute__((vector_size(64)));   /* 8 doubles; the compiler splits it as needed */
 #define VL 8
 
 static inline vd vload(const double *p) { vd v; memcpy(&v, p, sizeof v); return v; }
-static inline void vstore(double *p, vd v) { memcpy(p, &v, sizeof v); }
-static inline double hsum(vd v)
+static inline void vstore(double *p, const vd *v) { memcpy(p, v, sizeof *v); }
+static inline double hsum(const vd *v)
 {
     double s = 0.0;
-    for (int l = 0; l < VL; l++) s += v[l];
+    for (int l = 0; l < VL; l++) s += (*v)[l];
     return s;
 }
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -45,7 +50,7 @@ dots(const double *T, size_t ld, const double *x, int kn, int hb, double *z)
         for (int j = 0; j < hb; j++) acc[j] += vload(T + j * ld + k) * xv;
     }
     for (int j = 0; j < hb; j++) {
-        double s = hsum(acc[j]);
+        double s = hsum(&acc[j]);
         for (int kk = k; kk < kn; kk++) s += T[j * ld + kk] * x[kk];
         z[j] += s;
     }
@@ -67,7 +72,7 @@ static void dots2x8(const double *T, size_t ld, const double *x0, const double *
         }
     }
     for (int j = 0; j < 8; j++) {
-        double s0 = hsum(a[j]), s1 = hsum(b[j]);
+        double s0 = hsum(&a[j]), s1 = hsum(&b[j]);
         for (int kk = k; kk < kn; kk++) { s0 += T[j * ld + kk] * x0[kk]; s1 += T[j * ld + kk] * x1[kk]; }
         z0[j] += s0;
         z1[j] += s1;
@@ -141,7 +146,7 @@ rank_update(const double *X, int N, int nb, const double *D, int H, int hb, doub
             vd xv = vload(X + (size_t)t * N + k);
             for (int j = 0; j < hb; j++) acc[j] += D[t * H + j] * xv;
         }
-        for (int j = 0; j < hb; j++) vstore(G + j * ld + k, acc[j]);
+        for (int j = 0; j < hb; j++) vstore(G + j * ld + k, &acc[j]);
     }
     for (; k < N; k++)
         for (int j = 0; j < hb; j++) {

@@ -3,6 +3,7 @@
  * domain creation, string registration, push and pop, and logs each call as one line to the file
  * named by $PROF_NVTX_LOG:  "domain NAME", "string NAME", "push DOMAIN NAME COLOR", "pop DOMAIN".
  */
+#define _POSIX_C_SOURCE 200809L /* strdup: without it, -std=c17 leaves strdup undeclared and truncates its pointer */
 #include <nvtx3/nvToolsExt.h>
 
 #include <pthread.h>
@@ -15,7 +16,7 @@ enum { MAX_NAMES = 1024 };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char *domains[MAX_NAMES], *strings[MAX_NAMES];
 static int ndomains, nstrings;
-static FILE *logf;
+static FILE *log_file;
 
 static const char *lookup(char **tab, int n, const void *h)
 {
@@ -25,13 +26,13 @@ static const char *lookup(char **tab, int n, const void *h)
 
 static void logline(const char *fmt, const char *a, const char *b, uint32_t c, int with_color)
 {
-    if (!logf)
+    if (!log_file)
         return;
     if (with_color)
-        fprintf(logf, fmt, a, b, c);
+        fprintf(log_file, fmt, a, b, c);
     else
-        fprintf(logf, fmt, a, b);
-    fflush(logf);
+        fprintf(log_file, fmt, a, b);
+    fflush(log_file);
 }
 
 static nvtxDomainHandle_t NVTX_API my_domain_create(const char *name)
@@ -88,7 +89,7 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
     if (!cb || !cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) || n <= NVTX_CBID_CORE2_DomainCreateA)
         return 0;
     const char *path = getenv("PROF_NVTX_LOG");
-    logf = path ? fopen(path, "w") : NULL;
+    log_file = path ? fopen(path, "w") : NULL;
     *t[NVTX_CBID_CORE2_DomainCreateA] = (NvtxFunctionPointer)my_domain_create;
     *t[NVTX_CBID_CORE2_DomainRegisterStringA] = (NvtxFunctionPointer)my_register;
     *t[NVTX_CBID_CORE2_DomainRangePushEx] = (NvtxFunctionPointer)my_push;

@@ -1,0 +1,33 @@
+/*
+ * kernels/galaxy/galaxy_cuda.h: the cuda variant (kernels/galaxy/cuda.cu, built only with CUDA).
+ * X and y go to the device once (galaxy_cuda_create: the study's prepare, not timed); each cost or
+ * gradient call then copies theta in (66 KB), runs the kernels and copies the gradient (or the cost
+ * sum) back, and scales and regularises on the host with the fused variants' shared ends.
+ * Supports n_hid <= 16 (the study uses 8). Returns NULL / -1 with a message on any CUDA error.
+ */
+#ifndef SL_KERNELS_GALAXY_CUDA_H
+#define SL_KERNELS_GALAXY_CUDA_H
+
+#include <stddef.h>
+
+#include "galaxy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct galaxy_cuda galaxy_cuda;
+
+int galaxy_cuda_device_count(void);   /* 0 when no device or no driver */
+galaxy_cuda *galaxy_cuda_create(const galaxy_problem *p, char *err, size_t errlen);
+/* 0 and *J, or -1 (CUDA error; message in galaxy_cuda_error). */
+int galaxy_cost_cuda(galaxy_cuda *c, const double *theta, double *J);
+int galaxy_grad_cuda(galaxy_cuda *c, const double *theta, double *grad);
+const char *galaxy_cuda_error(const galaxy_cuda *c);
+void galaxy_cuda_destroy(galaxy_cuda *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

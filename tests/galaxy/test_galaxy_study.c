@@ -1,0 +1,134 @@
+/* tests/galaxy/test_galaxy_study.c: the galaxy study through the sl_study interface, as the runner calls
+ * it, on a small generated data set: every runnable CPU variant passes its check (1e-10), all reach the
+ * same final cost (1e-6 relative) with the same iteration count after 5 CG iterations, the record gets
+ * its metrics, and a missing data directory is refused with a message naming --data. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
+
+#include "record.h"
+#include "sl_config.h"
+#include "study.h"
+
+static char dir[64];
+
+static int can_run(const sl_variant *v)
+{
+    if (!v->requires) return 1;
+    if (!strcmp(v->requires, "openmp")) return SL_HAVE_OPENMP;
+    if (!strcmp(v->requires, "blas")) return SL_HAVE_BLAS;
+    return 0; /* cuda: tests/galaxy/test_galaxy_cuda.c */
+}
+
+/* A CSV of n rows with pixels that depend on the label, so training has something to learn. */
+static void write_csv(const char *name, int n, unsigned seed)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    for (int i = 0; i < n; i++) {
+        int y = (int)((i * 7u + seed) % 3u);
+        fprintf(f, "%d", y);
+        for (int k = 0; k < 1024; k++) {
+            seed = seed * 1103515245u + 12345u;
+            fprintf(f, ",%u", (k % 3 == y ? 128u : 0u) + (seed >> 16) % 128u);
+        }
+        fputc('\n', f);
+    }
+    fclose(f);
+}
+
+static int make_data(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/sl_galaxy_XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    write_csv("train.csv", 70, 1);
+    write_csv("test.csv", 20, 2);
+    return 0;
+}
+
+static int drop_data(void **state)
+{
+    (void)state;
+    char p[128];
+    snprintf(p, sizeof p, "%s/train.csv", dir); unlink(p);
+    snprintf(p, sizeof p, "%s/test.csv", dir); unlink(p);
+    rmdir(dir);
+    return 0;
+}
+
+static double metric(sl_record *r, const char *name)
+{
+    json_t *v = json_object_get(r->metrics, name);
+    assert_non_null(v);
+    return json_number_value(v);
+}
+
+static void test_variants_agree(void **state)
+{
+    (void)state;
+    const sl_study *s = sl_find_study("galaxy");
+    assert_non_null(s);
+    const char *names[] = {"max_iter", "lines"}, *values[] = {"5", "1"};
+    sl_opts o = {.seed = 7, .threads = 2, .data_dir = dir, .n_params = 2, .param_names = names,
+                 .param_values = values};
+    sl_error err = {{0}};
+    void *st = s->setup(s->sizes[0], &o, &err);
+    if (!st) fail_msg("setup: %s", err.msg);
+    double ref = NAN, ref_it = -1;
+    for (int v = 0; v < s->n_variants; v++) {
+        if (!can_run(&s->variants[v])) continue;
+        assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
+        double rel = -1;
+        assert_int_equal(s->check(st, v, &rel, &err), 0);
+        if (!(rel >= 0 && rel <= s->tolerance)) fail_msg("%s: check %g", s->variants[v].name, rel);
+        sl_record *r = sl_record_new();
+        assert_int_equal(s->run(st, v, r, &err), 0);
+        s->finish(st, v, r);
+        double fc = metric(r, "final_cost"), it = metric(r, "iterations");
+        assert_true(metric(r, "cost_calls") >= it && metric(r, "grad_calls") >= it);
+        assert_true(metric(r, "test_acc") >= 0 && metric(r, "test_acc") <= 1);
+        assert_non_null(r->reduced_reason);               /* 5 < 300 iterations */
+        if (isnan(ref)) { ref = fc; ref_it = it; }
+        else {
+            if (fabs(fc - ref) > 1e-6 * fabs(ref)) fail_msg("%s: final cost %.12g vs %.12g", s->variants[v].name, fc, ref);
+            assert_true(it == ref_it);
+        }
+        sl_record_free(r);
+        if (s->release) s->release(st, v);
+    }
+    assert_true(ref_it == 5);
+    s->teardown(st);
+}
+
+static void test_missing_data_dir(void **state)
+{
+    (void)state;
+    const sl_study *s = sl_find_study("galaxy");
+    sl_opts o = {.seed = 1, .threads = 1, .data_dir = "/nonexistent/galaxy"};
+    sl_error err = {{0}};
+    assert_null(s->setup(s->sizes[0], &o, &err));
+    assert_non_null(strstr(err.msg, "--data"));
+    assert_non_null(strstr(err.msg, "train.csv"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_variants_agree),
+        cmocka_unit_test(test_missing_data_dir),
+    };
+    return cmocka_run_group_tests(tests, make_data, drop_data);
+}
