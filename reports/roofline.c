@@ -200,7 +200,17 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
         csv[4 + nm + k] = sums[which[k]].csv;
     }
     char title[256], m[64], sd[64];
-    snprintf(title, sizeof title, "%s: training runs, time and study metrics per variant", study);
+    /* Only studies that record series (per epoch or iteration) are training runs; kernel studies may
+     * record metrics too. */
+    int training = 0;
+    for (int vi = 0; vi < nv; vi++)
+        for (int si = 0; si < ns; si++) {
+            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
+            if (c && json_object_size(json_object_get(c->rec, "series")) > 0)
+                training = 1;
+        }
+    snprintf(title, sizeof title, "%s: %s, time and study metrics per variant", study,
+             training ? "training runs" : "results");
     rep_table *t = rep_table_new("", title, 4 + nm + nsum, cols, csv);
     free(t->id);
     t->id = rep_printf("%s-training", study);
@@ -239,8 +249,12 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
                     fmt_metric(t, r, 4 + nm + k, ss->series, v);
             }
         }
-    rep_table_note(t, "time: mean ± sample std of whole training runs (repetitions); metrics from the "
-                      "record (the last repetition), as are the per-epoch summaries (seed 004's Table I); — = not "
-                      "recorded by that variant.");
+    if (training)
+        rep_table_note(t, "time: mean ± sample std of whole training runs (repetitions); metrics from the "
+                          "record (the last repetition), as are the per-epoch summaries (seed 004's Table I); — = "
+                          "not recorded by that variant.");
+    else
+        rep_table_note(t, "time: mean ± sample std over the repetitions; metrics from the record (the last "
+                          "repetition); — = not recorded by that variant.");
     return t;
 }

@@ -2,6 +2,7 @@
  * NVTX: with the test tool (nvtx_inject.c, path in argv[1]) attached, regions become pushes and pops
  * in the "speedlab" domain with their names, nested as opened, each name registered once per node.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv, mkstemp */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
