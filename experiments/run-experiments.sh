@@ -3,7 +3,8 @@
 #
 # What `ninja -C build run-experiments` (and run-experiments-quick, with --quick) runs: calibrate and run
 # every study at the case-study sizes into a new run directory OUT/run-..., then build that run's report
-# into OUT/latest/report. Exit status: the run's (0 ok, 1 a case failed, 2 usage, 130 interrupted).
+# into OUT/latest/report. Exit status: the run's (0 ok, 1 a case failed, 2 usage, 130 interrupted), or the
+# report's when the run was clean and the report was not.
 set -u
 if [ $# -lt 2 ]; then
     echo "usage: $0 SPEEDLAB OUT [--quick]" >&2
@@ -20,10 +21,13 @@ case $rc in
     *) exit $rc ;;           # bad usage or interrupted: nothing to report
 esac
 
-if "$speedlab" report "$out/latest" --out "$out/latest/report"; then
-    echo "run-experiments: report in $out/latest/report"
+"$speedlab" report "$out/latest" --out "$out/latest/report"
+report_rc=$?
+if [ $report_rc -eq 0 ]; then
+    echo "run-experiments: report in $out/latest/report/REPORT.md"
 else
-    echo "run-experiments: WARNING: 'speedlab report' failed (exit $?); the results are complete in" \
-         "$out/latest/results.jsonl, but there is no report for them" >&2
+    echo "run-experiments: 'speedlab report' exited $report_rc (3: some records were skipped, see above;" \
+         "the results are complete in $out/latest/results.jsonl)" >&2
+    [ $rc -eq 0 ] && rc=$report_rc
 fi
 exit $rc

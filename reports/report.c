@@ -429,7 +429,7 @@ int rep_report_main(int argc, char **argv)
             fprintf(stderr, "speedlab report: no results records found\n");
             status = 1;
         } else {
-            printf("speedlab report: wrote %s\n", rp);
+            fprintf(stderr, "speedlab report: wrote %s\n", rp);
         }
     }
     free(rp);

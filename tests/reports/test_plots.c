@@ -1,6 +1,6 @@
 /* tests/reports/test_plots.c: every gnuplot script in plots/ runs on its own on a figure data file
  * (the golden copies written by `speedlab report` from the fixtures) and makes non-empty PNG, PDF and
- * SVG files. Exit 77 (skip) when gnuplot is not installed. */
+ * SVG files. A TAP skip plan (1..0 # SKIP) when gnuplot is not installed. */
 #define _GNU_SOURCE
 #include <ftw.h>
 #include <setjmp.h>
@@ -106,8 +106,9 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 int main(void)
 {
     if (!rep_gnuplot()) {
+        /* TAP's skip plan: meson counts a TAP test that exits 77 as an error */
         printf("1..0 # SKIP gnuplot not found on PATH\n");
-        return 77;
+        return 0;
     }
     const char *root = getenv("SPEEDLAB_SOURCE_ROOT");
     root = root && *root ? root : SL_SOURCE_ROOT;
