@@ -4,8 +4,10 @@
  */
 #include "prof_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static pthread_once_t atexit_once = PTHREAD_ONCE_INIT;
 static int region_memory; /* prof_set_region_memory / PROF_MEM=1 */
@@ -100,6 +102,26 @@ int prof_init(const prof_options *opt)
     return rc;
 }
 
+/* prof_write_json has said that the write failed; add the likely cause and what to do about it. */
+static void json_failed(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (access(dir, W_OK) != 0)
+        fprintf(stderr, "prof: no profile written: directory \"%s\": %s; set PROF_JSON (or json_path) to a "
+                        "file in an existing directory you can write to\n", dir, strerror(errno));
+    else
+        fprintf(stderr, "prof: no profile written: check that \"%s\" is a writable file and the disk is not "
+                        "full, or set PROF_JSON (or json_path) to another path\n", path);
+}
+
 void prof_reset(void)
 {
     if (!atomic_load(&prof_g.active)) {
@@ -124,7 +146,7 @@ void prof_shutdown(void)
     if (prof_g.report_at_exit)
         prof_report(stderr);
     if (prof_g.json_path && prof_write_json(prof_g.json_path) != 0)
-        fprintf(stderr, "prof: could not write the profile to %s (PROF_JSON / json_path)\n", prof_g.json_path);
+        json_failed(prof_g.json_path);
     prof_mem_sampler_stop();
     prof_memory_shutdown();
     prof_counters_shutdown();

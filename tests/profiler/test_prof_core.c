@@ -311,8 +311,6 @@ static void test_memory(void **state)
     assert_true(ns >= 2);
     assert_int_equal(json_array_size(json_object_get(mem, "rss_bytes")), ns);
     json_t *r = json_array_get(json_object_get(o, "regions"), 0);
-    if (getenv("PROF_TEST_DEBUG"))
-        json_dumpf(r, stderr, 0);
     assert_true((size_t)json_integer_value(json_object_get(r, "rss_peak_bytes")) >= big);
     json_decref(o);
     free(p);

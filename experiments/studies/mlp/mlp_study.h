@@ -1,0 +1,55 @@
+/*
+ * experiments/studies/mlp/mlp_study.h: the mlp study's state, shared by its glue (mlp.c) and its model
+ * adapters (models.c: a CPU model per variant, the device model for cuda and cublas).
+ */
+#ifndef SL_STUDY_MLP_H
+#define SL_STUDY_MLP_H
+
+#include "data/idx.h"
+#include "sl_config.h"
+#include "mlp/mlp.h"
+#include "study.h"
+#include "train/train.h"
+
+/* The device variants are wired in when the CUDA kernels of kernels/mlp are built. */
+#define MLP_DEVICE SL_HAVE_CUDA
+
+enum { V_NAIVE, V_SIMD, V_OMP, V_BLAS, V_CUDA, V_CUBLAS, MLP_N_VARIANTS };
+
+#define MLP_EVAL_CHUNK 1000 /* test rows per forward call when evaluating on the host */
+#define MLP_MAX_REPS 64     /* repetitions whose accuracy and time are kept for mean and spread */
+
+typedef struct mlp_state {
+    idx_set train, test;
+    mlp_dims dims;
+    mlp_layout L;
+    train_cfg cfg;        /* epochs, batch, lr, seed, n_train, n_test for the timed runs */
+    int epochs, naive_epochs, check_steps, quick, threads;
+    float *P0, *P, *G;    /* initial weights (He, from the seed), working copy, gradient */
+    float *wsblock, *X;   /* workspace for MLP_EVAL_CHUNK rows; batch (or eval chunk) as floats */
+    uint8_t *y;
+    mlp_ws ws;
+    int32_t *perm;
+    int v;                /* the variant the CPU model runs */
+    void *dev;            /* mlp_cuda * for cuda/cublas (prepare/release) */
+    int dev_per_step;     /* device model: read the loss every step (checks) */
+    double *ref_losses;   /* double-precision reference, check_steps losses (computed once) */
+    double *var_losses;
+    train_series series;  /* the last repetition's */
+    int nreps;
+    double acc[MLP_MAX_REPS], secs[MLP_MAX_REPS];
+    double peak_dev_bytes;
+} mlp_state;
+
+/* models.c */
+train_model mlp_cpu_model(mlp_state *s);
+#if MLP_DEVICE
+train_model mlp_dev_model(mlp_state *s);
+int mlp_dev_prepare(mlp_state *s, int v, sl_error *err);
+void mlp_dev_release(mlp_state *s);
+#endif
+/* The forward of variant v (CPU variants), for evaluation. */
+mlp_forward_fn mlp_forward_of(int v);
+mlp_backward_fn mlp_backward_of(int v);
+
+#endif

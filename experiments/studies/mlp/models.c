@@ -1,0 +1,173 @@
+/*
+ * experiments/studies/mlp/models.c: the mlp variants as train_model adapters. The CPU model runs one
+ * step as data (gather + scale), forward, loss, backward, update, each a region; the device model calls
+ * the same five steps of kernels/mlp/mlp_cuda.h (enqueued on a stream, so their regions measure the host
+ * side; "epoch" holds the device time through train_model.sync).
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include <speedlab/prof.h>
+
+#include "mlp_study.h"
+#include "sl_config.h"
+#if MLP_DEVICE
+#include "mlp/mlp_cuda.h"
+#endif
+
+static const mlp_forward_fn forwards[] = {
+    [V_NAIVE] = mlp_forward_naive, [V_SIMD] = mlp_forward_simd, [V_OMP] = mlp_forward_omp,
+#if SL_HAVE_BLAS
+    [V_BLAS] = mlp_forward_blas,
+#endif
+};
+static const mlp_backward_fn backwards[] = {
+    [V_NAIVE] = mlp_backward_naive, [V_SIMD] = mlp_backward_simd, [V_OMP] = mlp_backward_omp,
+#if SL_HAVE_BLAS
+    [V_BLAS] = mlp_backward_blas,
+#endif
+};
+
+/* NULL for a variant without CPU kernels in this build (blas without BLAS, the device variants). */
+mlp_forward_fn mlp_forward_of(int v)
+{
+    return v >= 0 && v < (int)(sizeof forwards / sizeof *forwards) ? forwards[v] : NULL;
+}
+mlp_backward_fn mlp_backward_of(int v)
+{
+    return v >= 0 && v < (int)(sizeof backwards / sizeof *backwards) ? backwards[v] : NULL;
+}
+
+static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
+{
+    mlp_state *s = ctx;
+    mlp_forward_fn fw = mlp_forward_of(s->v);
+    mlp_backward_fn bw = mlp_backward_of(s->v);
+    if (!fw || !bw) {
+        sl_error_set(err, "mlp: variant %d has no CPU kernels in this build", s->v);
+        return -1;
+    }
+    prof_begin("data");
+    train_gather(&s->train, idx, B, s->X, s->y);
+    prof_end("data");
+    prof_begin("forward");
+    fw(&s->dims, s->P, s->X, B, &s->ws, s->threads);
+    prof_end("forward");
+    prof_begin("loss");
+    *loss = mlp_loss(&s->dims, s->y, B, &s->ws);
+    prof_end("loss");
+    prof_begin("backward");
+    bw(&s->dims, s->P, s->X, B, &s->ws, s->G, s->threads);
+    prof_end("backward");
+    prof_begin("update");
+    mlp_sgd(s->P, s->G, s->L.n, lr);
+    prof_end("update");
+    if (!isfinite(*loss)) {
+        sl_error_set(err, "mlp: the training loss is %g (diverged: lower --param lr)", *loss);
+        return -1;
+    }
+    return 0;
+}
+
+/* Test accuracy with the variant's own forward, in chunks of MLP_EVAL_CHUNK rows. */
+static int cpu_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *err)
+{
+    (void)loss_sum, (void)err;
+    mlp_state *s = ctx;
+    int32_t idx[MLP_EVAL_CHUNK];
+    long ok = 0;
+    for (long r = 0; r < s->cfg.n_test; r += MLP_EVAL_CHUNK) {
+        int B = (int)(s->cfg.n_test - r < MLP_EVAL_CHUNK ? s->cfg.n_test - r : MLP_EVAL_CHUNK);
+        for (int b = 0; b < B; b++)
+            idx[b] = (int32_t)(r + b);
+        train_gather(&s->test, idx, B, s->X, s->y);
+        mlp_forward_of(s->v)(&s->dims, s->P, s->X, B, &s->ws, s->threads);
+        ok += mlp_correct(&s->dims, s->ws.z3, s->y, B);
+    }
+    *correct = ok;
+    return 0;
+}
+
+train_model mlp_cpu_model(mlp_state *s)
+{
+    return (train_model){.ctx = s, .step = cpu_step, .epoch_end = cpu_epoch_end};
+}
+
+#if MLP_DEVICE
+static int dev_fail(mlp_state *s, sl_error *err)
+{
+    sl_error_set(err, "mlp: %s", mlp_cuda_error(s->dev));
+    return -1;
+}
+
+static int dev_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
+{
+    mlp_state *s = ctx;
+    mlp_cuda *c = s->dev;
+    int rc;
+    prof_begin("data");
+    rc = mlp_cuda_data(c, idx, B);
+    prof_end("data");
+    prof_begin("forward");
+    rc |= mlp_cuda_forward(c, B);
+    prof_end("forward");
+    prof_begin("loss");
+    rc |= mlp_cuda_loss(c, B);
+    prof_end("loss");
+    prof_begin("backward");
+    rc |= mlp_cuda_backward(c, B);
+    prof_end("backward");
+    prof_begin("update");
+    rc |= mlp_cuda_update(c, lr);
+    prof_end("update");
+    if (rc)
+        return dev_fail(s, err);
+    *loss = NAN;
+    if (s->dev_per_step) { /* the checks compare every step's loss: wait for it */
+        if (mlp_cuda_sync(c) || mlp_cuda_take_loss(c, loss))
+            return dev_fail(s, err);
+    }
+    return 0;
+}
+
+static int dev_sync(void *ctx, sl_error *err)
+{
+    mlp_state *s = ctx;
+    return mlp_cuda_sync(s->dev) ? dev_fail(s, err) : 0;
+}
+
+static int dev_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *err)
+{
+    mlp_state *s = ctx;
+    if (mlp_cuda_sync(s->dev) || mlp_cuda_take_loss(s->dev, loss_sum) || mlp_cuda_evaluate(s->dev, correct))
+        return dev_fail(s, err);
+    double b = (double)mlp_cuda_bytes(s->dev);
+    s->peak_dev_bytes = b > s->peak_dev_bytes ? b : s->peak_dev_bytes;
+    return 0;
+}
+
+train_model mlp_dev_model(mlp_state *s)
+{
+    return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end};
+}
+
+int mlp_dev_prepare(mlp_state *s, int v, sl_error *err)
+{
+    char msg[512];
+    mlp_dev_release(s);
+    s->dev = mlp_cuda_create(&s->dims, v == V_CUBLAS, s->cfg.batch, s->train.images, s->train.labels,
+                             s->train.n, s->test.images, s->test.labels, s->cfg.n_test, msg, sizeof msg);
+    if (!s->dev) {
+        sl_error_set(err, "mlp: %s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+void mlp_dev_release(mlp_state *s)
+{
+    if (s->dev)
+        mlp_cuda_destroy(s->dev);
+    s->dev = NULL;
+}
+#endif

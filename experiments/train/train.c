@@ -1,0 +1,132 @@
+/*
+ * experiments/train/train.c: the shared SGD epoch loop (see train.h).
+ */
+#include "train.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <speedlab/prof.h>
+
+int train_series_alloc(train_series *s, int epochs)
+{
+    s->n = 0;
+    s->cap = epochs;
+    double **a[] = {&s->epoch, &s->train_loss, &s->test_acc, &s->epoch_s, &s->samples_per_s};
+    int ok = 1;
+    for (int i = 0; i < 5; i++)
+        ok &= (*a[i] = calloc((size_t)(epochs > 0 ? epochs : 1), sizeof(double))) != NULL;
+    if (!ok)
+        train_series_free(s);
+    return ok ? 0 : -1;
+}
+
+void train_series_free(train_series *s)
+{
+    free(s->epoch); free(s->train_loss); free(s->test_acc); free(s->epoch_s); free(s->samples_per_s);
+    *s = (train_series){0};
+}
+
+void train_series_record(const train_series *s, sl_record *rec)
+{
+    if (s->n <= 0)
+        return;
+    sl_record_series(rec, "epoch", s->epoch, s->n);
+    sl_record_series(rec, "train_loss", s->train_loss, s->n);
+    sl_record_series(rec, "test_acc", s->test_acc, s->n);
+    sl_record_series(rec, "epoch_s", s->epoch_s, s->n);
+    sl_record_series(rec, "samples_per_s", s->samples_per_s, s->n);
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void train_shuffle(int32_t *perm, long n, uint64_t seed, int epoch)
+{
+    uint64_t st = seed * 0x100000001b3ull + (uint64_t)epoch * 0x9e3779b97f4a7c15ull + 0x73687566ull;
+    for (long i = 0; i < n; i++)
+        perm[i] = (int32_t)i;
+    for (long i = n - 1; i > 0; i--) {
+        /* the modulo bias of a 64-bit draw over < 2^31 values is below 2^-32: immaterial here */
+        long j = (long)(splitmix(&st) % (uint64_t)(i + 1));
+        int32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+void train_gather(const idx_set *set, const int32_t *idx, int B, float *X, uint8_t *y)
+{
+    size_t px = (size_t)set->rows * (size_t)set->cols;
+    const float scale = 1.0f / 255.0f;
+    for (int b = 0; b < B; b++) {
+        const uint8_t *src = set->images + (size_t)idx[b] * px;
+        float *dst = X + (size_t)b * px;
+        for (size_t k = 0; k < px; k++)
+            dst[k] = (float)src[k] * scale;
+        y[b] = set->labels[idx[b]];
+    }
+}
+
+int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
+              double *step_losses, sl_error *err)
+{
+    long steps_per_epoch = cfg->n_train / cfg->batch; /* the last partial batch is dropped, as the write-up */
+    int total_steps = 0;
+    for (int e = 0; e < cfg->epochs; e++) {
+        train_shuffle(perm, set_n, cfg->seed, e);
+        double loss_sum = 0;
+        int per_step = 1, steps = 0;
+        prof_begin("epoch");
+        uint64_t t0 = prof_now_ns();
+        for (long s = 0; s < steps_per_epoch; s++) {
+            if (cfg->max_steps > 0 && total_steps >= cfg->max_steps)
+                break;
+            double loss = NAN;
+            if (m->step(m->ctx, perm + s * cfg->batch, cfg->batch, cfg->lr, &loss, err) != 0) {
+                prof_end("epoch");
+                return -1;
+            }
+            if (isnan(loss))
+                per_step = 0;
+            else
+                loss_sum += loss;
+            if (step_losses)
+                step_losses[total_steps] = loss;
+            steps++, total_steps++;
+        }
+        if (m->sync && m->sync(m->ctx, err) != 0) {
+            prof_end("epoch");
+            return -1;
+        }
+        uint64_t t1 = prof_now_ns();
+        prof_end("epoch");
+        long correct = 0;
+        double device_sum = 0;
+        prof_begin("evaluate");
+        int rc = m->epoch_end(m->ctx, &device_sum, &correct, err);
+        prof_end("evaluate");
+        if (rc != 0)
+            return -1;
+        if (!per_step)
+            loss_sum = device_sum;
+        if (out && out->n < out->cap) {
+            /* epoch_s: the steps only (a device model's included, through sync), not the evaluation */
+            double secs = (double)(t1 - t0) * 1e-9;
+            int i = out->n++;
+            out->epoch[i] = e + 1;
+            out->train_loss[i] = steps ? loss_sum / steps : NAN;
+            out->test_acc[i] = cfg->n_test ? (double)correct / (double)cfg->n_test : NAN;
+            out->epoch_s[i] = secs;
+            out->samples_per_s[i] = secs > 0 ? (double)steps * cfg->batch / secs : NAN;
+        }
+        if (cfg->max_steps > 0 && total_steps >= cfg->max_steps)
+            break;
+    }
+    return 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * experiments/train/train.h: what the minibatch-SGD training studies share (mlp now, cnn next): the
+ * per-epoch shuffle from the run's seed, the batch gather (bytes -> floats in [0,1]), the epoch loop
+ * with its per-epoch series (epoch, train_loss, test_acc, epoch_s, samples_per_s) and the regions
+ * around it. A model plugs in as two callbacks, so a CPU model and a device-resident one (which gathers
+ * on the GPU) run the same loop and see the same batches.
+ */
+#ifndef SL_TRAIN_H
+#define SL_TRAIN_H
+
+#include <stdint.h>
+
+#include "data/idx.h"
+#include "study.h"
+
+typedef struct train_model {
+    void *ctx;
+    /* One SGD step on training rows idx[0..B): gather, forward, loss, backward, update (the model opens
+     * those regions). *loss gets the batch-mean loss, or NAN when the model reports losses per epoch only
+     * (a device model that would otherwise synchronise every step). 0, or -1 with err. */
+    int (*step)(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err);
+    /* May be NULL: waits until the epoch's steps are done (a device model), so that epoch_s is the
+     * steps' real time and not their enqueue time. 0, or -1 with err. */
+    int (*sync)(void *ctx, sl_error *err);
+    /* End of an epoch: *loss_sum = sum of the epoch's batch-mean losses when step gave NAN (untouched
+     * otherwise), *correct = test rows predicted right with the current weights. 0, or -1 with err. */
+    int (*epoch_end)(void *ctx, double *loss_sum, long *correct, sl_error *err);
+} train_model;
+
+typedef struct train_cfg {
+    int epochs;
+    int batch;
+    float lr;
+    uint64_t seed;
+    long n_train;   /* rows used per epoch (a prefix of the shuffled order; < the set's n when reduced) */
+    long n_test;
+    int max_steps;  /* > 0: stop after this many steps in total (checks); 0: whole epochs */
+} train_cfg;
+
+/* Per-epoch series, epochs long (allocated by train_series_alloc). */
+typedef struct train_series {
+    int n, cap;
+    double *epoch, *train_loss, *test_acc, *epoch_s, *samples_per_s;
+} train_series;
+
+int train_series_alloc(train_series *s, int epochs);
+void train_series_free(train_series *s);
+/* Adds the five series to the record. */
+void train_series_record(const train_series *s, sl_record *rec);
+
+/* The order of epoch `epoch`'s rows: a Fisher-Yates shuffle of 0..n-1 seeded by (seed, epoch), so every
+ * variant sees the same batches. */
+void train_shuffle(int32_t *perm, long n, uint64_t seed, int epoch);
+/* Rows idx[0..B) of set into X (B x rows*cols floats, pixel / 255) and y. */
+void train_gather(const idx_set *set, const int32_t *idx, int B, float *X, uint8_t *y);
+
+/* The epoch loop. perm: n_train-or-more int32 scratch (set size). step_losses: when not NULL, each step's
+ * loss in order (max_steps entries; used by the checks). Regions: "epoch" around each epoch's steps and
+ * "evaluate" around epoch_end. 0, or -1 with err. */
+int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
+              double *step_losses, sl_error *err);
+
+#endif

@@ -1,0 +1,700 @@
+/*
+ * kernels/mlp/mlp_cuda.cu: the mlp network of mlp.h on the GPU, both device variants of mlp_cuda.h.
+ *
+ * Design (and why):
+ *   - Everything lives in one context on one non-blocking stream: the training and test images as bytes
+ *     (uploaded once by mlp_cuda_create; 47 MB for MNIST as floats would be 188 MB and a step only needs
+ *     B rows), the parameters P and gradients G in mlp.h's single-array layout (so set/get_params are one
+ *     copy and the update is one kernel over L.n floats), and the per-batch activations sized max_batch.
+ *   - data: the host's B int32 indices are copied into a pinned staging buffer and sent with
+ *     cudaMemcpyAsync (pageable memory would make the copy synchronous). Two staging slots, each guarded
+ *     by an event, so the host never overwrites indices a still-queued copy has not read yet and rarely
+ *     waits. A gather kernel then reads the B rows (and labels) and scales them to [0,1] with an IEEE
+ *     division (__fdiv_rn: --use_fast_math would otherwise make x/255 approximate), as the CPU does.
+ *   - products, cuda variant: one templated tiled SGEMM (256-thread blocks, k-slices of 16 in shared
+ *     memory, RM x RN outputs per thread at stride 16 so shared reads are conflict-free and the stores
+ *     coalesce; 64x64 tiles when that still gives every SM a block, else 32x32 or 16x16, as the small
+ *     products of small batches would otherwise run on a few of the H100's 132 SMs). Template flags give the three shapes of the network without transposing anything
+ *     in memory: X W (forward), A^T D (weight gradients: A is read as stored, k = batch row), D W^T (input
+ *     deltas). The epilogue is fused: + bias, + bias then ReLU, or the ReLU' mask of the previous layer's
+ *     activations (the delta of a hidden layer), which saves one pass over each activation array.
+ *   - products, cublas variant: cublasSgemm on the same row-major arrays by computing the transposed
+ *     problem (a row-major M x N matrix is a column-major N x M one: C^T = op(B)^T op(A)^T, so the
+ *     operands swap and each keeps its own op and its stored row length as leading dimension). The
+ *     epilogue is then a small elementwise kernel. Math mode is CUBLAS_DEFAULT_MATH (full FP32, no TF32)
+ *     so both variants compute the same float32 function as the CPU ones.
+ *   - loss: one warp per row (lanes over the n3 classes; n3 = 10 fits one pass): max-shifted softmax,
+ *     d3 = (p - onehot)/B, and the row's -log p_y in double (clamped at 1e-30 as mlp_loss). A one-block
+ *     kernel then adds the batch mean to a device double accumulator in a fixed order (deterministic, no
+ *     double atomics); mlp_cuda_take_loss copies and zeroes it. No host sync in the step.
+ *   - bias gradients: column sums of the deltas by 32x8 blocks (coalesced rows, shared-memory finish).
+ *   - evaluate: the test rows go through the same gather (contiguous, no indices) and forward in chunks
+ *     of max_batch; one thread per row takes the argmax (first maximum, as mlp_correct) and a block
+ *     count (__syncthreads_count) is added atomically to a device counter. It reuses the step's activation
+ *     arrays: call it between steps, not between a step's forward and backward.
+ *   - errors: every CUDA and cuBLAS return is checked (kernel launches by cudaGetLastError); a failing
+ *     call returns -1 with "mlp cuda: <what>: <reason>" in mlp_cuda_error(). Without cuBLAS in the build
+ *     (SL_HAVE_CUBLAS 0) the cublas variant fails at create with that message.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sl_config.h"
+#if SL_HAVE_CUBLAS
+#include <cublas_v2.h>
+#endif
+
+extern "C" {
+#include "mlp_cuda.h"
+}
+
+#define TK 16         /* SGEMM k-slice (tiles: 16 RM x 16 RN, see own_gemm) */
+#define GEMM_THREADS 256
+#define ROWS_PER_BLOCK 8 /* warps (rows) per loss block */
+#define MAX_GRID 4096    /* cap for grid-stride elementwise kernels */
+
+enum { EPI_STORE = 0, EPI_BIAS = 1, EPI_BIAS_RELU = 2, EPI_MASK = 3 };
+
+struct mlp_cuda {
+    mlp_dims d;
+    mlp_layout L;
+    int use_cublas, max_batch, slot, sms;
+    long n_train, n_test;
+    cudaStream_t s;
+    cudaEvent_t staged[2];
+#if SL_HAVE_CUBLAS
+    cublasHandle_t h;
+#endif
+    uint8_t *tr_x, *tr_y, *te_x, *te_y, *y;                 /* device */
+    float *P, *G, *X, *a1, *a2, *z3, *d3, *d2, *d1;          /* device */
+    int32_t *idx;                                            /* device */
+    double *rowloss, *acc;                                   /* device */
+    unsigned long long *count;                               /* device */
+    int32_t *h_idx;                                          /* pinned, 2 x max_batch */
+    double *h_loss;                                          /* pinned */
+    unsigned long long *h_count;                             /* pinned */
+    size_t bytes;
+    char err[256];
+};
+
+/* ---- kernels ------------------------------------------------------------------------------------- */
+
+/* X[b][:] = src_x[r][:] / 255, y[b] = src_y[r], r = idx[b] (or row0 + b when idx is NULL). */
+__global__ void k_gather(const uint8_t *__restrict__ src_x, const uint8_t *__restrict__ src_y,
+                         const int32_t *__restrict__ idx, long row0, int B, int n0, float *__restrict__ X,
+                         uint8_t *__restrict__ y)
+{
+    for (long b = blockIdx.x; b < B; b += gridDim.x) {
+        long r = idx ? (long)idx[b] : row0 + b;
+        const uint8_t *s = src_x + (size_t)r * n0;
+        float *x = X + (size_t)b * n0;
+        for (int k = threadIdx.x; k < n0; k += blockDim.x)
+            x[k] = __fdiv_rn((float)s[k], 255.0f);
+        if (threadIdx.x == 0)
+            y[b] = src_y[r];
+    }
+}
+
+/* C (M x N, row-major) = op(A) op(B) with the epilogue EPI. op(A) is M x K: A stored M x K, or K x M
+ * when TA. op(B) is K x N: B stored K x N, or N x K when TB. aux: the bias (n = N) or the mask (M x N). */
+template <int RM, int RN, bool TA, bool TB, int EPI>
+__global__ void __launch_bounds__(GEMM_THREADS)
+k_gemm(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ Bm, float *__restrict__ C,
+       const float *__restrict__ aux)
+{
+    constexpr int TM = 16 * RM, TN = 16 * RN; /* the block's tile */
+    __shared__ float As[TK][TM + 4];
+    __shared__ float Bs[TK][TN + 4];
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int m0 = blockIdx.y * TM, n0 = blockIdx.x * TN;
+    float acc[RM][RN] = {};
+
+    for (int k0 = 0; k0 < K; k0 += TK) {
+        /* loads: consecutive threads walk the dimension that is contiguous in memory */
+#pragma unroll
+        for (int i = tid; i < TM * TK; i += GEMM_THREADS) {
+            int m = TA ? i % TM : i / TK, k = TA ? i / TM : i % TK;
+            int gm = m0 + m, gk = k0 + k;
+            float v = 0.0f;
+            if (gm < M && gk < K)
+                v = TA ? A[(size_t)gk * M + gm] : A[(size_t)gm * K + gk];
+            As[k][m] = v;
+        }
+#pragma unroll
+        for (int i = tid; i < TN * TK; i += GEMM_THREADS) {
+            int n = TB ? i / TK : i % TN, k = TB ? i % TK : i / TN;
+            int gn = n0 + n, gk = k0 + k;
+            float v = 0.0f;
+            if (gn < N && gk < K)
+                v = TB ? Bm[(size_t)gn * K + gk] : Bm[(size_t)gk * N + gn];
+            Bs[k][n] = v;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < TK; k++) {
+            float a[RM], b[RN];
+#pragma unroll
+            for (int i = 0; i < RM; i++)
+                a[i] = As[k][ty + 16 * i];
+#pragma unroll
+            for (int j = 0; j < RN; j++)
+                b[j] = Bs[k][tx + 16 * j];
+#pragma unroll
+            for (int i = 0; i < RM; i++)
+#pragma unroll
+                for (int j = 0; j < RN; j++)
+                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < RM; i++) {
+        int gm = m0 + ty + 16 * i;
+        if (gm >= M)
+            continue;
+#pragma unroll
+        for (int j = 0; j < RN; j++) {
+            int gn = n0 + tx + 16 * j;
+            if (gn >= N)
+                continue;
+            float v = acc[i][j];
+            if (EPI == EPI_BIAS || EPI == EPI_BIAS_RELU)
+                v += aux[gn];
+            if (EPI == EPI_BIAS_RELU)
+                v = v < 0.0f ? 0.0f : v;
+            if (EPI == EPI_MASK)
+                v = aux[(size_t)gm * N + gn] > 0.0f ? v : 0.0f;
+            C[(size_t)gm * N + gn] = v;
+        }
+    }
+}
+
+/* cublas variant's epilogues: Z[b][j] += bias[j] (then ReLU); D[i] = A[i] > 0 ? D[i] : 0. */
+__global__ void k_bias_act(float *Z, const float *bias, int M, int N, int relu)
+{
+    size_t n = (size_t)M * N;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float v = Z[i] + bias[i % N];
+        Z[i] = relu && v < 0.0f ? 0.0f : v;
+    }
+}
+
+__global__ void k_mask(float *D, const float *A, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        D[i] = A[i] > 0.0f ? D[i] : 0.0f;
+}
+
+/* One warp per row: softmax of z3, d3 = (p - onehot(y)) / B, rowloss = -log max(p_y, 1e-30). */
+__global__ void k_softmax_ce(const float *__restrict__ z3, const uint8_t *__restrict__ y, int B, int K,
+                             float *__restrict__ d3, double *__restrict__ rowloss)
+{
+    const int lane = threadIdx.x & 31;
+    const long b = (long)blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5);
+    if (b >= B) /* the whole warp leaves together: b is per warp */
+        return;
+    const float *z = z3 + (size_t)b * K;
+    float *g = d3 + (size_t)b * K;
+    float mx = -INFINITY;
+    for (int j = lane; j < K; j += 32)
+        mx = fmaxf(mx, z[j]);
+    for (int off = 16; off > 0; off >>= 1)
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+    float sum = 0.0f;
+    for (int j = lane; j < K; j += 32)
+        sum += expf(z[j] - mx);
+    for (int off = 16; off > 0; off >>= 1)
+        sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    const int lab = y[b];
+    const float invB = 1.0f / (float)B;
+    for (int j = lane; j < K; j += 32) {
+        float p = expf(z[j] - mx) / sum;
+        g[j] = (p - (j == lab ? 1.0f : 0.0f)) * invB;
+        if (j == lab)
+            rowloss[b] = -log(fmax((double)p, 1e-30));
+    }
+}
+
+/* *acc += mean(rowloss[0..B)), in a fixed order (one block). */
+__global__ void k_loss_sum(const double *__restrict__ rowloss, int B, double *acc)
+{
+    __shared__ double sh[256];
+    double s = 0.0;
+    for (int i = threadIdx.x; i < B; i += 256)
+        s += rowloss[i];
+    sh[threadIdx.x] = s;
+    __syncthreads();
+    for (int w = 128; w > 0; w >>= 1) {
+        if ((int)threadIdx.x < w)
+            sh[threadIdx.x] += sh[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        *acc += sh[0] / (double)B;
+}
+
+/* db[j] = sum_b D[b][j]; blocks of 32 columns x 8 row lanes. */
+__global__ void k_colsum(const float *__restrict__ D, int B, int N, float *__restrict__ db)
+{
+    __shared__ float sh[8][33];
+    const int col = blockIdx.x * 32 + threadIdx.x;
+    float s = 0.0f;
+    if (col < N)
+        for (int b = threadIdx.y; b < B; b += 8)
+            s += D[(size_t)b * N + col];
+    sh[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < N) {
+        float t = 0.0f;
+        for (int r = 0; r < 8; r++)
+            t += sh[r][threadIdx.x];
+        db[col] = t;
+    }
+}
+
+__global__ void k_sgd(float *P, const float *G, size_t n, float lr)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        P[i] -= lr * G[i];
+}
+
+/* count += rows whose first maximal logit is at y (one thread per row, one atomic per block). */
+__global__ void k_count(const float *__restrict__ z3, const uint8_t *__restrict__ y, int B, int K,
+                        unsigned long long *count)
+{
+    const int b = blockIdx.x * blockDim.x + threadIdx.x;
+    int ok = 0;
+    if (b < B) {
+        const float *z = z3 + (size_t)b * K;
+        int best = 0;
+        for (int j = 1; j < K; j++)
+            if (z[j] > z[best])
+                best = j;
+        ok = best == y[b];
+    }
+    int n = __syncthreads_count(ok);
+    if (threadIdx.x == 0 && n)
+        atomicAdd(count, (unsigned long long)n);
+}
+
+/* ---- host helpers --------------------------------------------------------------------------------- */
+
+static int fail(mlp_cuda *c, const char *what, const char *why)
+{
+    snprintf(c->err, sizeof c->err, "mlp cuda: %s: %s", what, why);
+    return -1;
+}
+#define CK(call, what) \
+    do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return fail(c, what, cudaGetErrorString(e_)); } while (0)
+#define LAUNCHED(what) CK(cudaGetLastError(), "launch " what)
+
+#if SL_HAVE_CUBLAS
+#define CKB(call, what) \
+    do { cublasStatus_t s_ = (call); \
+         if (s_ != CUBLAS_STATUS_SUCCESS) return fail(c, what, cublasGetStatusString(s_)); } while (0)
+#endif
+
+static unsigned grid_for(size_t n, unsigned threads)
+{
+    size_t g = (n + threads - 1) / threads;
+    return (unsigned)(g < 1 ? 1 : g > MAX_GRID ? MAX_GRID : g);
+}
+
+static int dalloc(mlp_cuda *c, void **p, size_t n, const char *what)
+{
+    if (n < 16)
+        n = 16; /* never a zero-byte allocation (empty test set) */
+    CK(cudaMalloc(p, n), what);
+    c->bytes += n;
+    return 0;
+}
+
+static long tiles(int M, int N, int t) { return (long)((M + t - 1) / t) * ((N + t - 1) / t); }
+
+/* The tile: 64 x 64 (4 x 4 outputs a thread, the most reuse) while that still gives every SM a block;
+ * 32 x 32 or 16 x 16 for the small products (small batches, the 10-wide output layer), which would
+ * otherwise run on a handful of SMs. */
+template <bool TA, bool TB, int EPI>
+static int own_gemm(mlp_cuda *c, int M, int N, int K, const float *A, const float *Bm, float *C, const float *aux,
+                    const char *what)
+{
+    const int r = tiles(M, N, 64) >= c->sms ? 4 : tiles(M, N, 32) >= c->sms ? 2 : 1;
+    dim3 grid((unsigned)((N + 16 * r - 1) / (16 * r)), (unsigned)((M + 16 * r - 1) / (16 * r)));
+    if (r == 4)
+        k_gemm<4, 4, TA, TB, EPI><<<grid, GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
+    else if (r == 2)
+        k_gemm<2, 2, TA, TB, EPI><<<grid, GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
+    else
+        k_gemm<1, 1, TA, TB, EPI><<<grid, GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
+    CK(cudaGetLastError(), what);
+    return 0;
+}
+
+/* C (M x N) = op(A) op(B), then the epilogue, by the context's variant. The shapes used: (ta, tb, epi)
+ * = (0, 0, BIAS[_RELU]) forward, (1, 0, STORE) weight gradients, (0, 1, MASK) hidden deltas. */
+static int product(mlp_cuda *c, int ta, int tb, int epi, int M, int N, int K, const float *A, const float *Bm,
+                   float *C, const float *aux, const char *what)
+{
+    if (M > 65535 * 16)
+        return fail(c, what, "too many rows for the grid");
+    if (c->use_cublas) {
+#if SL_HAVE_CUBLAS
+        const float one = 1.0f, zero = 0.0f;
+        /* row-major C = op(A) op(B)  <=>  column-major C^T = op(B)^T op(A)^T: swap the operands, keep
+         * each op, leading dimension = the stored row length */
+        CKB(cublasSgemm(c->h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &one, Bm,
+                        tb ? K : N, A, ta ? M : K, &zero, C, N),
+            what);
+        size_t n = (size_t)M * N;
+        if (epi == EPI_BIAS || epi == EPI_BIAS_RELU) {
+            k_bias_act<<<grid_for(n, 256), 256, 0, c->s>>>(C, aux, M, N, epi == EPI_BIAS_RELU);
+            LAUNCHED("bias_act");
+        } else if (epi == EPI_MASK) {
+            k_mask<<<grid_for(n, 256), 256, 0, c->s>>>(C, aux, n);
+            LAUNCHED("mask");
+        }
+        return 0;
+#else
+        return fail(c, what, "built without cuBLAS");
+#endif
+    }
+    if (!ta && !tb && epi == EPI_BIAS_RELU)
+        return own_gemm<false, false, EPI_BIAS_RELU>(c, M, N, K, A, Bm, C, aux, what);
+    if (!ta && !tb && epi == EPI_BIAS)
+        return own_gemm<false, false, EPI_BIAS>(c, M, N, K, A, Bm, C, aux, what);
+    if (ta && !tb && epi == EPI_STORE)
+        return own_gemm<true, false, EPI_STORE>(c, M, N, K, A, Bm, C, aux, what);
+    if (!ta && tb && epi == EPI_MASK)
+        return own_gemm<false, true, EPI_MASK>(c, M, N, K, A, Bm, C, aux, what);
+    return fail(c, what, "unsupported product shape");
+}
+
+static int check_B(mlp_cuda *c, int B, const char *what)
+{
+    if (B < 1 || B > c->max_batch) {
+        char why[96];
+        snprintf(why, sizeof why, "batch %d out of range 1-%d", B, c->max_batch);
+        return fail(c, what, why);
+    }
+    return 0;
+}
+
+/* X, y <- rows of (src_x, src_y): by the device indices c->idx, or contiguous from row0 (use_idx 0). */
+static int gather(mlp_cuda *c, const uint8_t *src_x, const uint8_t *src_y, int use_idx, long row0, int B)
+{
+    unsigned g = (unsigned)(B < MAX_GRID ? B : MAX_GRID);
+    k_gather<<<g, 256, 0, c->s>>>(src_x, src_y, use_idx ? c->idx : NULL, row0, B, c->d.n0, c->X, c->y);
+    LAUNCHED("gather");
+    return 0;
+}
+
+static int forward(mlp_cuda *c, int B)
+{
+    const mlp_dims *d = &c->d;
+    const mlp_layout *L = &c->L;
+    if (product(c, 0, 0, EPI_BIAS_RELU, B, d->n1, d->n0, c->X, c->P + L->W1, c->a1, c->P + L->b1, "forward 1") ||
+        product(c, 0, 0, EPI_BIAS_RELU, B, d->n2, d->n1, c->a1, c->P + L->W2, c->a2, c->P + L->b2, "forward 2") ||
+        product(c, 0, 0, EPI_BIAS, B, d->n3, d->n2, c->a2, c->P + L->W3, c->z3, c->P + L->b3, "forward 3"))
+        return -1;
+    return 0;
+}
+
+/* dW = A^T D (n_in x n_out, k = the B rows) and db = column sums of D. */
+static int weight_grad(mlp_cuda *c, const float *A, const float *D, int B, int n_in, int n_out, size_t oW,
+                       size_t ob, const char *what)
+{
+    if (product(c, 1, 0, EPI_STORE, n_in, n_out, B, A, D, c->G + oW, NULL, what))
+        return -1;
+    k_colsum<<<(unsigned)((n_out + 31) / 32), dim3(32, 8), 0, c->s>>>(D, B, n_out, c->G + ob);
+    LAUNCHED("bias gradient");
+    return 0;
+}
+
+/* ---- API ------------------------------------------------------------------------------------------ */
+
+extern "C" int mlp_cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError(); /* clear "no device" / "insufficient driver" */
+        return 0;
+    }
+    return n > 0 ? n : 0;
+}
+
+extern "C" const char *mlp_cuda_error(const mlp_cuda *c) { return c ? c->err : "mlp cuda: no context"; }
+
+extern "C" size_t mlp_cuda_bytes(const mlp_cuda *c) { return c ? c->bytes : 0; }
+
+extern "C" void mlp_cuda_destroy(mlp_cuda *c)
+{
+    if (!c)
+        return;
+    if (c->s)
+        cudaStreamSynchronize(c->s); /* nothing queued may still use what is freed below */
+#if SL_HAVE_CUBLAS
+    if (c->h)
+        cublasDestroy(c->h);
+#endif
+    void *dev[] = {c->tr_x, c->tr_y, c->te_x, c->te_y, c->y, c->P, c->G, c->X, c->a1, c->a2, c->z3,
+                   c->d3, c->d2, c->d1, c->idx, c->rowloss, c->acc, c->count};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        if (dev[i])
+            cudaFree(dev[i]);
+    void *host[] = {c->h_idx, c->h_loss, c->h_count};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        if (host[i])
+            cudaFreeHost(host[i]);
+    for (int i = 0; i < 2; i++)
+        if (c->staged[i])
+            cudaEventDestroy(c->staged[i]);
+    if (c->s)
+        cudaStreamDestroy(c->s);
+    free(c);
+}
+
+static int setup(mlp_cuda *c, const uint8_t *train_x, const uint8_t *train_y, const uint8_t *test_x,
+                 const uint8_t *test_y)
+{
+    const mlp_dims *d = &c->d;
+    const size_t mb = (size_t)c->max_batch, n0 = (size_t)d->n0, ntr = (size_t)c->n_train, nte = (size_t)c->n_test;
+    int dev = 0;
+    CK(cudaGetDevice(&dev), "cudaGetDevice");
+    CK(cudaDeviceGetAttribute(&c->sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
+    if (c->sms < 1)
+        c->sms = 1;
+    CK(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "stream");
+    CK(cudaEventCreateWithFlags(&c->staged[0], cudaEventDisableTiming), "event");
+    CK(cudaEventCreateWithFlags(&c->staged[1], cudaEventDisableTiming), "event");
+    if (c->use_cublas) {
+#if SL_HAVE_CUBLAS
+        CKB(cublasCreate(&c->h), "cublasCreate");
+        CKB(cublasSetStream(c->h, c->s), "cublasSetStream");
+        CKB(cublasSetMathMode(c->h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+#else
+        return fail(c, "cublas variant", "built without cuBLAS");
+#endif
+    }
+    if (dalloc(c, (void **)&c->tr_x, ntr * n0, "cudaMalloc train x") ||
+        dalloc(c, (void **)&c->tr_y, ntr, "cudaMalloc train y") ||
+        dalloc(c, (void **)&c->te_x, nte * n0, "cudaMalloc test x") ||
+        dalloc(c, (void **)&c->te_y, nte, "cudaMalloc test y") ||
+        dalloc(c, (void **)&c->P, c->L.n * sizeof(float), "cudaMalloc P") ||
+        dalloc(c, (void **)&c->G, c->L.n * sizeof(float), "cudaMalloc G") ||
+        dalloc(c, (void **)&c->X, mb * n0 * sizeof(float), "cudaMalloc X") ||
+        dalloc(c, (void **)&c->y, mb, "cudaMalloc y") ||
+        dalloc(c, (void **)&c->idx, mb * sizeof(int32_t), "cudaMalloc idx") ||
+        dalloc(c, (void **)&c->a1, mb * d->n1 * sizeof(float), "cudaMalloc a1") ||
+        dalloc(c, (void **)&c->d1, mb * d->n1 * sizeof(float), "cudaMalloc d1") ||
+        dalloc(c, (void **)&c->a2, mb * d->n2 * sizeof(float), "cudaMalloc a2") ||
+        dalloc(c, (void **)&c->d2, mb * d->n2 * sizeof(float), "cudaMalloc d2") ||
+        dalloc(c, (void **)&c->z3, mb * d->n3 * sizeof(float), "cudaMalloc z3") ||
+        dalloc(c, (void **)&c->d3, mb * d->n3 * sizeof(float), "cudaMalloc d3") ||
+        dalloc(c, (void **)&c->rowloss, mb * sizeof(double), "cudaMalloc rowloss") ||
+        dalloc(c, (void **)&c->acc, sizeof(double), "cudaMalloc loss") ||
+        dalloc(c, (void **)&c->count, sizeof(unsigned long long), "cudaMalloc count"))
+        return -1;
+    CK(cudaMallocHost((void **)&c->h_idx, 2 * mb * sizeof(int32_t)), "cudaMallocHost idx");
+    CK(cudaMallocHost((void **)&c->h_loss, sizeof(double)), "cudaMallocHost loss");
+    CK(cudaMallocHost((void **)&c->h_count, sizeof(unsigned long long)), "cudaMallocHost count");
+    if (ntr) {
+        CK(cudaMemcpy(c->tr_x, train_x, ntr * n0, cudaMemcpyHostToDevice), "copy train x");
+        CK(cudaMemcpy(c->tr_y, train_y, ntr, cudaMemcpyHostToDevice), "copy train y");
+    }
+    if (nte) {
+        CK(cudaMemcpy(c->te_x, test_x, nte * n0, cudaMemcpyHostToDevice), "copy test x");
+        CK(cudaMemcpy(c->te_y, test_y, nte, cudaMemcpyHostToDevice), "copy test y");
+    }
+    CK(cudaMemset(c->P, 0, c->L.n * sizeof(float)), "memset P");
+    CK(cudaMemset(c->G, 0, c->L.n * sizeof(float)), "memset G");
+    CK(cudaMemset(c->acc, 0, sizeof(double)), "memset loss");
+    CK(cudaDeviceSynchronize(), "upload");
+    return 0;
+}
+
+extern "C" mlp_cuda *mlp_cuda_create(const mlp_dims *d, int use_cublas, int max_batch, const uint8_t *train_x,
+                                     const uint8_t *train_y, long n_train, const uint8_t *test_x,
+                                     const uint8_t *test_y, long n_test, char *msg, size_t msg_len)
+{
+    char tmp[8];
+    if (!msg || !msg_len)
+        msg = tmp, msg_len = sizeof tmp;
+    msg[0] = 0;
+    if (!d || d->n0 < 1 || d->n1 < 1 || d->n2 < 1 || d->n3 < 1 || d->n3 > 256) {
+        snprintf(msg, msg_len, "mlp cuda: bad dimensions");
+        return NULL;
+    }
+    if (max_batch < 1 || max_batch > 65535 * 16 || n_train < 0 || n_test < 0 ||
+        (n_train > 0 && (!train_x || !train_y)) || (n_test > 0 && (!test_x || !test_y)) ||
+        n_train > INT32_MAX) {
+        snprintf(msg, msg_len, "mlp cuda: bad arguments (max_batch %d, %ld training rows, %ld test rows)",
+                 max_batch, n_train, n_test);
+        return NULL;
+    }
+    for (long i = 0; i < n_train; i++)
+        if (train_y[i] >= d->n3) {
+            snprintf(msg, msg_len, "mlp cuda: training label %d at row %ld is not below %d", train_y[i], i, d->n3);
+            return NULL;
+        }
+    for (long i = 0; i < n_test; i++)
+        if (test_y[i] >= d->n3) {
+            snprintf(msg, msg_len, "mlp cuda: test label %d at row %ld is not below %d", test_y[i], i, d->n3);
+            return NULL;
+        }
+#if !SL_HAVE_CUBLAS
+    if (use_cublas) {
+        snprintf(msg, msg_len, "mlp cuda: cublas variant: built without cuBLAS");
+        return NULL;
+    }
+#endif
+    if (mlp_cuda_device_count() == 0) {
+        snprintf(msg, msg_len, "mlp cuda: no CUDA device");
+        return NULL;
+    }
+    mlp_cuda *c = (mlp_cuda *)calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(msg, msg_len, "mlp cuda: out of host memory");
+        return NULL;
+    }
+    c->d = *d;
+    c->L = mlp_layout_of(d);
+    c->use_cublas = use_cublas ? 1 : 0;
+    c->max_batch = max_batch;
+    c->n_train = n_train;
+    c->n_test = n_test;
+    if (setup(c, train_x, train_y, test_x, test_y)) {
+        snprintf(msg, msg_len, "%s", c->err);
+        mlp_cuda_destroy(c);
+        return NULL;
+    }
+    return c;
+}
+
+extern "C" int mlp_cuda_set_params(mlp_cuda *c, const float *P)
+{
+    if (!c || !P)
+        return -1;
+    CK(cudaMemcpyAsync(c->P, P, c->L.n * sizeof(float), cudaMemcpyHostToDevice, c->s), "copy params in");
+    CK(cudaStreamSynchronize(c->s), "copy params in");
+    return 0;
+}
+
+extern "C" int mlp_cuda_get_params(mlp_cuda *c, float *P)
+{
+    if (!c || !P)
+        return -1;
+    CK(cudaMemcpyAsync(P, c->P, c->L.n * sizeof(float), cudaMemcpyDeviceToHost, c->s), "copy params out");
+    CK(cudaStreamSynchronize(c->s), "copy params out");
+    return 0;
+}
+
+extern "C" int mlp_cuda_data(mlp_cuda *c, const int32_t *idx, int B)
+{
+    if (!c)
+        return -1;
+    if (check_B(c, B, "data"))
+        return -1;
+    if (!idx)
+        return fail(c, "data", "no indices");
+    for (int b = 0; b < B; b++)
+        if (idx[b] < 0 || idx[b] >= c->n_train) {
+            char why[96];
+            snprintf(why, sizeof why, "index %ld at %d outside the %ld training rows", (long)idx[b], b,
+                     c->n_train);
+            return fail(c, "data", why);
+        }
+    /* the slot's previous copy must have read it before the host writes it again */
+    c->slot ^= 1;
+    int32_t *stage = c->h_idx + (size_t)c->slot * c->max_batch;
+    CK(cudaEventSynchronize(c->staged[c->slot]), "data: staging wait");
+    memcpy(stage, idx, (size_t)B * sizeof(int32_t));
+    CK(cudaMemcpyAsync(c->idx, stage, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, c->s),
+       "data: copy indices");
+    CK(cudaEventRecord(c->staged[c->slot], c->s), "data: event");
+    return gather(c, c->tr_x, c->tr_y, 1, 0, B);
+}
+
+extern "C" int mlp_cuda_forward(mlp_cuda *c, int B)
+{
+    if (!c || check_B(c, B, "forward"))
+        return -1;
+    return forward(c, B);
+}
+
+extern "C" int mlp_cuda_loss(mlp_cuda *c, int B)
+{
+    if (!c || check_B(c, B, "loss"))
+        return -1;
+    unsigned g = (unsigned)((B + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    k_softmax_ce<<<g, 32 * ROWS_PER_BLOCK, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->d3, c->rowloss);
+    LAUNCHED("softmax");
+    k_loss_sum<<<1, 256, 0, c->s>>>(c->rowloss, B, c->acc);
+    LAUNCHED("loss sum");
+    return 0;
+}
+
+extern "C" int mlp_cuda_backward(mlp_cuda *c, int B)
+{
+    if (!c || check_B(c, B, "backward"))
+        return -1;
+    const mlp_dims *d = &c->d;
+    const mlp_layout *L = &c->L;
+    if (weight_grad(c, c->a2, c->d3, B, d->n2, d->n3, L->W3, L->b3, "grad W3") ||
+        product(c, 0, 1, EPI_MASK, B, d->n2, d->n3, c->d3, c->P + L->W3, c->d2, c->a2, "delta 2") ||
+        weight_grad(c, c->a1, c->d2, B, d->n1, d->n2, L->W2, L->b2, "grad W2") ||
+        product(c, 0, 1, EPI_MASK, B, d->n1, d->n2, c->d2, c->P + L->W2, c->d1, c->a1, "delta 1") ||
+        weight_grad(c, c->X, c->d1, B, d->n0, d->n1, L->W1, L->b1, "grad W1"))
+        return -1;
+    return 0;
+}
+
+extern "C" int mlp_cuda_update(mlp_cuda *c, float lr)
+{
+    if (!c)
+        return -1;
+    k_sgd<<<grid_for(c->L.n, 256), 256, 0, c->s>>>(c->P, c->G, c->L.n, lr);
+    LAUNCHED("sgd");
+    return 0;
+}
+
+extern "C" int mlp_cuda_sync(mlp_cuda *c)
+{
+    if (!c)
+        return -1;
+    CK(cudaStreamSynchronize(c->s), "sync");
+    return 0;
+}
+
+extern "C" int mlp_cuda_take_loss(mlp_cuda *c, double *loss_sum)
+{
+    if (!c || !loss_sum)
+        return -1;
+    CK(cudaMemcpyAsync(c->h_loss, c->acc, sizeof(double), cudaMemcpyDeviceToHost, c->s), "take loss");
+    CK(cudaMemsetAsync(c->acc, 0, sizeof(double), c->s), "take loss: zero");
+    CK(cudaStreamSynchronize(c->s), "take loss");
+    *loss_sum = *c->h_loss;
+    return 0;
+}
+
+extern "C" int mlp_cuda_evaluate(mlp_cuda *c, long *correct)
+{
+    if (!c || !correct)
+        return -1;
+    CK(cudaMemsetAsync(c->count, 0, sizeof(unsigned long long), c->s), "evaluate: zero");
+    for (long r = 0; r < c->n_test; r += c->max_batch) {
+        int B = (int)(c->n_test - r < c->max_batch ? c->n_test - r : c->max_batch);
+        if (gather(c, c->te_x, c->te_y, 0, r, B) || forward(c, B))
+            return -1;
+        k_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->count);
+        LAUNCHED("count");
+    }
+    CK(cudaMemcpyAsync(c->h_count, c->count, sizeof(unsigned long long), cudaMemcpyDeviceToHost, c->s),
+       "evaluate: copy count");
+    CK(cudaStreamSynchronize(c->s), "evaluate");
+    *correct = (long)*c->h_count;
+    return 0;
+}

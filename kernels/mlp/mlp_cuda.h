@@ -1,0 +1,61 @@
+/*
+ * kernels/mlp/mlp_cuda.h: the mlp network on the GPU (variants cuda: own kernels; cublas: the products
+ * by cublasSgemm, the rest by the same small kernels). Same parameter layout and maths as mlp.h.
+ *
+ * The training and test images (bytes, n x n0) and labels are uploaded once by mlp_cuda_create (outside
+ * the timed path, as the write-up's CuPy code keeps its arrays on the device). A step then takes the
+ * batch's row indices from the host: mlp_cuda_data uploads them and gathers + scales the rows on the
+ * device, and the other calls enqueue work on the context's stream. Calls return 0, or -1 with the
+ * reason in mlp_cuda_error(). Host timing of a call measures its enqueue only; mlp_cuda_sync waits.
+ */
+#ifndef SL_KERNELS_MLP_CUDA_H
+#define SL_KERNELS_MLP_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mlp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mlp_cuda mlp_cuda;
+
+/* use_cublas: 0 = cuda variant, 1 = cublas variant. max_batch: the largest B of any later call
+ * (mlp_cuda_evaluate works in chunks of max_batch). NULL with msg on failure (no device, out of memory). */
+mlp_cuda *mlp_cuda_create(const mlp_dims *d, int use_cublas, int max_batch,
+                          const uint8_t *train_x, const uint8_t *train_y, long n_train,
+                          const uint8_t *test_x, const uint8_t *test_y, long n_test,
+                          char *msg, size_t msg_len);
+void mlp_cuda_destroy(mlp_cuda *c);
+const char *mlp_cuda_error(const mlp_cuda *c);
+
+/* Parameters to and from the device (P in mlp.h's layout, mlp_layout_of(d).n floats). */
+int mlp_cuda_set_params(mlp_cuda *c, const float *P);
+int mlp_cuda_get_params(mlp_cuda *c, float *P);
+
+/* One SGD step, in the study's regions: data (indices up, gather rows of the training set, scale to
+ * [0,1]), forward, loss (softmax, cross-entropy added to a device accumulator, d3), backward, update. */
+int mlp_cuda_data(mlp_cuda *c, const int32_t *idx, int B);
+int mlp_cuda_forward(mlp_cuda *c, int B);
+int mlp_cuda_loss(mlp_cuda *c, int B);
+int mlp_cuda_backward(mlp_cuda *c, int B);
+int mlp_cuda_update(mlp_cuda *c, float lr);
+/* Waits for the stream. Then: the sum of the batch-mean losses added since the last take (and zeroes it). */
+int mlp_cuda_sync(mlp_cuda *c);
+int mlp_cuda_take_loss(mlp_cuda *c, double *loss_sum);
+
+/* Test-set accuracy count with the current parameters (synchronous). */
+int mlp_cuda_evaluate(mlp_cuda *c, long *correct);
+/* Device memory this context holds (bytes), and the device's peak use seen by the context (bytes). */
+size_t mlp_cuda_bytes(const mlp_cuda *c);
+
+/* Whether a CUDA device is present (0/1), for tests that skip without one. */
+int mlp_cuda_device_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

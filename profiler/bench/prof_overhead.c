@@ -1,0 +1,116 @@
+/*
+ * prof_overhead: what one prof_begin/prof_end pair costs the caller (docs/profiler.md, "Overhead").
+ *
+ *     prof_overhead [PAIRS [REPS]]      defaults: 1000000 pairs, 11 repetitions
+ *
+ * The pair is the common case: the same name, nested under an open parent, called again and again.
+ * Each repetition times PAIRS pairs with CLOCK_MONOTONIC around the whole loop (so the profiler's own
+ * clock is not trusted to time itself); the table gives the median over repetitions, and min/max to
+ * show the spread. The loop itself (about 1 ns) is included, so the figures are slight overestimates.
+ */
+#include <speedlab/prof.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef PROF_HAVE_NVTX
+#define PROF_HAVE_NVTX 0
+#endif
+
+enum { MAX_REPS = 101 };
+
+static double mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Times `pairs` begin/end pairs under "parent", `reps` times (plus one warm-up); fills sorted ns/pair. */
+static void measure(long pairs, int reps, double *ns)
+{
+    for (int r = -1; r < reps; r++) {
+        prof_reset();
+        prof_begin("parent");
+        double t0 = mono_ns();
+        for (long i = 0; i < pairs; i++) {
+            prof_begin("pair");
+            prof_end("pair");
+        }
+        double t1 = mono_ns();
+        prof_end("parent");
+        if (r >= 0)
+            ns[r] = (t1 - t0) / (double)pairs;
+    }
+    qsort(ns, (size_t)reps, sizeof *ns, cmp_double);
+    prof_stats s;
+    if (prof_get("parent/pair", &s) != 0 || s.calls != pairs || prof_errors() != 0) {
+        fprintf(stderr, "prof_overhead: the profiler lost calls (%ld of %ld recorded, %ld errors); "
+                        "the figures below are not valid\n", s.calls, pairs, prof_errors());
+        exit(1);
+    }
+}
+
+static void row(const char *what, long pairs, int reps)
+{
+    double ns[MAX_REPS];
+    measure(pairs, reps, ns);
+    printf("%-44s %10.1f %8.1f %8.1f\n", what, ns[reps / 2], ns[0], ns[reps - 1]);
+}
+
+/* Starts the layer with the given NVTX setting and nothing else optional (no JSON or table at exit). */
+static void start(int nvtx)
+{
+    prof_shutdown();
+    prof_options o = {.nvtx = nvtx, .quiet = 1, .json_path = ""};
+    prof_init(&o);
+}
+
+int main(int argc, char **argv)
+{
+    long pairs = argc > 1 ? atol(argv[1]) : 1000000;
+    int reps = argc > 2 ? atoi(argv[2]) : 11;
+    if (pairs < 1 || reps < 1 || reps > MAX_REPS) {
+        fprintf(stderr, "usage: %s [PAIRS>=1 [REPS 1..%d]]\n", argv[0], MAX_REPS);
+        return 2;
+    }
+    /* The environment must not switch on extras behind our back: the rows below set them. */
+    unsetenv("PROF_MEM");
+    unsetenv("PROF_MEM_SAMPLE_MS");
+    unsetenv("PROF_COUNTERS");
+    unsetenv("PROF_NVTX");
+    unsetenv("PROF_REPORT");
+
+    start(1);
+    printf("prof_overhead: one prof_begin/prof_end pair under a parent, same name, %ld pairs x %d reps\n",
+           pairs, reps);
+    printf("clock: %s; NVTX compiled in: %s\n", prof_clock_name(), PROF_HAVE_NVTX ? "yes" : "no");
+    printf("%-44s %10s %8s %8s\n", "configuration", "median ns", "min", "max");
+
+    start(0);
+    row("counters off, NVTX off (PROF_NVTX=0)", pairs, reps);
+    start(1);
+    row(PROF_HAVE_NVTX ? "counters off, NVTX on, no tool attached" : "counters off, NVTX on (compiled out)",
+        pairs, reps);
+
+    /* Counters: only a row when at least one event counts; an absent counter is never shown as 0. */
+    start(0);
+    const char *ev = "perf::TASK-CLOCK";
+    if (prof_set_counters(ev) > 0) {
+        row("counters perf::TASK-CLOCK, NVTX off", pairs, reps);
+    } else {
+        const char *why = prof_counter_absent_count() > 0 ? prof_counter_absent_why(0) : "unknown";
+        printf("%-44s absent: %s\n", "counters perf::TASK-CLOCK, NVTX off", why);
+    }
+    prof_set_counters("");
+    prof_shutdown();
+    return 0;
+}

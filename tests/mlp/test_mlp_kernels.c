@@ -1,0 +1,204 @@
+/*
+ * tests/mlp/test_mlp_kernels.c: the fast CPU variants (simd, omp, blas when built) compute what naive
+ * computes. Forward: a1, a2, z3 from the same weights and rows. Backward: every part of G (W1, b1, W2,
+ * b2, W3, b3) and the deltas d2, d1, from the same activations and d3 (naive's forward + mlp_loss,
+ * copied into each variant's workspace, so every relu' mask is the same). Agreement is
+ *     max |variant - naive| <= TOL * max |naive|      per array,
+ * TOL = 1e-5: float32 sums of up to 784 terms taken in a different order differ by a few ulps of the
+ * largest term (seen: ~1e-6), far below any blocking or tail bug (which gives O(1) errors).
+ * Shapes: the study's 784-128-128-10 at B = 64 (and 1, 7), and odd ones (13-9-5-3, 100-37-19-10 at
+ * B = 1, 7, 33, 64) whose widths are not multiples of any vector width, so every row and column tail
+ * runs. omp with 1, 2 and 3 threads agrees with simd to the same tolerance (it runs the same blocks).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "mlp/mlp.h"
+#include "sl_config.h"
+
+#define TOL 1e-5
+
+typedef struct variant {
+    const char *name;
+    mlp_forward_fn fw;
+    mlp_backward_fn bw;
+    int threads;
+} variant;
+
+static const variant variants[] = {
+    {"simd", mlp_forward_simd, mlp_backward_simd, 1},
+    {"omp1", mlp_forward_omp, mlp_backward_omp, 1},
+    {"omp2", mlp_forward_omp, mlp_backward_omp, 2},
+    {"omp3", mlp_forward_omp, mlp_backward_omp, 3},
+#if SL_HAVE_BLAS
+    {"blas", mlp_forward_blas, mlp_backward_blas, 1},
+#endif
+};
+#define NVAR (sizeof variants / sizeof variants[0])
+
+static uint32_t lcg(uint32_t *s) { return (*s = *s * 1103515245u + 12345u) >> 8; }
+static float unif(uint32_t *s) { return (float)(lcg(s) % 100000u) / 100000.0f; }
+
+/* max |a - b| / max |b| over n floats (0 when b is all zero and a equals it); infinite when a is not
+ * finite anywhere (a NaN left in the NaN-filled outputs is an element never written; fmax would skip it) */
+static double rel(const float *a, const float *b, size_t n)
+{
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(a[i]))
+            return INFINITY;
+        num = fmax(num, fabs((double)a[i] - (double)b[i]));
+        den = fmax(den, fabs((double)b[i]));
+    }
+    return den > 0.0 ? num / den : num;
+}
+
+static void check(const char *what, const char *var, const mlp_dims *d, int B, const float *a,
+                  const float *b, size_t n)
+{
+    double r = rel(a, b, n);
+    if (!(r <= TOL))
+        print_error("%s %d-%d-%d-%d B=%d %s: relative difference %.3g > %.1g\n", var, d->n0, d->n1, d->n2,
+                    d->n3, B, what, r, TOL);
+    assert_true(r <= TOL);
+}
+
+/* Workspace with the ws arrays bound into one 64-byte aligned block. */
+typedef struct wsbuf {
+    float *block;
+    mlp_ws ws;
+} wsbuf;
+
+static wsbuf ws_new(const mlp_dims *d, int B)
+{
+    wsbuf w;
+    size_t n = mlp_ws_floats(d, B);
+    w.block = aligned_alloc(64, n * sizeof(float)); /* n is a multiple of 16 floats */
+    assert_non_null(w.block);
+    for (size_t i = 0; i < n; i++)
+        w.block[i] = NAN; /* a variant reading what it has not written shows up as NaN */
+    mlp_ws_bind(&w.ws, d, B, w.block);
+    return w;
+}
+
+static void run_case(const mlp_dims *d, int B, uint32_t seed)
+{
+    mlp_layout L = mlp_layout_of(d);
+    size_t nx = (size_t)B * d->n0, nw = mlp_ws_floats(d, B);
+    float *P = malloc(L.n * sizeof(float)), *X = malloc(nx * sizeof(float));
+    float *G0 = malloc(L.n * sizeof(float)), *G = malloc(L.n * sizeof(float));
+    uint8_t *y = malloc((size_t)B);
+    assert_true(P && X && G0 && G && y);
+    mlp_init_he(d, P, seed);
+    uint32_t s = seed;
+    for (size_t i = 0; i < L.n; i++) /* biases too (He sets them 0), so the bias path is tested */
+        P[i] += 0.1f * (unif(&s) - 0.5f);
+    for (size_t i = 0; i < nx; i++)
+        X[i] = unif(&s);
+    for (int b = 0; b < B; b++)
+        y[b] = (uint8_t)(lcg(&s) % (uint32_t)d->n3);
+
+    wsbuf ref = ws_new(d, B), v = ws_new(d, B), sv = ws_new(d, B);
+    mlp_forward_naive(d, P, X, B, &ref.ws, 1);
+    float *z3 = malloc((size_t)B * d->n3 * sizeof(float)); /* logits, before mlp_loss overwrites them */
+    memcpy(z3, ref.ws.z3, (size_t)B * d->n3 * sizeof(float));
+    mlp_loss(d, y, B, &ref.ws);
+    mlp_backward_naive(d, P, X, B, &ref.ws, G0, 1);
+
+    for (size_t k = 0; k < NVAR; k++) {
+        const variant *V = &variants[k];
+        /* forward */
+        wsbuf fresh = ws_new(d, B);
+        V->fw(d, P, X, B, &fresh.ws, V->threads);
+        check("a1", V->name, d, B, fresh.ws.a1, ref.ws.a1, (size_t)B * d->n1);
+        check("a2", V->name, d, B, fresh.ws.a2, ref.ws.a2, (size_t)B * d->n2);
+        check("z3", V->name, d, B, fresh.ws.z3, z3, (size_t)B * d->n3);
+        free(fresh.block);
+        /* backward from naive's activations and d3 */
+        memcpy(v.block, ref.block, nw * sizeof(float));
+        for (size_t i = 0; i < L.n; i++)
+            G[i] = NAN; /* every parameter's gradient must be written */
+        V->bw(d, P, X, B, &v.ws, G, V->threads);
+        check("dW1", V->name, d, B, G + L.W1, G0 + L.W1, L.b1 - L.W1);
+        check("db1", V->name, d, B, G + L.b1, G0 + L.b1, L.W2 - L.b1);
+        check("dW2", V->name, d, B, G + L.W2, G0 + L.W2, L.b2 - L.W2);
+        check("db2", V->name, d, B, G + L.b2, G0 + L.b2, L.W3 - L.b2);
+        check("dW3", V->name, d, B, G + L.W3, G0 + L.W3, L.b3 - L.W3);
+        check("db3", V->name, d, B, G + L.b3, G0 + L.b3, L.n - L.b3);
+        check("d2", V->name, d, B, v.ws.d2, ref.ws.d2, (size_t)B * d->n2);
+        check("d1", V->name, d, B, v.ws.d1, ref.ws.d1, (size_t)B * d->n1);
+        /* omp (any thread count) against simd: the same blocks cut differently */
+        if (strncmp(V->name, "omp", 3) == 0) {
+            memcpy(sv.block, ref.block, nw * sizeof(float));
+            float *Gs = malloc(L.n * sizeof(float));
+            assert_non_null(Gs);
+            mlp_backward_simd(d, P, X, B, &sv.ws, Gs, 1);
+            check("G vs simd", V->name, d, B, G, Gs, L.n);
+            mlp_forward_simd(d, P, X, B, &sv.ws, 1);
+            memcpy(v.block, ref.block, nw * sizeof(float));
+            V->fw(d, P, X, B, &v.ws, V->threads);
+            check("a1 vs simd", V->name, d, B, v.ws.a1, sv.ws.a1, (size_t)B * d->n1);
+            check("a2 vs simd", V->name, d, B, v.ws.a2, sv.ws.a2, (size_t)B * d->n2);
+            check("z3 vs simd", V->name, d, B, v.ws.z3, sv.ws.z3, (size_t)B * d->n3);
+            free(Gs);
+        }
+    }
+    free(ref.block); free(v.block); free(sv.block);
+    free(P); free(X); free(G0); free(G); free(y); free(z3);
+}
+
+static void test_study_shape(void **state)
+{
+    (void)state;
+    mlp_dims d = {784, 128, 128, 10};
+    run_case(&d, 64, 1);
+    run_case(&d, 7, 2);
+    run_case(&d, 1, 3);
+}
+
+static void test_small_odd_shape(void **state)
+{
+    (void)state;
+    mlp_dims d = {13, 9, 5, 3};
+    const int Bs[] = {1, 7, 33, 64};
+    for (int i = 0; i < 4; i++)
+        run_case(&d, Bs[i], 10u + (uint32_t)i);
+}
+
+static void test_mid_odd_shape(void **state)
+{
+    (void)state;
+    mlp_dims d = {100, 37, 19, 10};
+    const int Bs[] = {1, 7, 33, 64};
+    for (int i = 0; i < 4; i++)
+        run_case(&d, Bs[i], 20u + (uint32_t)i);
+}
+
+/* Longer than one reduction block (KC = 128) in every layer and wider than one column block: the
+ * forward's carry-over of partial sums through C and the delta's, with tails in both. */
+static void test_wide_odd_shape(void **state)
+{
+    (void)state;
+    mlp_dims d = {300, 141, 133, 17};
+    run_case(&d, 33, 30);
+    run_case(&d, 130, 31);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_study_shape),
+        cmocka_unit_test(test_small_odd_shape),
+        cmocka_unit_test(test_mid_odd_shape),
+        cmocka_unit_test(test_wide_odd_shape),
+    };
+    return cmocka_run_group_tests_name("mlp_kernels", tests, NULL, NULL);
+}
