@@ -73,6 +73,16 @@ void train_gather(const idx_set *set, const int32_t *idx, int B, float *X, uint8
     }
 }
 
+float train_lr(const train_cfg *cfg, int epoch)
+{
+    if (cfg->epochs <= 1 || epoch <= 0)
+        return cfg->lr;
+    if (epoch >= cfg->epochs - 1)
+        return cfg->lr_final;
+    double f = (double)epoch / (double)(cfg->epochs - 1);
+    return (float)((1.0 - f) * cfg->lr + f * cfg->lr_final);
+}
+
 int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
               double *step_losses, sl_error *err)
 {
@@ -80,6 +90,7 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
     int total_steps = 0;
     for (int e = 0; e < cfg->epochs; e++) {
         train_shuffle(perm, set_n, cfg->seed, e);
+        float lr = train_lr(cfg, e);
         double loss_sum = 0;
         int per_step = 1, steps = 0;
         prof_begin("epoch");
@@ -88,7 +99,7 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
             if (cfg->max_steps > 0 && total_steps >= cfg->max_steps)
                 break;
             double loss = NAN;
-            if (m->step(m->ctx, perm + s * cfg->batch, cfg->batch, cfg->lr, &loss, err) != 0) {
+            if (m->step(m->ctx, perm + s * cfg->batch, cfg->batch, lr, &loss, err) != 0) {
                 prof_end("epoch");
                 return -1;
             }

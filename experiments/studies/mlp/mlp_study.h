@@ -33,8 +33,6 @@ typedef struct mlp_state {
     int v;                /* the variant the CPU model runs */
     void *dev;            /* mlp_cuda * for cuda/cublas (prepare/release) */
     int dev_per_step;     /* device model: read the loss every step (checks) */
-    double *ref_losses;   /* double-precision reference, check_steps losses (computed once) */
-    double *var_losses;
     train_series series;  /* the last repetition's */
     int nreps;
     double acc[MLP_MAX_REPS], secs[MLP_MAX_REPS];
@@ -48,6 +46,10 @@ train_model mlp_dev_model(mlp_state *s);
 int mlp_dev_prepare(mlp_state *s, int v, sl_error *err);
 void mlp_dev_release(mlp_state *s);
 #endif
+/* check.c */
+int mlp_set_weights(mlp_state *s, int v, const float *P, sl_error *err);
+/* The check's relative error of variant v, whose model is m (see check.c). 0, or -1 with err. */
+int mlp_check(mlp_state *s, int v, train_model *m, double *rel_err, sl_error *err);
 /* The forward of variant v (CPU variants), for evaluation. */
 mlp_forward_fn mlp_forward_of(int v);
 mlp_backward_fn mlp_backward_of(int v);
