@@ -220,14 +220,20 @@ static void add_times(json_t *rec, const double *t, int n)
     json_object_set_new(s, "max_s", json_real(st.max));
     json_object_set_new(s, "cv", json_real(st.cv));
     json_object_set_new(rec, "stats", s);
+}
+
+/* rates of an ok case, from its work (as the study's finish may have scaled it) and median time. */
+static void add_rates(json_t *rec)
+{
     json_t *work = json_object_get(rec, "work");
+    double median = json_number_value(json_object_get(json_object_get(rec, "stats"), "median_s"));
     double flops = json_number_value(json_object_get(work, "flops"));
     double bytes = json_number_value(json_object_get(work, "bytes"));
     json_t *rates = json_object();
-    if (flops > 0 && st.median > 0)
-        json_object_set_new(rates, "gflops", json_real(flops / st.median / 1e9));
-    if (bytes > 0 && st.median > 0)
-        json_object_set_new(rates, "gbs", json_real(bytes / st.median / 1e9));
+    if (flops > 0 && median > 0)
+        json_object_set_new(rates, "gflops", json_real(flops / median / 1e9));
+    if (bytes > 0 && median > 0)
+        json_object_set_new(rates, "gbs", json_real(bytes / median / 1e9));
     if (flops > 0 && bytes > 0)
         json_object_set_new(rates, "ai", json_real(flops / bytes));
     json_object_set_new(rec, "rates", rates);
@@ -273,6 +279,11 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     double *times = NULL;
     int n = -1, prepared = 0;
     prof_reset();
+    /* peak memory per case: what the study's setup holds plus what this variant adds */
+    static int warned;
+    if (prof_peak_rss_reset() != 0 && !warned++)
+        fprintf(stderr, "speedlab: cannot reset the peak RSS (/proc/self/clear_refs): peak memory "
+                "figures are the process's since it started\n");
     if (s->prepare && s->prepare(state, v, &err) != 0)
         fail(rec, "prepare: %s", err.msg);
     else {
@@ -295,6 +306,8 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
         fail(rec, "%s", "no repetition was timed (out of memory?)");
     }
     sl_record_merge(r, rec);
+    if (n > 0)
+        add_rates(rec);
     if (n <= 0)
         json_object_del(rec, "phases"); /* a failed variant has no times of any kind */
     if (prepared && s->release)

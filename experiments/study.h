@@ -68,6 +68,9 @@ void sl_record_note(sl_record *r, const char *text);
 /* Marks the case as reduced (less work than the study's definition: fewer epochs, a data subset...).
  * The reason is shown in every table that shows the case. */
 void sl_record_reduced(sl_record *r, const char *reason);
+/* This variant's repetition does `scale` times the study's declared work (flops, bytes): a reduced
+ * variant (naive training 1 of 20 epochs: 0.05). Its rates and roofline use the scaled work. */
+void sl_record_work_scale(sl_record *r, double scale);
 /* Device phases of one repetition (CUDA variants): call once per repetition from `run`. */
 void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_ms);
 

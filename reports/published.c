@@ -36,6 +36,13 @@ static const pub_table pub[] = {
       {"Numba", "41.74 s", "91.43 %"},
       {"CuPy (GPU)", "0.35 s", "91.44 %"},
       {"published Fashion-MNIST MLP (256-128-100)", "—", "88.3 %"}}},
+    {"mlp", "mlp-published-loss",
+     "From the write-up (seed 001, Figures 2-4, loss over epochs; MNIST, lr 0.001, another machine): "
+     "the figures as its text describes them",
+     2, {"figure", "training loss over 40 epochs"},
+     {{"Figure 2 (NumPy)", "from above 2.0 down to roughly 0.4 by the 40th epoch, steadily"},
+      {"Figure 3 (Numba)", "closely mirrors the NumPy curve"},
+      {"Figure 4 (CuPy, GPU)", "closely mirrors the NumPy and Numba curves"}}},
     {"galaxy", "galaxy-published-2.1",
      "From the write-up (seed 002, Table 2.1, cProfile, MAX_ITER = 300; another machine)",
      4, {"function", "tot time (self)", "cum time (inclusive)", "calls"},

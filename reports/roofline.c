@@ -138,6 +138,8 @@ static void fmt_metric(rep_table *t, int r, int col, const char *name, double v)
         rep_cell_num(t, r, col, v, "%.1f MiB", v / (1024.0 * 1024.0));
     else if (strstr(name, "acc") && v <= 1.0)
         rep_cell_num(t, r, col, v, "%.2f %%", 100 * v);
+    else if (v == floor(v) && fabs(v) < 1e9) /* counts (epochs, rows) in full, not as 6e+04 */
+        rep_cell_num(t, r, col, v, "%.0f", v);
     else
         rep_cell_num(t, r, col, v, "%.4g", v);
 }

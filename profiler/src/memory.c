@@ -79,6 +79,15 @@ size_t prof_peak_rss_bytes(void)
     return kb * 1024;
 }
 
+int prof_peak_rss_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f)
+        return -1;
+    int ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 static void push_sample(void)
 {
     double t = (double)(prof_mono_ns() - t0_ns) / 1e9;

@@ -117,6 +117,10 @@ static int read_params(mlp_state *s, long batch, const sl_opts *o, sl_error *err
     return 0;
 }
 
+static void work_of(const mlp_dims *d, long batch, long epochs, long rows, long test, double *flops,
+                    double *bytes);
+static void declared_work(long batch, const sl_opts *o, double *flops, double *bytes);
+
 static void *setup(long batch, const sl_opts *o, sl_error *err)
 {
     mlp_state *s = calloc(1, sizeof *s);
@@ -144,6 +148,8 @@ static void *setup(long batch, const sl_opts *o, sl_error *err)
     }
     mlp_ws_bind(&s->ws, &s->dims, MLP_EVAL_CHUNK, s->wsblock);
     mlp_init_he(&s->dims, s->P0, o->seed);
+    double b;
+    declared_work(batch, o, &s->declared_flops, &b);
     return s;
 }
 
@@ -253,6 +259,9 @@ static void finish(void *vs, int v, sl_record *rec)
     if (v == V_CUDA || v == V_CUBLAS)
         sl_record_metric(rec, "peak_gpu_bytes", s->peak_dev_bytes);
     train_series_record(&s->series, rec);
+    double ran_flops, b;
+    work_of(&s->dims, s->cfg.batch, epochs, s->cfg.n_train, s->cfg.n_test, &ran_flops, &b);
+    sl_record_work_scale(rec, ran_flops / s->declared_flops);
     char why[256];
     if (s->quick)
         sl_record_reduced(rec, "--quick: one epoch on 3000 training rows, 2000 test rows");
@@ -265,16 +274,46 @@ static void finish(void *vs, int v, sl_record *rec)
     }
 }
 
-/* Work of one repetition on the standard 60000/10000 split (the runner asks before the data is read):
- * every epoch's steps plus its test-set forward. Variants' own epoch counts differ only for naive. */
-static double flops(long batch, const sl_opts *o)
+/* Work of one training run: every epoch's steps plus its test-set forward. Bytes are the compulsory
+ * traffic if nothing stayed in cache between passes: per step the batch (bytes read, floats written
+ * once and read twice: forward and dW1) and five passes over the parameters (forward and backward read
+ * them, backward writes the gradient, the update reads both and writes them); per evaluation the test
+ * set likewise and one pass over the parameters per chunk. The arithmetic intensity (about 11 flop per
+ * byte at batch 64) puts every CPU variant under the compute roof. */
+static void work_of(const mlp_dims *d, long batch, long epochs, long rows, long test, double *flops,
+                    double *bytes)
+{
+    double steps = (double)(rows / batch), np = (double)mlp_layout_of(d).n;
+    double per_step = (double)batch * d->n0 * (1 + 3 * 4.0) + 5 * 4.0 * np;
+    double chunks = (double)((test + MLP_EVAL_CHUNK - 1) / MLP_EVAL_CHUNK);
+    double per_eval = (double)test * d->n0 * (1 + 2 * 4.0) + chunks * 4.0 * np;
+    *flops = (double)epochs * (steps * mlp_step_flops(d, (int)batch) + mlp_forward_flops(d, (int)test));
+    *bytes = (double)epochs * (steps * per_step + per_eval);
+}
+
+/* The runner asks before the data is read: the standard 60000/10000 split and the epochs parameter.
+ * finish() scales the work to what the variant ran (naive's epochs, another data set's rows). */
+static void declared_work(long batch, const sl_opts *o, double *flops, double *bytes)
 {
     extern const sl_study sl_study_mlp;
     mlp_dims d = {784, 128, 128, 10};
     long epochs = o->quick ? 1 : sl_param_long(o, &sl_study_mlp, "epochs");
     long rows = o->quick ? QUICK_ROWS : 60000, test = o->quick ? QUICK_TEST : 10000;
-    return (double)epochs * ((double)(rows / batch) * mlp_step_flops(&d, (int)batch) +
-                             mlp_forward_flops(&d, (int)test));
+    work_of(&d, batch, epochs, rows, test, flops, bytes);
+}
+
+static double flops(long batch, const sl_opts *o)
+{
+    double f, b;
+    declared_work(batch, o, &f, &b);
+    return f;
+}
+
+static double bytes(long batch, const sl_opts *o)
+{
+    double f, b;
+    declared_work(batch, o, &f, &b);
+    return b;
 }
 
 /* Images as bytes (train and test), the index, the workspace: about 60 MB for Fashion-MNIST. */
@@ -297,6 +336,7 @@ const sl_study sl_study_mlp = {
     .params = params, .n_params = (int)(sizeof params / sizeof *params),
     .default_reps = 3,
     .flops = flops,
+    .bytes = bytes,
     .footprint = footprint,
     .setup = setup, .prepare = prepare, .run = run, .check = check, .finish = finish, .release = release,
     .teardown = teardown,

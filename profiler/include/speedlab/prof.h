@@ -96,6 +96,9 @@ void prof_add_device_ms(double ms);
 /* ---- memory ----------------------------------------------------------------------------------- */
 size_t prof_rss_bytes(void);      /* current resident set size of the process */
 size_t prof_peak_rss_bytes(void); /* peak resident set size (VmHWM) */
+/* Starts a new peak: VmHWM := current RSS (Linux >= 4.0, /proc/self/clear_refs). 0, or -1 where the
+ * kernel does not allow it (the peak then stays the process's since it started). */
+int prof_peak_rss_reset(void);
 /* Samples RSS every interval_ms on a background thread until stopped (memory_profiler's view). */
 int prof_mem_sampler_start(double interval_ms);
 void prof_mem_sampler_stop(void);
