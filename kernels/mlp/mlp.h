@@ -52,6 +52,9 @@ typedef void (*mlp_forward_fn)(const mlp_dims *d, const float *P, const float *X
 typedef void (*mlp_backward_fn)(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws,
                                 float *G, int threads);
 
+/* The SGD update P -= lr G of a variant that has its own (NULL in a model's table: mlp_sgd). */
+typedef void (*mlp_update_fn)(const mlp_dims *d, float *P, const float *G, float lr, int threads);
+
 /* naive: plain loops in the textbook order (what a first C port of the NumPy code looks like). */
 void mlp_forward_naive(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);
 void mlp_backward_naive(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,
@@ -64,6 +67,8 @@ void mlp_backward_simd(const mlp_dims *d, const float *P, const float *X, int B,
 void mlp_forward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);
 void mlp_backward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,
                       int threads);
+/* Each thread updates the parts of P whose gradient it computed in mlp_backward_omp. */
+void mlp_update_omp(const mlp_dims *d, float *P, const float *G, float lr, int threads);
 /* blas: the six products by cblas_sgemm (built only with BLAS; threads as the BLAS library is set). */
 void mlp_forward_blas(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);
 void mlp_backward_blas(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,

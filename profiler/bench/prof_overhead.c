@@ -7,6 +7,8 @@
  * Each repetition times PAIRS pairs with CLOCK_MONOTONIC around the whole loop (so the profiler's own
  * clock is not trusted to time itself); the table gives the median over repetitions, and min/max to
  * show the spread. The loop itself (about 1 ns) is included, so the figures are slight overestimates.
+ * The first rows give the cost of one read of the profiler's clock (prof_now_ns: rdtsc where it is
+ * invariant, else CLOCK_MONOTONIC) and of clock_gettime itself: a pair reads the clock twice.
  */
 #include <speedlab/prof.h>
 
@@ -66,6 +68,24 @@ static void row(const char *what, long pairs, int reps)
     printf("%-44s %10.1f %8.1f %8.1f\n", what, ns[reps / 2], ns[0], ns[reps - 1]);
 }
 
+/* ns per call of a clock, timed as the pairs are; the sum keeps the calls from being optimised away. */
+static volatile double clock_sink;
+static void clock_row(const char *what, int use_prof, long calls, int reps)
+{
+    double ns[MAX_REPS];
+    for (int r = -1; r < reps; r++) {
+        double sum = 0, t0 = mono_ns();
+        for (long i = 0; i < calls; i++)
+            sum += use_prof ? (double)prof_now_ns() : mono_ns();
+        double t1 = mono_ns();
+        clock_sink = sum;
+        if (r >= 0)
+            ns[r] = (t1 - t0) / (double)calls;
+    }
+    qsort(ns, (size_t)reps, sizeof *ns, cmp_double);
+    printf("%-44s %10.1f %8.1f %8.1f\n", what, ns[reps / 2], ns[0], ns[reps - 1]);
+}
+
 /* Starts the layer with the given NVTX setting and nothing else optional (no JSON or table at exit). */
 static void start(int nvtx)
 {
@@ -94,6 +114,8 @@ int main(int argc, char **argv)
            pairs, reps);
     printf("clock: %s; NVTX compiled in: %s\n", prof_clock_name(), PROF_HAVE_NVTX ? "yes" : "no");
     printf("%-44s %10s %8s %8s\n", "configuration", "median ns", "min", "max");
+    clock_row("one read of the profiler's clock", 1, pairs, reps);
+    clock_row("one clock_gettime(CLOCK_MONOTONIC)", 0, pairs, reps);
 
     start(0);
     row("counters off, NVTX off (PROF_NVTX=0)", pairs, reps);

@@ -30,7 +30,8 @@ static const sl_variant variants[] = {
     [V_CUBLAS] = {"cublas", "cublas", "the products by cublasSgemm, the rest as cuda"},
 };
 /* Defaults chosen to reach >= 88 % test accuracy on Fashion-MNIST with every variant (docs/study-mlp.md
- * has the measurement); the write-up's own setting is --param epochs=40 --param lr=0.001. */
+ * has the measurement); the write-up's own setting is
+ * --param epochs=40 --param lr=0.001 --param lr_final=0.001. */
 static const sl_param params[] = {
     {"epochs", "20", "training epochs (the write-up: 40)"},
     {"lr", "0.1", "SGD learning rate of the first epoch (the write-up: 0.001)"},

@@ -28,6 +28,9 @@ static const mlp_backward_fn backwards[] = {
 #endif
 };
 
+/* Variants with their own update; the others use mlp_sgd. */
+static const mlp_update_fn updates[] = {[V_OMP] = mlp_update_omp};
+
 /* NULL for a variant without CPU kernels in this build (blas without BLAS, the device variants). */
 mlp_forward_fn mlp_forward_of(int v)
 {
@@ -60,7 +63,11 @@ static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     bw(&s->dims, s->P, s->X, B, &s->ws, s->G, s->threads);
     prof_end("backward");
     prof_begin("update");
-    mlp_sgd(s->P, s->G, s->L.n, lr);
+    mlp_update_fn up = s->v < (int)(sizeof updates / sizeof *updates) ? updates[s->v] : NULL;
+    if (up)
+        up(&s->dims, s->P, s->G, lr, s->threads);
+    else
+        mlp_sgd(s->P, s->G, s->L.n, lr);
     prof_end("update");
     if (!isfinite(*loss)) {
         sl_error_set(err, "mlp: the training loss is %g (diverged: lower --param lr)", *loss);
