@@ -154,26 +154,35 @@ static void whole_size(sl_run_ctx *c, const sl_study *s, long size, const int *v
     }
 }
 
+static void record_unavailable(sl_run_ctx *c, const sl_study *s, int v, long size, const char *why)
+{
+    progress(c, s, s->variants[v].name, size);
+    json_t *rec = sl_case_base(c, s, v, size);
+    json_object_set_new(rec, "status", json_string("unavailable"));
+    json_object_set_new(rec, "error", json_string(why));
+    char line[1024];
+    snprintf(line, sizeof line, "%-12s %-12s %s=%-8ld unavailable: %s", s->name, s->variants[v].name,
+             s->size_name ? s->size_name : "size", size, why);
+    sl_emit_case(c, rec, line);
+    json_decref(rec);
+    c->n_unavailable++;
+}
+
 /* One (study, size): availability, the memory check, setup, every variant, teardown. */
 static void run_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs, int nv)
 {
+    char why[768];
+    if (s->data_missing && !c->opts.data_dir && s->data_missing(&c->opts, why, sizeof why)) {
+        for (int k = 0; k < nv; k++)
+            record_unavailable(c, s, vs[k], size, why);
+        return;
+    }
     int runnable[SL_MAX_VARIANTS], nr = 0;
     for (int k = 0; k < nv; k++) {
-        char why[256];
-        if (sl_variant_available(&s->variants[vs[k]], why, sizeof why)) {
+        if (sl_variant_available(&s->variants[vs[k]], why, sizeof why))
             runnable[nr++] = vs[k];
-            continue;
-        }
-        progress(c, s, s->variants[vs[k]].name, size);
-        json_t *rec = sl_case_base(c, s, vs[k], size);
-        json_object_set_new(rec, "status", json_string("unavailable"));
-        json_object_set_new(rec, "error", json_string(why));
-        char line[1024];
-        snprintf(line, sizeof line, "%-12s %-12s %s=%-8ld unavailable: %s", s->name,
-                 s->variants[vs[k]].name, s->size_name ? s->size_name : "size", size, why);
-        sl_emit_case(c, rec, line);
-        json_decref(rec);
-        c->n_unavailable++;
+        else
+            record_unavailable(c, s, vs[k], size, why);
     }
     if (nr == 0)
         return;

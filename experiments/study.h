@@ -102,6 +102,11 @@ typedef struct sl_study_s {
     double (*bytes)(long size, const sl_opts *o);
     /* Host bytes that setup will allocate; the runner refuses a size that does not fit in memory. */
     double (*footprint)(long size, const sl_opts *o);
+    /* Optional, for a study that reads a data set: 1 with the reason (where it looked, how to get the
+     * data) when the user gave no --data and the default data set is not there. The runner then records
+     * every variant "unavailable" with that reason, as for a missing GPU, and the run stays clean. With
+     * --data given, a missing or broken data set is setup's error: a failed case. */
+    int (*data_missing)(const sl_opts *o, char *why, size_t n);
 
     /* Makes inputs (deterministic from o->seed) and the double-precision reference. NULL + err on
      * failure (bad data file, ...). Not timed. */

@@ -2,11 +2,13 @@
  * fake_study.h: two tiny studies for the runner's tests, passed to sl_main as their own registry.
  *   fake: a trivial kernel ("good"), a variant that fails its check ("bad"), one that needs CUDA ("gpu"),
  *         a size (99) whose footprint cannot fit in memory: its setup aborts if the runner ever calls it.
+ *         With SL_FAKE_NO_DATA set, its default data set is missing (data_missing), unless --data is given.
  *   slow: every repetition sleeps 30 ms, so a test can interrupt a run between records.
  */
 #ifndef FAKE_STUDY_H
 #define FAKE_STUDY_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,6 +27,15 @@ static double fake_footprint(long n, const sl_opts *o)
 {
     (void)o;
     return n == 99 ? 1e18 : 4.0 * (double)n; /* 1 EB: more than any machine has */
+}
+
+static int fake_data_missing(const sl_opts *o, char *why, size_t n)
+{
+    (void)o;
+    if (!getenv("SL_FAKE_NO_DATA"))
+        return 0;
+    snprintf(why, n, "fake: no data in /nonexistent: pass --data DIR");
+    return 1;
 }
 
 static void *fake_setup(long n, const sl_opts *o, sl_error *err)
@@ -92,6 +103,7 @@ static const sl_study fake_study = {
     .baseline = "good", .tolerance = 1e-3, .variants = fake_variants, .n_variants = 3,
     .params = fake_params, .n_params = 1, .default_reps = 3,
     .flops = fake_flops, .bytes = fake_bytes, .footprint = fake_footprint,
+    .data_missing = fake_data_missing,
     .setup = fake_setup, .run = fake_run, .check = fake_check, .finish = fake_finish,
     .teardown = fake_teardown,
 };

@@ -342,6 +342,31 @@ static void test_footprint_refused_before_setup(void **state)
     json_decref(all);
 }
 
+/* No --data and the default data set missing: every variant unavailable with the reason, exit 0
+ * (a missing GPU is treated the same); with --data the study runs (its setup would report bad data). */
+static void test_missing_data_unavailable(void **state)
+{
+    (void)state;
+    setenv("SL_FAKE_NO_DATA", "1", 1);
+    int rc = speedlab("run", "fake", "--sizes", "8", "--out", out_dir, NULL);
+    json_t *all = read_latest(out_dir);
+    assert_int_equal(rc, 0);
+    assert_int_equal(json_array_size(all), 3);
+    const char *names[] = {"good", "bad", "gpu"};
+    for (int i = 0; i < 3; i++) {
+        json_t *r = find_case(all, names[i], 8);
+        assert_string_equal(str(r, "status"), "unavailable");
+        assert_non_null(strstr(str(r, "error"), "pass --data DIR"));
+    }
+    json_decref(all);
+    assert_int_equal(speedlab("run", "fake", "--variants", "good", "--sizes", "8", "--reps", "3",
+                              "--min-time", "0", "--data", tmpdir, "--out", out_dir, NULL), 0);
+    all = read_latest(out_dir);
+    assert_string_equal(str(find_case(all, "good", 8), "status"), "ok");
+    json_decref(all);
+    unsetenv("SL_FAKE_NO_DATA");
+}
+
 /* ---- run directories ---------------------------------------------------------------------------- */
 
 static int count_run_dirs(const char *out)
@@ -519,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_bad_flag_values_exit_2),
         cmocka_unit_test(test_help_everywhere),
         cmocka_unit_test(test_footprint_refused_before_setup),
+        cmocka_unit_test(test_missing_data_unavailable),
         cmocka_unit_test(test_new_run_dir_each_time),
         cmocka_unit_test(test_sigint_keeps_finished_records),
     };

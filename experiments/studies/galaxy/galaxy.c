@@ -81,6 +81,17 @@ static int find_dir(const sl_opts *o, char *dir, size_t n, sl_error *err)
     return -1;
 }
 
+/* The runner's data_missing hook: only asked when no --data was given. */
+static int data_missing(const sl_opts *o, char *why, size_t n)
+{
+    char dir[900];
+    sl_error err = {{0}};
+    if (find_dir(o, dir, sizeof dir, &err) == 0)
+        return 0;
+    snprintf(why, n, "%s", err.msg);
+    return 1;
+}
+
 static void teardown(void *vs)
 {
     gstate *s = vs;
@@ -331,5 +342,6 @@ const sl_study sl_study_galaxy = {
     .params = params, .n_params = 4,
     .default_reps = 5,
     .footprint = footprint,
+    .data_missing = data_missing,
     .setup = setup, .prepare = prepare, .release = release, .run = run, .check = check, .finish = finish, .teardown = teardown,
 };

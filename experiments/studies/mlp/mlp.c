@@ -61,6 +61,18 @@ static void teardown(void *vs)
     free(s);
 }
 
+/* The runner's data_missing hook: only asked when no --data was given. */
+static int data_missing(const sl_opts *o, char *why, size_t n)
+{
+    (void)o;
+    if (idx_dir_complete(SL_DEFAULT_FASHION_MNIST))
+        return 0;
+    snprintf(why, n, "mlp: no Fashion-MNIST in %s: install Debian's dataset-fashion-mnist "
+             "(sh scripts/setup.sh does) or pass --data DIR with the four standard MNIST files",
+             SL_DEFAULT_FASHION_MNIST);
+    return 1;
+}
+
 static int load_data(mlp_state *s, const sl_opts *o, sl_error *err)
 {
     const char *dir = o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST;
@@ -339,6 +351,7 @@ const sl_study sl_study_mlp = {
     .flops = flops,
     .bytes = bytes,
     .footprint = footprint,
+    .data_missing = data_missing,
     .setup = setup, .prepare = prepare, .run = run, .check = check, .finish = finish, .release = release,
     .teardown = teardown,
 };
