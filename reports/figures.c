@@ -62,13 +62,30 @@ int rep_run_gnuplot(const char *script, const char *datafile, const char *outbas
     for (int i = 0; i < 3; i++) {
         char *assign = rep_printf("datafile='%s'; outfile='%s.%s'; %s", datafile, outbase, ext[i],
                                   extra ? extra : "");
+        /* gnuplot's messages go to a scratch file, shown only when it fails: its warnings about a
+         * one-point range ("empty x range") on a single-size study are noise in a report's log. */
+        FILE *log = tmpfile();
+        fflush(NULL);
         pid_t pid = fork();
         if (pid == 0) {
+            if (log)
+                dup2(fileno(log), STDERR_FILENO);
             execl(gp, "gnuplot", "-e", assign, sp, (char *)NULL);
             _exit(127);
         }
         int status = 0;
-        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+        int failed = pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
+        if (log) {
+            if (failed) {
+                char buf[4096];
+                size_t n;
+                rewind(log);
+                while ((n = fread(buf, 1, sizeof buf, log)) > 0)
+                    fwrite(buf, 1, n, stderr);
+            }
+            fclose(log);
+        }
+        if (failed) {
             fprintf(stderr, "speedlab report: gnuplot %s failed for %s.%s\n", sp, outbase, ext[i]);
             free(assign);
             return -1;

@@ -76,8 +76,7 @@ static int find_dir(const sl_opts *o, char *dir, size_t n, sl_error *err)
     snprintf(p, sizeof p, "%s/train.csv", dir);
     if (access(p, R_OK) == 0) return 0;
     sl_error_set(err, "galaxy: %s not found: pass --data DIR with train.csv and test.csv (rows "
-                 "label,p0,...,p1023) from Philip Mocz's repository pmocz/artificialneuralnetwork-python "
-                 "(in this checkout: --data ../shared/data/galaxy)", p);
+                 "label,p0,...,p1023) from Philip Mocz's repository pmocz/artificialneuralnetwork-python", p);
     return -1;
 }
 
