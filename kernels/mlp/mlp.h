@@ -67,6 +67,10 @@ void mlp_backward_simd(const mlp_dims *d, const float *P, const float *X, int B,
 void mlp_forward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);
 void mlp_backward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,
                       int threads);
+/* X (B x n0) = images[idx[b]] / 255 for the batch, each thread the columns its forward reads; the
+ * same floats as the study's serial gather (train_gather). */
+void mlp_gather_omp(const mlp_dims *d, const uint8_t *images, const int32_t *idx, int B, float *X,
+                    int threads);
 /* Each thread updates the parts of P whose gradient it computed in mlp_backward_omp. */
 void mlp_update_omp(const mlp_dims *d, float *P, const float *G, float lr, int threads);
 /* blas: the six products by cblas_sgemm (built only with BLAS; threads as the BLAS library is set). */

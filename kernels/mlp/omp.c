@@ -12,9 +12,14 @@
  *            on one thread, half of G (470 KB) crossed to the other core every step: on this VM that
  *            made the serial update 8x slower than simd's whenever the two vCPUs sat on different
  *            L3 slices, and omp slower than simd overall.
+ *   data (mlp_gather_omp): the batch's bytes -> floats, each thread the columns k of X that its layer-1
+ *            products read (two threads: layer 1 is split by k, see layer1_split_k), so X is written
+ *            and read on the same core.
  * Ranges are equal even-sized parts (mlps_split): 32 + 32 of the study's 64 rows. Without OpenMP the
  * pragmas are ignored and the one thread takes every range: the same result as simd.
  */
+#include <stdint.h>
+
 #include "mlp.h"
 #include "mlp_simd.h"
 
@@ -40,15 +45,48 @@ static int nthreads(void)
 #endif
 }
 
+/* Layer 1 for two threads, split by its input index k (the rows of W1 and the columns of X): thread t
+ * sums X[:, k_t] W1[k_t, :] over its half of k for every batch row, thread 0 into a1 (with the bias),
+ * thread 1 into d1 (scratch during the forward); after a barrier each thread adds the two partial sums
+ * of its batch rows and applies ReLU. The k halves are mlps_split(n0)'s, the same rows of W1 whose
+ * gradient each thread computes and whose update it applies (mlp_update_omp): W1 (401 KB) never
+ * leaves the core that owns it; only the partial sums (B x n1 floats, 32 KB at batch 64) cross. */
+static void layer1_split_k(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int t)
+{
+    mlp_layout L = mlp_layout_of(d);
+    int k0, k1, r0, r1;
+    mlps_split(d->n0, t, 2, &k0, &k1);
+    mlps_op o = {.A = X + k0, .ars = d->n0, .aps = 1, .B = P + L.W1 + (size_t)k0 * d->n1, .bps = d->n1,
+                 .bcs = 1, .C = t == 0 ? ws->a1 : ws->d1, .ldc = d->n1, .n = d->n1, .k = k1 - k0,
+                 .bias = t == 0 ? P + L.b1 : NULL, .relu = 0};
+    mlps_gemm(&o, 0, B);
+    #pragma omp barrier
+    mlps_split(B, t, 2, &r0, &r1);
+    for (size_t i = (size_t)r0 * d->n1; i < (size_t)r1 * d->n1; i++) {
+        float z = ws->a1[i] + ws->d1[i];
+        ws->a1[i] = z > 0.0f ? z : 0.0f;
+    }
+}
+
 void mlp_forward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads)
 {
     if (threads < 1)
         threads = 1;
     #pragma omp parallel num_threads(threads)
     {
-        int r0, r1;
-        mlps_split(B, tid(), nthreads(), &r0, &r1);
-        mlps_forward_rows(d, P, X, ws, r0, r1);
+        int r0, r1, t = tid(), nt = nthreads();
+        mlps_split(B, t, nt, &r0, &r1);
+        if (nt == 2) { /* layer 1 by k; layers 2 and 3 (an eighth of the work) by rows */
+            mlp_layout L = mlp_layout_of(d);
+            layer1_split_k(d, P, X, B, ws, t);
+            mlps_op o2 = {.A = ws->a1, .ars = d->n1, .aps = 1, .B = P + L.W2, .bps = d->n2, .bcs = 1,
+                          .C = ws->a2, .ldc = d->n2, .n = d->n2, .k = d->n1, .bias = P + L.b2, .relu = 1};
+            mlps_op o3 = {.A = ws->a2, .ars = d->n2, .aps = 1, .B = P + L.W3, .bps = d->n3, .bcs = 1,
+                          .C = ws->z3, .ldc = d->n3, .n = d->n3, .k = d->n2, .bias = P + L.b3, .relu = 0};
+            mlps_gemm(&o2, r0, r1);
+            mlps_gemm(&o3, r0, r1);
+        } else
+            mlps_forward_rows(d, P, X, ws, r0, r1);
     }
 }
 
@@ -122,5 +160,24 @@ void mlp_update_omp(const mlp_dims *d, float *P, const float *G, float lr, int t
         sgd_rows(P, G, L.b2, 1, lo, hi, lr);
         cols(d->n1, t, nt, &lo, &hi);
         sgd_rows(P, G, L.b1, 1, lo, hi, lr);
+    }
+}
+
+void mlp_gather_omp(const mlp_dims *d, const uint8_t *images, const int32_t *idx, int B, float *X,
+                    int threads)
+{
+    const float scale = 1.0f / 255.0f; /* as train_gather, so every variant sees the same floats */
+    if (threads < 1)
+        threads = 1;
+    #pragma omp parallel num_threads(threads)
+    {
+        int k0, k1;
+        mlps_split(d->n0, tid(), nthreads(), &k0, &k1);
+        for (int b = 0; b < B; b++) {
+            const uint8_t *src = images + (size_t)idx[b] * d->n0;
+            float *dst = X + (size_t)b * d->n0;
+            for (int k = k0; k < k1; k++)
+                dst[k] = (float)src[k] * scale;
+        }
     }
 }

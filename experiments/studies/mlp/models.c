@@ -51,7 +51,12 @@ static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
         return -1;
     }
     prof_begin("data");
-    train_gather(&s->train, idx, B, s->X, s->y);
+    if (s->v == V_OMP) { /* the threads gather the columns they will read (kernels/mlp/omp.c) */
+        mlp_gather_omp(&s->dims, s->train.images, idx, B, s->X, s->threads);
+        for (int b = 0; b < B; b++)
+            s->y[b] = s->train.labels[idx[b]];
+    } else
+        train_gather(&s->train, idx, B, s->X, s->y);
     prof_end("data");
     prof_begin("forward");
     fw(&s->dims, s->P, s->X, B, &s->ws, s->threads);
