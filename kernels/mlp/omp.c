@@ -1,8 +1,9 @@
 /*
  * kernels/mlp/omp.c: simd's blocks (mlp_simd.h) shared among `threads` OpenMP threads, one parallel
  * region per call. How the work is cut, so that no thread ever adds into another's output:
- *   forward: by batch rows. A row's a1, a2 and z3 depend on that row only, so each thread runs all
- *            three layers on its rows with no barrier between them.
+ *   forward: on two threads, layer 1 by its input index k (layer1_split_k: partial sums, one barrier,
+ *            then each thread finishes its batch rows) and layers 2 and 3 by batch rows; on other thread
+ *            counts all three layers by batch rows (a row's a1, a2 and z3 depend on that row only).
  *   backward, phase 1: by batch rows for the deltas d2 and d1 (again row-local), and by the input
  *            index k for dW3 (rows of dW3: each thread sums the whole batch for its rows, no reduction).
  *   backward, phase 2 (after the one barrier, since dW2 and dW1 need every row's d2 and d1): dW2 and
