@@ -5,7 +5,11 @@
  * Why blocked: the gradient reads X (2700 x 1024 doubles, 22 MB) twice in the matrix form (Z2 = X T1'
  * and G1 = D2' X). Doing both for GALAXY_FUSED_BLOCK rows at a time reads each row from memory once.
  * Inside the forward pass the k loop is cut in chunks of KC so the Theta1 slice (8 x KC doubles) stays
- * in L1 while every row of the block passes over it; 8 hidden units are updated per x load.
+ * in L1 while every row of the block passes over it; 8 hidden units are updated per x load. The slice
+ * is copied to an aligned buffer first (Theta1's rows are 1025 doubles apart: read in place, every
+ * vector load straddles two cache lines), and the sums stay vectors across the chunks, reduced once per
+ * row. Measured on the 2-vCPU Zen 5 VM (stand-alone loop, 2700 x 1024 x 8): forward 2.1 -> 1.3-1.4 ms
+ * per gradient call, the whole call 3.3 -> 2.5-2.9 ms.
  */
 #include "fused.h"
 
@@ -56,14 +60,15 @@ dots(const double *T, size_t ld, const double *x, int kn, int hb, double *z)
     }
 }
 
-/* Two rows of X at once against 8 rows of T: each T load feeds two FMAs (16 accumulators in registers). */
-static void dots2x8(const double *T, size_t ld, const double *x0, const double *x1, int kn, double *z0,
-                    double *z1)
+/* Two rows of X at once against 8 rows of T: each T load feeds two FMAs (16 accumulators in registers).
+ * The sums stay vectors: they are added to za/zb (8 vectors each, in L1) at the end of a KC chunk and
+ * reduced to scalars once per row, after the last chunk (a horizontal sum costs as much as 8 FMAs). */
+static void dots2x8(const double *T, size_t ld, const double *x0, const double *x1, int kn, vd *za,
+                    vd *zb)
 {
     vd a[8], b[8];
     for (int j = 0; j < 8; j++) a[j] = b[j] = (vd){0};
-    int k = 0;
-    for (; k + VL <= kn; k += VL) {
+    for (int k = 0; k < kn; k += VL) {
         vd u = vload(x0 + k), w = vload(x1 + k);
         for (int j = 0; j < 8; j++) {
             vd tv = vload(T + j * ld + k);
@@ -72,10 +77,8 @@ static void dots2x8(const double *T, size_t ld, const double *x0, const double *
         }
     }
     for (int j = 0; j < 8; j++) {
-        double s0 = hsum(&a[j]), s1 = hsum(&b[j]);
-        for (int kk = k; kk < kn; kk++) { s0 += T[j * ld + kk] * x0[kk]; s1 += T[j * ld + kk] * x1[kk]; }
-        z0[j] += s0;
-        z1[j] += s1;
+        za[j] += a[j];
+        zb[j] += b[j];
     }
 }
 
@@ -85,16 +88,39 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, long t0,
     const size_t N1 = (size_t)N + 1;
     for (int t = 0; t < nb; t++)
         for (int h = 0; h < H; h++) Z[t * H + h] = theta[h * N1];          /* the bias column */
+    /* The common shape (H a multiple of 8, N of VL, a block of at most GALAXY_FUSED_BLOCK rows): pairs
+     * of rows, vector sums kept across the k chunks in acc (GALAXY_FUSED_BLOCK x 8 vectors, 16 KB, per
+     * group of 8 hidden units). Other shapes: one row at a time with scalar sums per chunk. */
+    if (H % 8 == 0 && N % VL == 0 && nb <= GALAXY_FUSED_BLOCK) {
+        vd acc[GALAXY_FUSED_BLOCK * 8];
+        for (int h0 = 0; h0 < H; h0 += 8) {
+            for (int i = 0; i < nb * 8; i++) acc[i] = (vd){0};
+            for (int k0 = 0; k0 < N; k0 += KC) {
+                int kn = N - k0 < KC ? N - k0 : KC;
+                /* Theta1's rows are 1025 doubles apart, so in place every vector load of them
+                 * straddles two cache lines; an aligned copy of the chunk (16 KB) is loaded whole. */
+                double Tp[8 * KC] __attribute__((aligned(64)));
+                for (int j = 0; j < 8; j++)
+                    memcpy(Tp + j * KC, theta + (h0 + j) * N1 + 1 + k0, (size_t)kn * sizeof(double));
+                int t = 0;
+                for (; t + 2 <= nb; t += 2) {
+                    const double *x = p->X + (size_t)(t0 + t) * N + k0;
+                    dots2x8(Tp, KC, x, x + N, kn, acc + t * 8, acc + (t + 1) * 8);
+                }
+                if (t < nb) {
+                    double z[8] = {0};
+                    dots(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, kn, 8, z);
+                    for (int j = 0; j < 8; j++) acc[t * 8 + j][0] += z[j];
+                }
+            }
+            for (int t = 0; t < nb; t++)
+                for (int j = 0; j < 8; j++) Z[t * H + h0 + j] += hsum(&acc[t * 8 + j]);
+        }
+        return;
+    }
     for (int k0 = 0; k0 < N; k0 += KC) {
         int kn = N - k0 < KC ? N - k0 : KC;
-        int t = 0;
-        if (H % 8 == 0)                                  /* the common shape: pairs of rows */
-            for (; t + 2 <= nb; t += 2) {
-                const double *x = p->X + (size_t)(t0 + t) * N + k0;
-                for (int h0 = 0; h0 < H; h0 += 8)
-                    dots2x8(theta + h0 * N1 + 1 + k0, N1, x, x + N, kn, Z + t * H + h0, Z + (t + 1) * H + h0);
-            }
-        for (; t < nb; t++) {
+        for (int t = 0; t < nb; t++) {
             const double *x = p->X + (size_t)(t0 + t) * N + k0;
             for (int h0 = 0; h0 < H; h0 += 8) {
                 const double *T = theta + h0 * N1 + 1 + k0;
