@@ -10,7 +10,8 @@
  *     cudaMemcpyAsync (pageable memory would make the copy synchronous). Two staging slots, each guarded
  *     by an event, so the host never overwrites indices a still-queued copy has not read yet and rarely
  *     waits. A gather kernel then reads the B rows (and labels) and scales them to [0,1] with an IEEE
- *     division (__fdiv_rn: --use_fast_math would otherwise make x/255 approximate), as the CPU does.
+ *     multiplication by the float 1/255 (__fmul_rn, so no fast-math contraction changes it), exactly as
+ *     the CPU's gather (train_gather, mlp_gather_omp) does: every variant sees the same floats.
  *   - products, cuda variant: one templated tiled SGEMM (256-thread blocks, k-slices of 16 in shared
  *     memory, RM x RN outputs per thread at stride 16 so shared reads are conflict-free and the stores
  *     coalesce; 64x64 tiles when that still gives every SM a block, else 32x32 or 16x16, as the small
@@ -83,7 +84,7 @@ struct mlp_cuda {
 
 /* ---- kernels ------------------------------------------------------------------------------------- */
 
-/* X[b][:] = src_x[r][:] / 255, y[b] = src_y[r], r = idx[b] (or row0 + b when idx is NULL). */
+/* X[b][:] = src_x[r][:] * (1/255), y[b] = src_y[r], r = idx[b] (or row0 + b when idx is NULL). */
 __global__ void k_gather(const uint8_t *__restrict__ src_x, const uint8_t *__restrict__ src_y,
                          const int32_t *__restrict__ idx, long row0, int B, int n0, float *__restrict__ X,
                          uint8_t *__restrict__ y)
@@ -93,7 +94,7 @@ __global__ void k_gather(const uint8_t *__restrict__ src_x, const uint8_t *__res
         const uint8_t *s = src_x + (size_t)r * n0;
         float *x = X + (size_t)b * n0;
         for (int k = threadIdx.x; k < n0; k += blockDim.x)
-            x[k] = __fdiv_rn((float)s[k], 255.0f);
+            x[k] = __fmul_rn((float)s[k], 1.0f / 255.0f);
         if (threadIdx.x == 0)
             y[b] = src_y[r];
     }
