@@ -17,6 +17,7 @@
 #include <string.h>
 
 #define KC 256
+#define PF_ROWS 4 /* the forward prefetches the rows this many ahead */
 #if defined(__GNUC__) && !defined(__clang__)
 /* The 8-double vectors only pass between static inline functions of this file, so GCC's note that
  * their ABI differs without AVX-512 does not matter here. */
@@ -24,6 +25,13 @@
 #endif
 typedef double vd __attribute__((vector_size(64)));   /* 8 doubles; the compiler splits it as needed */
 #define VL 8
+/* GCC otherwise folds a loaded vector into each FMA that uses it (two loads instead of one); an empty
+ * asm that "changes" the register keeps it there (the same trick as kernels/mlp/mlp_simd.h). */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__AVX512F__)
+#define KEEP_IN_REG(x) __asm__("" : "+v"(x))
+#else
+#define KEEP_IN_REG(x) ((void)0)
+#endif
 
 static inline vd vload(const double *p) { vd v; memcpy(&v, p, sizeof v); return v; }
 static inline void vstore(double *p, const vd *v) { memcpy(p, v, sizeof *v); }
@@ -64,14 +72,17 @@ dots(const double *T, size_t ld, const double *x, int kn, int hb, double *z)
  * The sums stay vectors: they are added to za/zb (8 vectors each, in L1) at the end of a KC chunk and
  * reduced to scalars once per row, after the last chunk (a horizontal sum costs as much as 8 FMAs). */
 static void dots2x8(const double *T, size_t ld, const double *x0, const double *x1, int kn, vd *za,
-                    vd *zb)
+                    vd *zb, size_t pf)
 {
     vd a[8], b[8];
     for (int j = 0; j < 8; j++) a[j] = b[j] = (vd){0};
     for (int k = 0; k < kn; k += VL) {
         vd u = vload(x0 + k), w = vload(x1 + k);
+        __builtin_prefetch(x0 + pf + k);
+        __builtin_prefetch(x1 + pf + k);
         for (int j = 0; j < 8; j++) {
             vd tv = vload(T + j * ld + k);
+            KEEP_IN_REG(tv);
             a[j] += tv * u;
             b[j] += tv * w;
         }
@@ -105,7 +116,7 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, long t0,
                 int t = 0;
                 for (; t + 2 <= nb; t += 2) {
                     const double *x = p->X + (size_t)(t0 + t) * N + k0;
-                    dots2x8(Tp, KC, x, x + N, kn, acc + t * 8, acc + (t + 1) * 8);
+                    dots2x8(Tp, KC, x, x + N, kn, acc + t * 8, acc + (t + 1) * 8, PF_ROWS * (size_t)N);
                 }
                 if (t < nb) {
                     double z[8] = {0};
@@ -165,6 +176,27 @@ static inline __attribute__((always_inline)) void
 rank_update(const double *X, int N, int nb, const double *D, int H, int hb, double *G, size_t ld)
 {
     int k = 0;
+    if (hb == 8) /* two vectors of k at a time: each broadcast of D feeds two FMAs (16 accumulators) */
+        for (; k + 2 * VL <= N; k += 2 * VL) {
+            vd a[8], b[8];
+            for (int j = 0; j < 8; j++) {
+                a[j] = vload(G + j * ld + k);
+                b[j] = vload(G + j * ld + k + VL);
+            }
+            for (int t = 0; t < nb; t++) {
+                vd u = vload(X + (size_t)t * N + k), w = vload(X + (size_t)t * N + k + VL);
+                for (int j = 0; j < 8; j++) {
+                    vd dv = (vd){0} + D[t * H + j];
+                    KEEP_IN_REG(dv);
+                    a[j] += dv * u;
+                    b[j] += dv * w;
+                }
+            }
+            for (int j = 0; j < 8; j++) {
+                vstore(G + j * ld + k, &a[j]);
+                vstore(G + j * ld + k + VL, &b[j]);
+            }
+        }
     for (; k + VL <= N; k += VL) {
         vd acc[8];
         for (int j = 0; j < hb; j++) acc[j] = vload(G + j * ld + k);
