@@ -1,7 +1,8 @@
 /*
  * kernels/galaxy/omp.c: the simd variant's blocks shared among OpenMP threads. Each thread sums its
  * blocks' gradient into its own slice of the workspace (no atomics, no false sharing on the 66 KB
- * Theta1 gradient); the slices are added at the end, a cost of threads x n_theta additions.
+ * Theta1 gradient); the slices are added at the end, a cost of threads x n_theta additions, shared
+ * among the threads by index range (the same order of additions as a serial sum: slice 0, 1, ...).
  * Without OpenMP the pragmas are ignored and the code runs on one thread with the same result.
  */
 #include "fused.h"
@@ -67,11 +68,14 @@ void galaxy_grad_omp(const galaxy_problem *p, const double *theta, double *grad,
             galaxy_fused_output(p, theta, t0, nb, Z, Z, g + off2);
             galaxy_fused_backward(p, t0, nb, Z, g);
         }
-    }
-    memcpy(grad, ws + zn, nt * sizeof *grad);                  /* thread 0's slice, then the others */
-    for (int th = 1; th < used; th++) {
-        const double *g = ws + (size_t)th * sl + zn;
-        for (size_t i = 0; i < nt; i++) grad[i] += g[i];
+        /* (the for's barrier: every slice is complete) each thread adds one range of all slices, so
+         * the sum is spread over the threads instead of one thread pulling every other's slice */
+        #pragma omp for schedule(static)
+        for (size_t i = 0; i < nt; i++) {
+            double s = ws[zn + i];
+            for (int th = 1; th < used; th++) s += ws[(size_t)th * sl + zn + i];
+            grad[i] = s;
+        }
     }
     galaxy_fused_finish(p, theta, grad);
 }
