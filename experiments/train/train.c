@@ -8,6 +8,8 @@
 
 #include <speedlab/prof.h>
 
+#include "seeded_normal.h"
+
 int train_series_alloc(train_series *s, int epochs)
 {
     s->n = 0;
@@ -38,22 +40,14 @@ void train_series_record(const train_series *s, sl_record *rec)
     sl_record_series(rec, "samples_per_s", s->samples_per_s, s->n);
 }
 
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 void train_shuffle(int32_t *perm, long n, uint64_t seed, int epoch)
 {
-    uint64_t st = seed * 0x100000001b3ull + (uint64_t)epoch * 0x9e3779b97f4a7c15ull + 0x73687566ull;
+    sn_rng st = {seed * 0x100000001b3ull + (uint64_t)epoch * 0x9e3779b97f4a7c15ull + 0x73687566ull};
     for (long i = 0; i < n; i++)
         perm[i] = (int32_t)i;
     for (long i = n - 1; i > 0; i--) {
         /* the modulo bias of a 64-bit draw over < 2^31 values is below 2^-32: immaterial here */
-        long j = (long)(splitmix(&st) % (uint64_t)(i + 1));
+        long j = (long)(sn_next(&st) % (uint64_t)(i + 1));
         int32_t t = perm[i];
         perm[i] = perm[j];
         perm[j] = t;

@@ -23,7 +23,7 @@
 #include "galaxy/galaxy_cuda.h"
 #endif
 #include "optim/cg.h"
-#include "sl_config.h"
+#include "seeded_normal.h"
 #include <speedlab/prof.h>
 
 enum { V_DEFAULT, V_LAYOUT, V_SIMD, V_OMP, V_BLAS, V_CUDA, N_VARIANTS };
@@ -59,14 +59,6 @@ typedef struct gstate {
     cg_result res;
     double train_acc, test_acc, train_time_s;
 } gstate;
-
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 static int find_dir(const sl_opts *o, char *dir, size_t n, sl_error *err)
 {
@@ -133,8 +125,8 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     s->pred = malloc((size_t)(s->train.m > s->test.m ? s->train.m : s->test.m));
     s->cost_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
     s->iter_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
-    uint64_t st = o->seed;  /* initial weights uniform in [-0.2, 0.2] from the run's seed */
-    for (size_t i = 0; i < s->nt; i++) s->theta0[i] = (double)(mix(&st) >> 11) / 9007199254740992.0 * 0.4 - 0.2;
+    sn_rng st = {o->seed};  /* initial weights uniform in [-0.2, 0.2] from the run's seed */
+    for (size_t i = 0; i < s->nt; i++) s->theta0[i] = (double)(sn_next(&st) >> 11) / 9007199254740992.0 * 0.4 - 0.2;
     return s;
 }
 

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../entropy_mi/seeded_normal.h"
+#include "seeded_normal.h"
 #include "sl_config.h"
 #include "speedlab/prof.h"
 #include "study.h"

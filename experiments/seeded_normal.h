@@ -1,6 +1,7 @@
 /*
- * A seeded standard-normal generator for study inputs (entropy_mi and tensor_mean): splitmix64 for
- * uniform bits, Box-Muller for normals. Inputs are a pure function of (seed, size, stream): the same
+ * experiments/seeded_normal.h: the suite's one seeded generator: splitmix64 for uniform bits (sn_next;
+ * also the training studies' shuffles and galaxy's initial weights), Box-Muller for normals (the
+ * entropy_mi and tensor_mean inputs). Inputs are a pure function of (seed, size, stream): the same
  * on every machine, independent of thread count and variant.
  */
 #ifndef STUDIES_SEEDED_NORMAL_H
