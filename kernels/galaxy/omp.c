@@ -8,22 +8,12 @@
 #include "fused.h"
 
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+
+#include "kern_omp.h"
 
 static size_t slice(const galaxy_problem *p)
 {
     return (size_t)GALAXY_FUSED_BLOCK * (size_t)p->n_hid + galaxy_n_theta(p) + 8;
-}
-
-static int tid(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
 }
 
 double galaxy_cost_omp(const galaxy_problem *p, const double *theta, double *ws, int threads)
@@ -36,7 +26,7 @@ double galaxy_cost_omp(const galaxy_problem *p, const double *theta, double *ws,
     for (long b = 0; b < nblk; b++) {
         long t0 = b * GALAXY_FUSED_BLOCK;
         int nb = p->m - t0 < GALAXY_FUSED_BLOCK ? (int)(p->m - t0) : GALAXY_FUSED_BLOCK;
-        double *Z = ws + (size_t)tid() * sl;
+        double *Z = ws + (size_t)kern_tid() * sl;
         galaxy_fused_forward(p, theta, t0, nb, Z);
         J += galaxy_fused_output(p, theta, t0, nb, Z, NULL, NULL);
     }
@@ -52,14 +42,10 @@ void galaxy_grad_omp(const galaxy_problem *p, const double *theta, double *grad,
     int used = 1;
     #pragma omp parallel num_threads(threads)
     {
-        double *Z = ws + (size_t)tid() * sl, *g = Z + zn;
+        double *Z = ws + (size_t)kern_tid() * sl, *g = Z + zn;
         memset(g, 0, nt * sizeof *g);
         #pragma omp single
-        {
-#ifdef _OPENMP
-            used = omp_get_num_threads();
-#endif
-        }
+        used = kern_nthreads();
         #pragma omp for schedule(static)
         for (long b = 0; b < nblk; b++) {
             long t0 = b * GALAXY_FUSED_BLOCK;

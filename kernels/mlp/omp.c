@@ -24,27 +24,7 @@
 #include "mlp.h"
 #include "mlp_simd.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-static int tid(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
-static int nthreads(void)
-{
-#ifdef _OPENMP
-    return omp_get_num_threads();
-#else
-    return 1;
-#endif
-}
+#include "kern_omp.h"
 
 /* Layer 1 for two threads, split by its input index k (the rows of W1 and the columns of X): thread t
  * sums X[:, k_t] W1[k_t, :] over its half of k for every batch row, thread 0 into a1 (with the bias),
@@ -75,7 +55,7 @@ void mlp_forward_omp(const mlp_dims *d, const float *P, const float *X, int B, m
         threads = 1;
     #pragma omp parallel num_threads(threads)
     {
-        int r0, r1, t = tid(), nt = nthreads();
+        int r0, r1, t = kern_tid(), nt = kern_nthreads();
         mlps_split(B, t, nt, &r0, &r1);
         if (nt == 2) { /* layer 1 by k; layers 2 and 3 (an eighth of the work) by rows */
             mlp_layout L = mlp_layout_of(d);
@@ -110,7 +90,7 @@ void mlp_backward_omp(const mlp_dims *d, const float *P, const float *X, int B, 
         threads = 1;
     #pragma omp parallel num_threads(threads)
     {
-        int t = tid(), nt = nthreads(), lo, hi;
+        int t = kern_tid(), nt = kern_nthreads(), lo, hi;
         /* phase 1: own batch rows of d2, then d1 (d1's rows need only the same rows of d2) */
         mlps_split(B, t, nt, &lo, &hi);
         mlps_delta_rows(ws->d3, P + L.W3, ws->a2, ws->d2, d->n2, d->n3, lo, hi);
@@ -147,7 +127,7 @@ void mlp_update_omp(const mlp_dims *d, float *P, const float *G, float lr, int t
         threads = 1;
     #pragma omp parallel num_threads(threads)
     {
-        int t = tid(), nt = nthreads(), lo, hi;
+        int t = kern_tid(), nt = kern_nthreads(), lo, hi;
         /* the cuts of mlp_backward_omp, in the same order */
         mlps_split(d->n2, t, nt, &lo, &hi);
         sgd_rows(P, G, L.W3, d->n3, lo, hi, lr);
@@ -173,7 +153,7 @@ void mlp_gather_omp(const mlp_dims *d, const uint8_t *images, const int32_t *idx
     #pragma omp parallel num_threads(threads)
     {
         int k0, k1;
-        mlps_split(d->n0, tid(), nthreads(), &k0, &k1);
+        mlps_split(d->n0, kern_tid(), kern_nthreads(), &k0, &k1);
         for (int b = 0; b < B; b++) {
             const uint8_t *src = images + (size_t)idx[b] * d->n0;
             float *dst = X + (size_t)b * d->n0;

@@ -4,9 +4,7 @@
 #include "tensor_mean.h"
 #include "tm_private.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "kern_omp.h"
 
 int tm_omp(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws)
 {
@@ -17,11 +15,7 @@ int tm_omp(const float *X, const float *Y, const float *Z, long N, long D, float
 #pragma omp parallel
 #endif
     {
-        int t = 0, T = 1;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-        T = omp_get_num_threads();
-#endif
+        const int t = kern_tid(), T = kern_nthreads();
         const long e0 = N * D * t / T, e1 = N * D * (t + 1) / T;
         tm_tanh_fast(X + e0, e1 - e0, a + e0);
         tm_tanh_fast(Y + e0, e1 - e0, b + e0);

@@ -24,18 +24,13 @@
 #include "mlp/mlp_cuda.h"
 #endif
 
-static int is_device(int v)
-{
-    return v == V_CUDA || v == V_CUBLAS;
-}
-
 /* Variant v's weights := P (the CPU variants train s->P in place). */
 int mlp_set_weights(mlp_state *s, int v, const float *P, sl_error *err)
 {
     if (P != s->P)
         memcpy(s->P, P, s->L.n * sizeof(float));
 #if MLP_DEVICE
-    if (is_device(v) && mlp_cuda_set_params(s->dev, P) != 0) {
+    if (mlp_is_device(v) && mlp_cuda_set_params(s->dev, P) != 0) {
         sl_error_set(err, "mlp: %s", mlp_cuda_error(s->dev));
         return -1;
     }
@@ -49,7 +44,7 @@ int mlp_set_weights(mlp_state *s, int v, const float *P, sl_error *err)
 static int get_weights(mlp_state *s, int v, float *P, sl_error *err)
 {
 #if MLP_DEVICE
-    if (is_device(v)) {
+    if (mlp_is_device(v)) {
         if (mlp_cuda_sync(s->dev) != 0 || mlp_cuda_get_params(s->dev, P) != 0) {
             sl_error_set(err, "mlp: %s", mlp_cuda_error(s->dev));
             return -1;

@@ -169,7 +169,7 @@ static void *setup(long batch, const sl_opts *o, sl_error *err)
 static train_model model_of(mlp_state *s, int v)
 {
 #if MLP_DEVICE
-    if (v == V_CUDA || v == V_CUBLAS)
+    if (mlp_is_device(v))
         return mlp_dev_model(s);
 #endif
     s->v = v;
@@ -193,7 +193,7 @@ static int prepare(void *vs, int v, sl_error *err)
     s->nreps = 0;
     s->peak_dev_bytes = 0;
 #if MLP_DEVICE
-    if (v == V_CUDA || v == V_CUBLAS)
+    if (mlp_is_device(v))
         return mlp_dev_prepare(s, v, err);
 #else
     (void)v, (void)err;
@@ -269,7 +269,7 @@ static void finish(void *vs, int v, sl_record *rec)
     double step_flops = mlp_step_flops(&s->dims, s->cfg.batch) * (double)(s->cfg.n_train / s->cfg.batch);
     sl_record_metric(rec, "epoch_gflops", step_flops / epoch_s * 1e-9); /* training steps only */
     sl_record_metric(rec, "peak_rss_bytes", (double)prof_peak_rss_bytes());
-    if (v == V_CUDA || v == V_CUBLAS)
+    if (mlp_is_device(v))
         sl_record_metric(rec, "peak_gpu_bytes", s->peak_dev_bytes);
     train_series_record(&s->series, rec);
     double ran_flops, b;

@@ -16,6 +16,12 @@
 
 enum { V_NAIVE, V_SIMD, V_OMP, V_BLAS, V_CUDA, V_CUBLAS, MLP_N_VARIANTS };
 
+/* The variants whose weights and steps live on the GPU (mlp_cuda.h). */
+static inline int mlp_is_device(int v)
+{
+    return v == V_CUDA || v == V_CUBLAS;
+}
+
 #define MLP_EVAL_CHUNK 1000 /* test rows per forward call when evaluating on the host */
 #define MLP_MAX_REPS 64     /* repetitions whose accuracy and time are kept for mean and spread */
 
