@@ -54,6 +54,10 @@ typedef void (*mlp_backward_fn)(const mlp_dims *d, const float *P, const float *
 
 /* The SGD update P -= lr G of a variant that has its own (NULL in a model's table: mlp_sgd). */
 typedef void (*mlp_update_fn)(const mlp_dims *d, float *P, const float *G, float lr, int threads);
+/* The batch X (B x n0) = images[idx[b]] * (1/255) of a variant that has its own (NULL: the study's
+ * serial gather). images holds n0 bytes per row. */
+typedef void (*mlp_gather_fn)(const mlp_dims *d, const uint8_t *images, const int32_t *idx, int B,
+                              float *X, int threads);
 
 /* naive: plain loops in the textbook order (what a first C port of the NumPy code looks like). */
 void mlp_forward_naive(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);

@@ -57,8 +57,5 @@ void mlp_dev_release(mlp_state *s);
 int mlp_set_weights(mlp_state *s, int v, const float *P, sl_error *err);
 /* The check's relative error of variant v, whose model is m (see check.c). 0, or -1 with err. */
 int mlp_check(mlp_state *s, int v, train_model *m, double *rel_err, sl_error *err);
-/* The forward of variant v (CPU variants), for evaluation. */
-mlp_forward_fn mlp_forward_of(int v);
-mlp_backward_fn mlp_backward_of(int v);
 
 #endif

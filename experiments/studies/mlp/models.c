@@ -15,62 +15,67 @@
 #include "mlp/mlp_cuda.h"
 #endif
 
-static const mlp_forward_fn forwards[] = {
-    [V_NAIVE] = mlp_forward_naive, [V_SIMD] = mlp_forward_simd, [V_OMP] = mlp_forward_omp,
+/* The CPU variants' kernels (kernels/mlp/mlp.h). A NULL update is mlp_sgd; a NULL gather is
+ * train_gather on one thread. A variant missing here has no CPU kernels in this build (blas without
+ * BLAS, the device variants). */
+typedef struct cpu_kernels {
+    mlp_forward_fn forward;
+    mlp_backward_fn backward;
+    mlp_update_fn update;
+    mlp_gather_fn gather;
+} cpu_kernels;
+
+static const cpu_kernels cpu_variants[] = {
+    [V_NAIVE] = {mlp_forward_naive, mlp_backward_naive, NULL, NULL},
+    [V_SIMD] = {mlp_forward_simd, mlp_backward_simd, NULL, NULL},
+    /* the threads gather the columns of X they will read, and update the gradient rows they wrote */
+    [V_OMP] = {mlp_forward_omp, mlp_backward_omp, mlp_update_omp, mlp_gather_omp},
 #if SL_HAVE_BLAS
-    [V_BLAS] = mlp_forward_blas,
-#endif
-};
-static const mlp_backward_fn backwards[] = {
-    [V_NAIVE] = mlp_backward_naive, [V_SIMD] = mlp_backward_simd, [V_OMP] = mlp_backward_omp,
-#if SL_HAVE_BLAS
-    [V_BLAS] = mlp_backward_blas,
+    [V_BLAS] = {mlp_forward_blas, mlp_backward_blas, NULL, NULL},
 #endif
 };
 
-/* Variants with their own update; the others use mlp_sgd. */
-static const mlp_update_fn updates[] = {[V_OMP] = mlp_update_omp};
-
-/* NULL for a variant without CPU kernels in this build (blas without BLAS, the device variants). */
-mlp_forward_fn mlp_forward_of(int v)
+static const cpu_kernels *cpu_kernels_of(int v)
 {
-    return v >= 0 && v < (int)(sizeof forwards / sizeof *forwards) ? forwards[v] : NULL;
+    int n = (int)(sizeof cpu_variants / sizeof *cpu_variants);
+    return v >= 0 && v < n && cpu_variants[v].forward ? &cpu_variants[v] : NULL;
 }
-mlp_backward_fn mlp_backward_of(int v)
+
+/* X, y := rows idx of set, with variant k's gather. */
+static void gather(const mlp_state *s, const cpu_kernels *k, const idx_set *set, const int32_t *idx, int B)
 {
-    return v >= 0 && v < (int)(sizeof backwards / sizeof *backwards) ? backwards[v] : NULL;
+    if (!k->gather) {
+        train_gather(set, idx, B, s->X, s->y);
+        return;
+    }
+    k->gather(&s->dims, set->images, idx, B, s->X, s->threads);
+    for (int b = 0; b < B; b++)
+        s->y[b] = set->labels[idx[b]];
 }
 
 static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
 {
     mlp_state *s = ctx;
-    mlp_forward_fn fw = mlp_forward_of(s->v);
-    mlp_backward_fn bw = mlp_backward_of(s->v);
-    if (!fw || !bw) {
+    const cpu_kernels *k = cpu_kernels_of(s->v);
+    if (!k) {
         sl_error_set(err, "mlp: variant %d has no CPU kernels in this build", s->v);
         return -1;
     }
     prof_begin("data");
-    if (s->v == V_OMP) { /* the threads gather the columns they will read (kernels/mlp/omp.c) */
-        mlp_gather_omp(&s->dims, s->train.images, idx, B, s->X, s->threads);
-        for (int b = 0; b < B; b++)
-            s->y[b] = s->train.labels[idx[b]];
-    } else
-        train_gather(&s->train, idx, B, s->X, s->y);
+    gather(s, k, &s->train, idx, B);
     prof_end("data");
     prof_begin("forward");
-    fw(&s->dims, s->P, s->X, B, &s->ws, s->threads);
+    k->forward(&s->dims, s->P, s->X, B, &s->ws, s->threads);
     prof_end("forward");
     prof_begin("loss");
     *loss = mlp_loss(&s->dims, s->y, B, &s->ws);
     prof_end("loss");
     prof_begin("backward");
-    bw(&s->dims, s->P, s->X, B, &s->ws, s->G, s->threads);
+    k->backward(&s->dims, s->P, s->X, B, &s->ws, s->G, s->threads);
     prof_end("backward");
     prof_begin("update");
-    mlp_update_fn up = s->v < (int)(sizeof updates / sizeof *updates) ? updates[s->v] : NULL;
-    if (up)
-        up(&s->dims, s->P, s->G, lr, s->threads);
+    if (k->update)
+        k->update(&s->dims, s->P, s->G, lr, s->threads);
     else
         mlp_sgd(s->P, s->G, s->L.n, lr);
     prof_end("update");
@@ -86,14 +91,15 @@ static int cpu_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *e
 {
     (void)loss_sum, (void)err;
     mlp_state *s = ctx;
+    const cpu_kernels *k = cpu_kernels_of(s->v);
     int32_t idx[MLP_EVAL_CHUNK];
     long ok = 0;
     for (long r = 0; r < s->cfg.n_test; r += MLP_EVAL_CHUNK) {
         int B = (int)(s->cfg.n_test - r < MLP_EVAL_CHUNK ? s->cfg.n_test - r : MLP_EVAL_CHUNK);
         for (int b = 0; b < B; b++)
             idx[b] = (int32_t)(r + b);
-        train_gather(&s->test, idx, B, s->X, s->y);
-        mlp_forward_of(s->v)(&s->dims, s->P, s->X, B, &s->ws, s->threads);
+        gather(s, k, &s->test, idx, B);
+        k->forward(&s->dims, s->P, s->X, B, &s->ws, s->threads);
         ok += mlp_correct(&s->dims, s->ws.z3, s->y, B);
     }
     *correct = ok;
