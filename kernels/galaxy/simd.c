@@ -6,10 +6,10 @@
  * and G1 = D2' X). Doing both for GALAXY_FUSED_BLOCK rows at a time reads each row from memory once.
  * Inside the forward pass the k loop is cut in chunks of KC so the Theta1 slice (8 x KC doubles) stays
  * in L1 while every row of the block passes over it; 8 hidden units are updated per x load. The slice
- * is copied to an aligned buffer first (Theta1's rows are 1025 doubles apart: read in place, every
- * vector load straddles two cache lines), and the sums stay vectors across the chunks, reduced once per
- * row. Measured on the 2-vCPU Zen 5 VM (stand-alone loop, 2700 x 1024 x 8): forward 2.1 -> 1.3-1.4 ms
- * per gradient call, the whole call 3.3 -> 2.5-2.9 ms.
+ * is copied to an aligned buffer first, the sums stay vectors across the chunks (reduced once per row),
+ * X is prefetched PF_ROWS rows ahead (a row is read in KC-double pieces N doubles apart, which the
+ * hardware prefetchers do not follow), and the Theta1 gradient uses a 2 x 8 register tile.
+ * docs/study-galaxy.md has the measurements of each step.
  */
 #include "fused.h"
 
@@ -72,8 +72,9 @@ dots(const double *T, size_t ld, const double *x, int kn, int hb, double *z)
  * The sums stay vectors: they are added to za/zb (8 vectors each, in L1) at the end of a KC chunk and
  * reduced to scalars once per row, after the last chunk (a horizontal sum costs as much as 8 FMAs). */
 static void dots2x8(const double *T, size_t ld, const double *x0, const double *x1, int kn, vd *za,
-                    vd *zb, size_t pf)
+                    vd *zb)
 {
+    const ptrdiff_t pf = PF_ROWS * (x1 - x0); /* x1 is the next row */
     vd a[8], b[8];
     for (int j = 0; j < 8; j++) a[j] = b[j] = (vd){0};
     for (int k = 0; k < kn; k += VL) {
@@ -108,15 +109,15 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, long t0,
             for (int i = 0; i < nb * 8; i++) acc[i] = (vd){0};
             for (int k0 = 0; k0 < N; k0 += KC) {
                 int kn = N - k0 < KC ? N - k0 : KC;
-                /* Theta1's rows are 1025 doubles apart, so in place every vector load of them
-                 * straddles two cache lines; an aligned copy of the chunk (16 KB) is loaded whole. */
+                /* Theta1's rows are N + 1 doubles apart, so in place most vector loads of them
+                 * straddle two cache lines; an aligned copy of the chunk (16 KB) is loaded whole. */
                 double Tp[8 * KC] __attribute__((aligned(64)));
                 for (int j = 0; j < 8; j++)
                     memcpy(Tp + j * KC, theta + (h0 + j) * N1 + 1 + k0, (size_t)kn * sizeof(double));
                 int t = 0;
                 for (; t + 2 <= nb; t += 2) {
                     const double *x = p->X + (size_t)(t0 + t) * N + k0;
-                    dots2x8(Tp, KC, x, x + N, kn, acc + t * 8, acc + (t + 1) * 8, PF_ROWS * (size_t)N);
+                    dots2x8(Tp, KC, x, x + N, kn, acc + t * 8, acc + (t + 1) * 8);
                 }
                 if (t < nb) {
                     double z[8] = {0};

@@ -60,7 +60,7 @@ void mlp_backward_blas(const mlp_dims *d, const float *P, const float *X, int B,
 {
     (void)threads;
     mlp_layout L = mlp_layout_of(d);
-    if (B <= 0) { /* sgemm with k = 0 would be fine, but beta = 0 with an empty batch is clearer as this */
+    if (B <= 0) { /* no rows: every gradient is an empty sum */
         memset(G, 0, L.n * sizeof(float));
         return;
     }

@@ -424,7 +424,7 @@ extern "C" int mlp_cuda_device_count(void)
         (void)cudaGetLastError(); /* clear "no device" / "insufficient driver" */
         return 0;
     }
-    return n > 0 ? n : 0;
+    return n;
 }
 
 extern "C" const char *mlp_cuda_error(const mlp_cuda *c) { return c ? c->err : "mlp cuda: no context"; }

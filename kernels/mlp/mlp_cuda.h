@@ -48,10 +48,10 @@ int mlp_cuda_take_loss(mlp_cuda *c, double *loss_sum);
 
 /* Test-set accuracy count with the current parameters (synchronous). */
 int mlp_cuda_evaluate(mlp_cuda *c, long *correct);
-/* Device memory this context holds (bytes), and the device's peak use seen by the context (bytes). */
+/* Device memory this context has allocated (bytes). */
 size_t mlp_cuda_bytes(const mlp_cuda *c);
 
-/* Whether a CUDA device is present (0/1), for tests that skip without one. */
+/* The number of CUDA devices (0 without one, or without a usable driver), for tests that skip. */
 int mlp_cuda_device_count(void);
 
 #ifdef __cplusplus

@@ -33,7 +33,7 @@ static void dense(const double *X, const double *W, const double *bias, double *
     }
 }
 
-/* dW += A^T D, db += sum of D's rows; Dprev = (D W^T) * relu'(A) when Dprev is not NULL */
+/* dW = A^T D, db = sum of D's rows; Dprev = (D W^T) * relu'(A) when Dprev is not NULL */
 static void back(const double *A, const double *D, const double *W, double *dW, double *db, double *Dprev,
                  int B, int n_in, int n_out)
 {
