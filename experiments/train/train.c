@@ -78,10 +78,9 @@ float train_lr(const train_cfg *cfg, int epoch)
 }
 
 int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
-              double *step_losses, sl_error *err)
+              sl_error *err)
 {
     long steps_per_epoch = cfg->n_train / cfg->batch; /* the last partial batch is dropped, as the write-up */
-    int total_steps = 0;
     for (int e = 0; e < cfg->epochs; e++) {
         train_shuffle(perm, set_n, cfg->seed, e);
         float lr = train_lr(cfg, e);
@@ -90,8 +89,6 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
         prof_begin("epoch");
         uint64_t t0 = prof_now_ns();
         for (long s = 0; s < steps_per_epoch; s++) {
-            if (cfg->max_steps > 0 && total_steps >= cfg->max_steps)
-                break;
             double loss = NAN;
             if (m->step(m->ctx, perm + s * cfg->batch, cfg->batch, lr, &loss, err) != 0) {
                 prof_end("epoch");
@@ -101,9 +98,7 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
                 per_step = 0;
             else
                 loss_sum += loss;
-            if (step_losses)
-                step_losses[total_steps] = loss;
-            steps++, total_steps++;
+            steps++;
         }
         if (m->sync && m->sync(m->ctx, err) != 0) {
             prof_end("epoch");
@@ -130,8 +125,6 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
             out->epoch_s[i] = secs;
             out->samples_per_s[i] = secs > 0 ? (double)steps * cfg->batch / secs : NAN;
         }
-        if (cfg->max_steps > 0 && total_steps >= cfg->max_steps)
-            break;
     }
     return 0;
 }

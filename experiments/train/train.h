@@ -2,7 +2,7 @@
  * experiments/train/train.h: what the minibatch-SGD training studies share (mlp now, cnn next): the
  * per-epoch shuffle from the run's seed, the batch gather (bytes -> floats in [0,1]), the epoch loop
  * with its per-epoch series (epoch, train_loss, test_acc, epoch_s, samples_per_s) and the regions
- * around it. A model plugs in as two callbacks, so a CPU model and a device-resident one (which gathers
+ * around it. A model plugs in as callbacks (step, sync, epoch_end), so a CPU model and a device-resident one (which gathers
  * on the GPU) run the same loop and see the same batches.
  */
 #ifndef SL_TRAIN_H
@@ -35,7 +35,6 @@ typedef struct train_cfg {
     uint64_t seed;
     long n_train;   /* rows used per epoch (a prefix of the shuffled order; < the set's n when reduced) */
     long n_test;
-    int max_steps;  /* > 0: stop after this many steps in total (checks); 0: whole epochs */
 } train_cfg;
 
 /* Per-epoch series, epochs long (allocated by train_series_alloc). */
@@ -59,10 +58,9 @@ void train_shuffle(int32_t *perm, long n, uint64_t seed, int epoch);
 /* Rows idx[0..B) of set into X (B x rows*cols floats, pixel / 255) and y. */
 void train_gather(const idx_set *set, const int32_t *idx, int B, float *X, uint8_t *y);
 
-/* The epoch loop. perm: n_train-or-more int32 scratch (set size). step_losses: when not NULL, each step's
- * loss in order (max_steps entries; used by the checks). Regions: "epoch" around each epoch's steps and
- * "evaluate" around epoch_end. 0, or -1 with err. */
+/* The epoch loop. perm: n_train-or-more int32 scratch (set size). Regions: "epoch" around each epoch's
+ * steps and "evaluate" around epoch_end. 0, or -1 with err. */
 int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
-              double *step_losses, sl_error *err);
+              sl_error *err);
 
 #endif

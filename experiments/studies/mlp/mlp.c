@@ -16,6 +16,7 @@
 #include <speedlab/prof.h>
 
 #include "mlp_study.h"
+#include "runner.h" /* sl_stats_compute */
 #include "sl_config.h"
 #if MLP_DEVICE
 #include "mlp/mlp_cuda.h"
@@ -221,7 +222,7 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     train_model m = model_of(s, v);
     s->series.n = 0;
     uint64_t t0 = prof_now_ns();
-    if (train_run(&cfg, &m, s->train.n, s->perm, &s->series, NULL, err) != 0)
+    if (train_run(&cfg, &m, s->train.n, s->perm, &s->series, err) != 0)
         return -1;
     double secs = (double)(prof_now_ns() - t0) * 1e-9;
     if (s->nreps < MLP_MAX_REPS) {
@@ -231,31 +232,19 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     return 0;
 }
 
-static void mean_std(const double *x, int n, double *mean, double *sd)
-{
-    double m = 0, q = 0;
-    for (int i = 0; i < n; i++)
-        m += x[i];
-    m /= n;
-    for (int i = 0; i < n; i++)
-        q += (x[i] - m) * (x[i] - m);
-    *mean = m;
-    *sd = n > 1 ? sqrt(q / (n - 1)) : NAN;
-}
-
 static void finish(void *vs, int v, sl_record *rec)
 {
     mlp_state *s = vs;
     if (s->nreps == 0)
         return;
-    double am, asd, tm, tsd;
-    mean_std(s->acc, s->nreps, &am, &asd);
-    mean_std(s->secs, s->nreps, &tm, &tsd);
+    sl_stats acc, secs; /* over the repetitions */
+    sl_stats_compute(s->acc, s->nreps, &acc);
+    sl_stats_compute(s->secs, s->nreps, &secs);
     int epochs = s->series.n;
-    sl_record_metric(rec, "test_acc", am);          /* final-epoch accuracy, mean over repetitions */
+    sl_record_metric(rec, "test_acc", acc.mean);          /* final-epoch accuracy, mean over repetitions */
     if (s->nreps > 1)
-        sl_record_metric(rec, "test_acc_std", asd);
-    sl_record_metric(rec, "train_time_s", tm);      /* whole training incl. per-epoch evaluation */
+        sl_record_metric(rec, "test_acc_std", acc.std);
+    sl_record_metric(rec, "train_time_s", secs.mean);      /* whole training incl. per-epoch evaluation */
     sl_record_metric(rec, "epochs", epochs);
     sl_record_metric(rec, "lr", s->cfg.lr);
     train_cfg ran = s->cfg; /* the schedule as run (naive's is shorter) */
