@@ -1,0 +1,73 @@
+/*
+ * kernels/galaxy/bench/galaxy_parts.c: where one fused gradient call's time goes, on one thread.
+ * Times the three building blocks of fused.h over every block of a random m x 1024 x 8 problem
+ * (forward, output layer, Theta1 gradient), then the whole galaxy_grad_simd, 50 calls each, and prints
+ * ms per gradient call; three rounds, so a reader sees the spread. Built, not run by the tests:
+ *     ninja -C build kernels/galaxy_parts && ./build/kernels/galaxy_parts [m]
+ * m defaults to the study's 2700 rows; a small m (270) keeps X in cache and shows what the same code
+ * does when it does not wait on memory. docs/study-galaxy.md quotes it.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "galaxy/fused.h"
+
+enum { N_IN = 1024, N_HID = 8, N_OUT = 3, CALLS = 50 };
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    long m = argc > 1 ? atol(argv[1]) : 2700;
+    if (m < 1) {
+        fprintf(stderr, "usage: %s [ROWS]  (ROWS >= 1; default 2700, the study's training set)\n", argv[0]);
+        return 2;
+    }
+    double *X = malloc(sizeof(double) * (size_t)m * N_IN);
+    unsigned char *y = malloc((size_t)m);
+    srand(1);
+    for (long i = 0; i < m * N_IN; i++) X[i] = (rand() % 256) / 255.0;
+    for (long i = 0; i < m; i++) y[i] = (unsigned char)(rand() % N_OUT);
+    galaxy_problem p = {X, y, m, N_IN, N_HID, N_OUT, 1.0};
+    size_t nt = galaxy_n_theta(&p);
+    double *theta = malloc(nt * sizeof *theta), *g = malloc(nt * sizeof *g);
+    double *ws = malloc(galaxy_fused_ws_doubles(&p, 1) * sizeof *ws);
+    double *Z = malloc(sizeof(double) * GALAXY_FUSED_BLOCK * N_HID);
+    if (!X || !y || !theta || !g || !ws || !Z) {
+        fprintf(stderr, "%s: out of memory for %ld rows\n", argv[0], m);
+        return 1;
+    }
+    for (size_t i = 0; i < nt; i++) theta[i] = (rand() / (double)RAND_MAX - 0.5) * 0.4;
+    const size_t off2 = (size_t)N_HID * (N_IN + 1);
+    printf("galaxy_parts: %ld x %d x %d, ms per gradient call (one thread, %d calls)\n", m, N_IN, N_HID, CALLS);
+    for (int round = 0; round < 3; round++) {
+        double tf = 0, to = 0, tb = 0;
+        for (int c = 0; c < CALLS; c++)
+            for (long t0 = 0; t0 < m; t0 += GALAXY_FUSED_BLOCK) {
+                int nb = m - t0 < GALAXY_FUSED_BLOCK ? (int)(m - t0) : GALAXY_FUSED_BLOCK;
+                double t = now_s();
+                galaxy_fused_forward(&p, theta, t0, nb, Z);
+                tf += now_s() - t;
+                t = now_s();
+                galaxy_fused_output(&p, theta, t0, nb, Z, Z, g + off2);
+                to += now_s() - t;
+                t = now_s();
+                galaxy_fused_backward(&p, t0, nb, Z, g);
+                tb += now_s() - t;
+            }
+        double t = now_s();
+        for (int c = 0; c < CALLS; c++) galaxy_grad_simd(&p, theta, g, ws);
+        double tg = (now_s() - t) / CALLS;
+        printf("forward %.3f  output %.3f  Theta1 gradient %.3f  whole galaxy_grad_simd %.3f\n",
+               tf / CALLS * 1e3, to / CALLS * 1e3, tb / CALLS * 1e3, tg * 1e3);
+    }
+    free(X), free(y), free(theta), free(g), free(ws), free(Z);
+    return 0;
+}
