@@ -202,7 +202,7 @@ static void add_counters(json_t *rec, json_t *profile, const char *const *path, 
         json_decref(absent);
 }
 
-/* times_s, stats and rates of an ok case. */
+/* times_s and stats of an ok case (rates: add_rates, after finish). */
 static void add_times(json_t *rec, const double *t, int n)
 {
     sl_stats st;

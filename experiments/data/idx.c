@@ -47,6 +47,7 @@ typedef struct reader {
 } reader;
 
 /* Writes "PATH: <formatted text>" to the caller's message buffer; returns -1 for `return fail(...)`. */
+static int fail(const reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(const reader *r, const char *fmt, ...)
 {
     if (!r->msg || r->len == 0)

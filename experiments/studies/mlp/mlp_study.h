@@ -1,6 +1,6 @@
 /*
  * experiments/studies/mlp/mlp_study.h: the mlp study's state, shared by its glue (mlp.c) and its model
- * adapters (models.c: a CPU model per variant, the device model for cuda and cublas).
+ * adapters (models.c: one CPU model over a table of kernels per variant, the device model for cuda and cublas).
  */
 #ifndef SL_STUDY_MLP_H
 #define SL_STUDY_MLP_H
