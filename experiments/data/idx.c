@@ -35,8 +35,6 @@
 /* Counts are 32-bit in the header and returned as long. */
 _Static_assert(LONG_MAX >= UINT32_MAX, "an IDX count must fit in a long");
 
-#define MISSING_HINT "install Debian's dataset-fashion-mnist (files in /usr/share/datasets/fashion-mnist) " \
-                     "or pass --data DIR with the four standard MNIST files"
 
 /* One open file and where its error message goes. */
 typedef struct reader {
@@ -301,7 +299,7 @@ static int find_file(const char *dir, const char *prefix, const char *kind, char
     path[k - 3] = '\0'; /* drop ".gz" */
     if (access(path, F_OK) == 0)
         return 0;
-    snprintf(msg, len, "%s: no %s-%s file: tried %s.gz and %s; " MISSING_HINT, dir, prefix, kind, path, path);
+    snprintf(msg, len, "%s: no %s-%s file: tried %s.gz and %s; " IDX_MISSING_HINT, dir, prefix, kind, path, path);
     return -1;
 }
 

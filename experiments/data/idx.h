@@ -31,6 +31,10 @@ int idx_load_labels(const char *path, uint8_t **labels, long *n, int max_label, 
 int idx_load_split(const char *dir, const char *prefix, int max_label, idx_set *out, char *msg, size_t len);
 void idx_set_free(idx_set *s);
 
+/* How to get the default data, for messages about a missing file. */
+#define IDX_MISSING_HINT "install Debian's dataset-fashion-mnist (files in /usr/share/datasets/fashion-mnist) " \
+                     "or pass --data DIR with the four standard MNIST files"
+
 /* Whether dir holds all four standard files (either form). */
 int idx_dir_complete(const char *dir);
 

@@ -68,8 +68,7 @@ static int data_missing(const sl_opts *o, char *why, size_t n)
     (void)o;
     if (idx_dir_complete(SL_DEFAULT_FASHION_MNIST))
         return 0;
-    snprintf(why, n, "mlp: no Fashion-MNIST in %s: install Debian's dataset-fashion-mnist "
-             "(sh scripts/setup.sh does) or pass --data DIR with the four standard MNIST files",
+    snprintf(why, n, "mlp: no Fashion-MNIST in %s: " IDX_MISSING_HINT " (sh scripts/setup.sh installs it)",
              SL_DEFAULT_FASHION_MNIST);
     return 1;
 }
