@@ -30,7 +30,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [ROWS]  (ROWS >= 1; default 2700, the study's training set)\n", argv[0]);
         return 2;
     }
-    double *X = malloc(sizeof(double) * (size_t)m * N_IN);
+    double *X = aligned_alloc(64, sizeof(double) * (size_t)m * N_IN); /* as the study's loader */
     unsigned char *y = malloc((size_t)m);
     srand(1);
     for (long i = 0; i < m * N_IN; i++) X[i] = (rand() % 256) / 255.0;
