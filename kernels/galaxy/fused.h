@@ -6,7 +6,9 @@
  * memory once per gradient call and once per cost call.
  *
  * Workspace: galaxy_fused_ws_doubles(p, threads) doubles, preallocated by the caller; `threads` must
- * not exceed the value the workspace was sized for (the omp variant keeps one gradient per thread).
+ * not exceed the value the workspace was sized for. It is one slice per thread (the simd and blas
+ * variants use slice 0) of galaxy_fused_slice_doubles(p): Z (GALAXY_FUSED_BLOCK x H), a gradient
+ * (n_theta, the omp variant's per-thread sum) and Theta1's weights packed for the forward.
  */
 #ifndef SL_KERNELS_GALAXY_FUSED_H
 #define SL_KERNELS_GALAXY_FUSED_H
@@ -16,6 +18,7 @@
 #define GALAXY_FUSED_BLOCK 32
 
 size_t galaxy_fused_ws_doubles(const galaxy_problem *p, int threads);
+size_t galaxy_fused_slice_doubles(const galaxy_problem *p);
 
 /* simd: one thread, explicit 8-wide vectors (GCC/Clang vector extensions). */
 double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws);
@@ -31,7 +34,13 @@ double galaxy_cost_blas(const galaxy_problem *p, const double *theta, double *ws
 void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad, double *ws);
 
 /* Building blocks shared by the three files. Rows [t0, t0 + nb) of X; Z is nb x H. */
-void galaxy_fused_forward(const galaxy_problem *p, const double *theta, long t0, int nb, double *Z);
+/* Theta1's weights (no bias) copied into the slice in the order the forward reads them (per 8 hidden
+ * units and chunk of inputs, 8 rows contiguous and 64-byte aligned): once per call, not per block.
+ * Returns the packed copy, or NULL for a shape without the fast path (H not a multiple of 8). */
+const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, double *slice);
+/* Z = [1 X_block] Theta1' from the packed copy T1p (NULL: reads theta, the slower general path). */
+void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const double *T1p, long t0,
+                          int nb, double *Z);
 /* From Z: the block's cost sum (unscaled) and, when G2 is not NULL, G2 += delta3 [1 a2] and
  * D (nb x H) = delta2 (Z may be D: it is overwritten row by row after use). */
 double galaxy_fused_output(const galaxy_problem *p, const double *theta, long t0, int nb,

@@ -4,7 +4,7 @@
  *
  * theta = [Theta1 (H x (N+1)) row-major, Theta2 (K x (H+1)) row-major], column 0 of each is the bias.
  * X is m x N row-major (pixels / 255), y holds labels 0..K-1. Kernels do no I/O and no allocation:
- * the caller preallocates a galaxy_ws of galaxy_ws_doubles() doubles.
+ * the caller preallocates galaxy_ws_doubles() doubles (fused.h's variants: galaxy_fused_ws_doubles()).
  */
 #ifndef SL_KERNELS_GALAXY_H
 #define SL_KERNELS_GALAXY_H
@@ -41,10 +41,7 @@ void galaxy_default_finish(const galaxy_problem *p, const double *theta, double 
 double galaxy_cost_layout(const galaxy_problem *p, const double *theta, double *ws);
 void galaxy_grad_layout(const galaxy_problem *p, const double *theta, double *grad, double *ws);
 
-/* simd: one fused pass per row (forward, errors, Delta1 update while the row is in L1), explicit
- * 4-wide vector accumulators; H <= 64, K <= 16. */
-double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws);
-void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad, double *ws);
+/* simd, omp and blas (fused passes over blocks of rows, their own workspace) are in fused.h. */
 
 /* Predicted labels (argmax of the output layer) for all m rows. */
 void galaxy_predict(const galaxy_problem *p, const double *theta, unsigned char *pred, double *ws);

@@ -11,24 +11,23 @@
 
 #include "kern_omp.h"
 
-static size_t slice(const galaxy_problem *p)
-{
-    return (size_t)GALAXY_FUSED_BLOCK * (size_t)p->n_hid + galaxy_n_theta(p) + 8;
-}
-
 double galaxy_cost_omp(const galaxy_problem *p, const double *theta, double *ws, int threads)
 {
     const long nblk = (p->m + GALAXY_FUSED_BLOCK - 1) / GALAXY_FUSED_BLOCK;
-    const size_t sl = slice(p);
+    const size_t sl = galaxy_fused_slice_doubles(p);
     double J = 0.0;
     if (threads < 1) threads = 1;
-    #pragma omp parallel for num_threads(threads) schedule(static) reduction(+:J)
-    for (long b = 0; b < nblk; b++) {
-        long t0 = b * GALAXY_FUSED_BLOCK;
-        int nb = p->m - t0 < GALAXY_FUSED_BLOCK ? (int)(p->m - t0) : GALAXY_FUSED_BLOCK;
+    #pragma omp parallel num_threads(threads)
+    {
         double *Z = ws + (size_t)kern_tid() * sl;
-        galaxy_fused_forward(p, theta, t0, nb, Z);
-        J += galaxy_fused_output(p, theta, t0, nb, Z, NULL, NULL);
+        const double *T1p = galaxy_fused_pack(p, theta, Z);   /* each thread its own copy, in its L2 */
+        #pragma omp for schedule(static) reduction(+:J)
+        for (long b = 0; b < nblk; b++) {
+            long t0 = b * GALAXY_FUSED_BLOCK;
+            int nb = p->m - t0 < GALAXY_FUSED_BLOCK ? (int)(p->m - t0) : GALAXY_FUSED_BLOCK;
+            galaxy_fused_forward(p, theta, T1p, t0, nb, Z);
+            J += galaxy_fused_output(p, theta, t0, nb, Z, NULL, NULL);
+        }
     }
     return J / (double)p->m + galaxy_fused_reg(p, theta);
 }
@@ -36,13 +35,14 @@ double galaxy_cost_omp(const galaxy_problem *p, const double *theta, double *ws,
 void galaxy_grad_omp(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads)
 {
     const long nblk = (p->m + GALAXY_FUSED_BLOCK - 1) / GALAXY_FUSED_BLOCK;
-    const size_t sl = slice(p), nt = galaxy_n_theta(p), zn = (size_t)GALAXY_FUSED_BLOCK * p->n_hid;
+    const size_t sl = galaxy_fused_slice_doubles(p), nt = galaxy_n_theta(p), zn = (size_t)GALAXY_FUSED_BLOCK * p->n_hid;
     const size_t off2 = (size_t)p->n_hid * (p->n_in + 1);
     if (threads < 1) threads = 1;
     int used = 1;
     #pragma omp parallel num_threads(threads)
     {
         double *Z = ws + (size_t)kern_tid() * sl, *g = Z + zn;
+        const double *T1p = galaxy_fused_pack(p, theta, Z);
         memset(g, 0, nt * sizeof *g);
         #pragma omp single
         used = kern_nthreads();
@@ -50,7 +50,7 @@ void galaxy_grad_omp(const galaxy_problem *p, const double *theta, double *grad,
         for (long b = 0; b < nblk; b++) {
             long t0 = b * GALAXY_FUSED_BLOCK;
             int nb = p->m - t0 < GALAXY_FUSED_BLOCK ? (int)(p->m - t0) : GALAXY_FUSED_BLOCK;
-            galaxy_fused_forward(p, theta, t0, nb, Z);
+            galaxy_fused_forward(p, theta, T1p, t0, nb, Z);
             galaxy_fused_output(p, theta, t0, nb, Z, Z, g + off2);
             galaxy_fused_backward(p, t0, nb, Z, g);
         }

@@ -16,6 +16,7 @@
 #include "sl_config.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define KC 256
@@ -44,11 +45,36 @@ static inline double hsum(const vd *v)
     return s;
 }
 
+/* Fast path of the forward: H a multiple of 8 and N of VL (the study's 1024-8-3 shape). */
+static int packable(const galaxy_problem *p) { return p->n_hid % 8 == 0 && p->n_in % VL == 0; }
+
+size_t galaxy_fused_slice_doubles(const galaxy_problem *p)
+{
+    size_t pack = (size_t)p->n_hid * ((size_t)p->n_in + KC) + 8;  /* chunks padded to KC, aligned */
+    return (size_t)GALAXY_FUSED_BLOCK * (size_t)p->n_hid + galaxy_n_theta(p) + pack + 8;
+}
+
 size_t galaxy_fused_ws_doubles(const galaxy_problem *p, int threads)
 {
     if (threads < 1) threads = 1;
-    size_t per = (size_t)GALAXY_FUSED_BLOCK * (size_t)p->n_hid + galaxy_n_theta(p) + 8;
-    return (size_t)threads * per + 64;
+    return (size_t)threads * galaxy_fused_slice_doubles(p) + 64;
+}
+
+const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, double *slice)
+{
+    if (!packable(p)) return NULL;
+    const int N = p->n_in, H = p->n_hid;
+    const size_t N1 = (size_t)N + 1;
+    double *T1p = slice + (size_t)GALAXY_FUSED_BLOCK * H + galaxy_n_theta(p);
+    T1p += (64 - (uintptr_t)T1p % 64) % 64 / sizeof(double);  /* malloc gives 16-byte alignment */
+    double *dst = T1p;
+    for (int h0 = 0; h0 < H; h0 += 8)
+        for (int k0 = 0; k0 < N; k0 += KC, dst += 8 * KC) {
+            int kn = N - k0 < KC ? N - k0 : KC;
+            for (int j = 0; j < 8; j++)
+                memcpy(dst + j * KC, theta + (h0 + j) * N1 + 1 + k0, (size_t)kn * sizeof(double));
+        }
+    return T1p;
 }
 
 /* z[j] += T[j] . x over kn elements, for hb (<= 8) rows of T with stride ld. Inlined with hb = 8. */
@@ -69,57 +95,55 @@ dots(const double *T, size_t ld, const double *x, int kn, int hb, double *z)
     }
 }
 
-/* Two rows of X at once against 8 rows of T: each T load feeds two FMAs (16 accumulators in registers).
- * The sums stay vectors: they are added to za/zb (8 vectors each, in L1) at the end of a KC chunk and
- * reduced to scalars once per row, after the last chunk (a horizontal sum costs as much as 8 FMAs). */
-static void dots2x8(const double *T, size_t ld, const double *x0, const double *x1, int kn, vd *za,
-                    vd *zb)
+/* nr (2 or 3) rows of X at once against 8 rows of T: each T load feeds nr FMAs (up to 24 accumulators
+ * in registers, 11 loads per 24 FMAs). Row r is x + r * N. The sums stay vectors: they are added to
+ * z[r * 8 + j] (in L1) at the end of a KC chunk and reduced to scalars once per row, after the last
+ * chunk (a horizontal sum costs as much as 8 FMAs). */
+static inline __attribute__((always_inline)) void
+dots_rows(const double *T, size_t ld, const double *x, int N, int nr, int kn, vd *z)
 {
-    const ptrdiff_t pf = PF_ROWS * (x1 - x0); /* x1 is the next row */
-    vd a[8], b[8];
-    for (int j = 0; j < 8; j++) a[j] = b[j] = (vd){0};
+    const ptrdiff_t pf = (ptrdiff_t)PF_ROWS * N;
+    vd a[3][8];
+    for (int r = 0; r < nr; r++)
+        for (int j = 0; j < 8; j++) a[r][j] = (vd){0};
     for (int k = 0; k < kn; k += VL) {
-        vd u = vload(x0 + k), w = vload(x1 + k);
-        __builtin_prefetch(x0 + pf + k);
-        __builtin_prefetch(x1 + pf + k);
+        vd u[3];
+        for (int r = 0; r < nr; r++) {
+            u[r] = vload(x + (size_t)r * N + k);
+            __builtin_prefetch(x + (size_t)r * N + pf + k);
+        }
         for (int j = 0; j < 8; j++) {
             vd tv = vload(T + j * ld + k);
             KEEP_IN_REG(tv);
-            a[j] += tv * u;
-            b[j] += tv * w;
+            for (int r = 0; r < nr; r++) a[r][j] += tv * u[r];
         }
     }
-    for (int j = 0; j < 8; j++) {
-        za[j] += a[j];
-        zb[j] += b[j];
-    }
+    for (int r = 0; r < nr; r++)
+        for (int j = 0; j < 8; j++) z[r * 8 + j] += a[r][j];
 }
 
-void galaxy_fused_forward(const galaxy_problem *p, const double *theta, long t0, int nb, double *Z)
+void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const double *T1p, long t0,
+                          int nb, double *Z)
 {
     const int N = p->n_in, H = p->n_hid;
     const size_t N1 = (size_t)N + 1;
     for (int t = 0; t < nb; t++)
         for (int h = 0; h < H; h++) Z[t * H + h] = theta[h * N1];          /* the bias column */
-    /* The common shape (H a multiple of 8, N of VL, a block of at most GALAXY_FUSED_BLOCK rows): pairs
-     * of rows, vector sums kept across the k chunks in acc (GALAXY_FUSED_BLOCK x 8 vectors, 16 KB, per
-     * group of 8 hidden units). Other shapes: one row at a time with scalar sums per chunk. */
-    if (H % 8 == 0 && N % VL == 0 && nb <= GALAXY_FUSED_BLOCK) {
+    /* The fast path (packed Theta1, a block of at most GALAXY_FUSED_BLOCK rows): three rows at a time,
+     * vector sums kept across the k chunks in acc (GALAXY_FUSED_BLOCK x 8 vectors, 16 KB, per group
+     * of 8 hidden units). Other shapes: one row at a time with scalar sums per chunk. */
+    if (T1p && nb <= GALAXY_FUSED_BLOCK) {
         vd acc[GALAXY_FUSED_BLOCK * 8];
+        const double *Tp = T1p;     /* the chunk's 8 x KC slice (16 KB, stays in L1 for the block) */
         for (int h0 = 0; h0 < H; h0 += 8) {
             for (int i = 0; i < nb * 8; i++) acc[i] = (vd){0};
-            for (int k0 = 0; k0 < N; k0 += KC) {
+            for (int k0 = 0; k0 < N; k0 += KC, Tp += 8 * KC) {
                 int kn = N - k0 < KC ? N - k0 : KC;
-                /* Theta1's rows are N + 1 doubles apart, so in place most vector loads of them
-                 * straddle two cache lines; an aligned copy of the chunk (16 KB) is loaded whole. */
-                double Tp[8 * KC] __attribute__((aligned(64)));
-                for (int j = 0; j < 8; j++)
-                    memcpy(Tp + j * KC, theta + (h0 + j) * N1 + 1 + k0, (size_t)kn * sizeof(double));
                 int t = 0;
-                for (; t + 2 <= nb; t += 2) {
-                    const double *x = p->X + (size_t)(t0 + t) * N + k0;
-                    dots2x8(Tp, KC, x, x + N, kn, acc + t * 8, acc + (t + 1) * 8);
-                }
+                for (; t + 3 <= nb; t += 3)
+                    dots_rows(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, N, 3, kn, acc + t * 8);
+                for (; t + 2 <= nb; t += 2)
+                    dots_rows(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, N, 2, kn, acc + t * 8);
                 if (t < nb) {
                     double z[8] = {0};
                     dots(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, kn, 8, z);
@@ -329,10 +353,11 @@ void galaxy_fused_finish(const galaxy_problem *p, const double *theta, double *g
 
 double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws)
 {
+    const double *T1p = galaxy_fused_pack(p, theta, ws);
     double J = 0.0;
     for (long t0 = 0; t0 < p->m; t0 += GALAXY_FUSED_BLOCK) {
         int nb = p->m - t0 < GALAXY_FUSED_BLOCK ? (int)(p->m - t0) : GALAXY_FUSED_BLOCK;
-        galaxy_fused_forward(p, theta, t0, nb, ws);
+        galaxy_fused_forward(p, theta, T1p, t0, nb, ws);
         J += galaxy_fused_output(p, theta, t0, nb, ws, NULL, NULL);
     }
     return J / (double)p->m + galaxy_fused_reg(p, theta);
@@ -341,10 +366,11 @@ double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws
 void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad, double *ws)
 {
     const size_t off2 = (size_t)p->n_hid * (p->n_in + 1);
+    const double *T1p = galaxy_fused_pack(p, theta, ws);
     memset(grad, 0, galaxy_n_theta(p) * sizeof *grad);
     for (long t0 = 0; t0 < p->m; t0 += GALAXY_FUSED_BLOCK) {
         int nb = p->m - t0 < GALAXY_FUSED_BLOCK ? (int)(p->m - t0) : GALAXY_FUSED_BLOCK;
-        galaxy_fused_forward(p, theta, t0, nb, ws);
+        galaxy_fused_forward(p, theta, T1p, t0, nb, ws);
         galaxy_fused_output(p, theta, t0, nb, ws, ws, grad + off2);
         galaxy_fused_backward(p, t0, nb, ws, grad);
     }

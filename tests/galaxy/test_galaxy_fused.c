@@ -78,6 +78,8 @@ static void run_shape(long m, int n, int h)
 static void test_real_shape(void **state) { (void)state; run_shape(301, 1024, 8); }
 static void test_odd_shape(void **state) { (void)state; run_shape(70, 37, 5); }
 static void test_wide_hidden(void **state) { (void)state; run_shape(33, 19, 11); }
+/* the packed fast path with two groups of 8 hidden units and a last input chunk shorter than the rest */
+static void test_packed_groups(void **state) { (void)state; run_shape(70, 1000, 16); }
 
 int main(void)
 {
@@ -85,6 +87,7 @@ int main(void)
         cmocka_unit_test(test_real_shape),
         cmocka_unit_test(test_odd_shape),
         cmocka_unit_test(test_wide_hidden),
+        cmocka_unit_test(test_packed_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
