@@ -90,6 +90,7 @@ sl_record *sl_record_new(void)
     r->h2d_ms = json_array();
     r->kernel_ms = json_array();
     r->d2h_ms = json_array();
+    r->region_work = json_object();
     return r;
 }
 
@@ -103,6 +104,7 @@ void sl_record_free(sl_record *r)
     json_decref(r->h2d_ms);
     json_decref(r->kernel_ms);
     json_decref(r->d2h_ms);
+    json_decref(r->region_work);
     free(r->reduced_reason);
     free(r);
 }
@@ -160,6 +162,18 @@ void sl_record_work_scale(sl_record *r, double scale)
         r->work_scale = scale;
 }
 
+void sl_record_region_work(sl_record *r, const char *region, double flops, double bytes,
+                           const char *precision)
+{
+    if (!r || !region || !(flops > 0) || !(bytes > 0))
+        return;
+    json_t *w = json_object();
+    json_object_set_new(w, "flops", json_real(flops));
+    json_object_set_new(w, "bytes", json_real(bytes));
+    json_object_set_new(w, "precision", json_string(precision ? precision : "fp32"));
+    json_object_set_new(r->region_work, region, w);
+}
+
 void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_ms)
 {
     if (!r || !r->timing)
@@ -196,6 +210,8 @@ void sl_record_merge(const sl_record *r, json_t *out)
         json_object_set(out, "metrics", r->metrics);
     if (json_object_size(r->series) > 0)
         json_object_set(out, "series", r->series);
+    if (json_object_size(r->region_work) > 0)
+        json_object_set(out, "region_work", r->region_work);
     if (json_array_size(r->notes) > 0)
         json_object_set(out, "notes", r->notes);
 }

@@ -22,6 +22,7 @@ struct sl_record {
     double work_scale; /* 0: unset (1) */
     int timing;       /* phases are kept only while the runner times repetitions */
     json_t *h2d_ms, *kernel_ms, *d2h_ms; /* arrays, one value per timed repetition */
+    json_t *region_work; /* object: region name -> {flops, bytes, precision} per call */
 };
 
 sl_record *sl_record_new(void);

@@ -71,6 +71,12 @@ void sl_record_reduced(sl_record *r, const char *reason);
 /* This variant's repetition does `scale` times the study's declared work (flops, bytes): a reduced
  * variant (naive training 1 of 20 epochs: 0.05). Its rates and roofline use the scaled work. */
 void sl_record_work_scale(sl_record *r, double scale);
+/* Work of one call of the profiler region `region` (its name, as passed to prof_begin): flops, bytes
+ * moved from memory, and the precision the flops are in ("fp32" or "fp64": the roofline halves the
+ * calibrated FP32 peak for fp64). The report's region roofline divides it by the region's mean time
+ * per call from the case's profile: for training studies, whose repetition is a whole run. */
+void sl_record_region_work(sl_record *r, const char *region, double flops, double bytes,
+                           const char *precision);
 /* Device phases of one repetition (CUDA variants): call once per repetition from `run`. */
 void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_ms);
 

@@ -124,6 +124,8 @@ rep_table *rep_tab_crossover(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_phases(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_summary(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study);
+/* Per-call roofline of the regions a study declares work for (record field region_work). */
+rep_table *rep_tab_region_roofline(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_training(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_unavailable(const rep_set *s, int env, const char *study);
 /* One bottleneck table per variant (its largest ok size with a profile); returns count. */

@@ -108,6 +108,112 @@ rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study)
     return t;
 }
 
+/* ---- regions ------------------------------------------------------------------------------- */
+
+/* The profile's instance of region `name` with the most calls (the timed runs, not the check's few):
+ * its mean time per call in seconds and its call count; NAN when the record has no such region. */
+static double region_mean_s(const json_t *rec, const char *name, double *calls)
+{
+    json_t *regs = json_object_get(json_object_get(rec, "profile"), "regions"), *g;
+    size_t i;
+    double best = NAN;
+    *calls = 0;
+    json_array_foreach(regs, i, g) {
+        const char *gn = json_string_value(json_object_get(g, "name"));
+        double n = rep_jnum(g, "calls"), mean = rep_jnum(g, "mean_ns");
+        if (!gn || strcmp(gn, name) || !(n > *calls) || !isfinite(mean))
+            continue;
+        *calls = n;
+        best = mean * 1e-9;
+    }
+    return best;
+}
+
+/* One row: a region's achieved rate per call against the bound of the case's ceilings. */
+static void region_row(rep_table *t, const json_t *ceil, const rep_case *c, const char *region, const json_t *w,
+                       int first)
+{
+    int r = rep_table_row(t, first);
+    rep_cell_text(t, r, 0, "%s", c->variant);
+    rep_cell_num(t, r, 1, (double)c->size, "%ld", c->size);
+    rep_cell_num(t, r, 2, c->threads, "%d", c->threads);
+    rep_cell_text(t, r, 3, "%s", region);
+    double calls, sec = region_mean_s(c->rec, region, &calls);
+    if (!isfinite(sec) || !(sec > 0)) {
+        rep_cell_text(t, r, 4, "no profile of %s", region);
+        return;
+    }
+    double flops = rep_jnum(w, "flops"), bytes = rep_jnum(w, "bytes"), ai = flops / bytes;
+    const char *prec = json_string_value(json_object_get(w, "precision"));
+    int fp64 = prec && !strcmp(prec, "fp64");
+    char m[64];
+    rep_fmt_time(m, sizeof m, sec);
+    rep_cell_num(t, r, 4, calls, "%.0f", calls);
+    rep_cell_num(t, r, 5, sec, "%s%s", m, rep_case_mark(t, c));
+    rep_cell_num(t, r, 6, flops / sec * 1e-9, "%.3g", flops / sec * 1e-9);
+    rep_cell_num(t, r, 7, ai, "%.3g", ai);
+    double peak, bw;
+    const char *which;
+    if (!ceil) {
+        rep_cell_text(t, r, 8, "no calibration");
+        return;
+    }
+    if (!ceilings_for(ceil, c, &peak, &bw, &which) || (fp64 && rep_is_gpu(c->variant))) {
+        rep_cell_text(t, r, 8, "%s: not calibrated%s", which, fp64 ? " for fp64" : "");
+        return;
+    }
+    if (fp64)
+        peak /= 2; /* the FMA loop is FP32: FP64 vectors hold half as many lanes */
+    double bound = fmin(peak, ai * bw), bound_s = flops / (bound * 1e9);
+    rep_fmt_time(m, sizeof m, bound_s);
+    rep_cell_text(t, r, 8, "%s, %s, %s-bound", which, fp64 ? "fp64" : "fp32", ai * bw < peak ? "memory" : "compute");
+    rep_cell_num(t, r, 9, bound_s, "%s", m);
+    rep_cell_num(t, r, 10, bound_s / sec, "%.1f %%", 100 * bound_s / sec);
+}
+
+rep_table *rep_tab_region_roofline(const rep_set *s, int env, const char *study)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, MAXS);
+    const char *cols[] = {"variant", size_name_of(s, env, study), "threads", "region", "calls",
+                          "time per call (mean)", "GFLOP/s", "AI (flop/byte)", "ceilings",
+                          "bound per call", "of bound"};
+    const char *csv[] = {"variant", "size", "threads", "region", "calls", "mean_s", "gflops", "ai",
+                         "ceilings", "bound_s", "fraction_of_bound"};
+    rep_table *t = NULL;
+    for (int vi = 0; vi < nv; vi++)
+        for (int si = 0; si < ns; si++) {
+            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
+            json_t *rw = c ? json_object_get(c->rec, "region_work") : NULL;
+            if (!c || !rep_is_ok(c) || !json_object_size(rw))
+                continue;
+            if (!t) {
+                char title[256];
+                snprintf(title, sizeof title, "%s: roofline of the profiled regions, per call", study);
+                t = rep_table_new("", title, 11, cols, csv);
+                free(t->id);
+                t->id = rep_printf("%s-region-roofline", study);
+            }
+            const char *name;
+            json_t *w;
+            int first = 1;
+            json_object_foreach(rw, name, w) {
+                region_row(t, s->envs[env].ceilings, c, name, w, first);
+                first = 0;
+            }
+        }
+    if (t)
+        rep_table_note(t, "A region's work per call (flops; bytes it must move from memory at least; "
+                          "precision) is the study's (record field region_work); its time per call is the "
+                          "mean of the profile's instance with the most calls (the timed runs). bound = "
+                          "the time the work takes at min(peak, AI × bandwidth) from the calibration record "
+                          "of %s; fp64 against half the FP32 FMA peak; single-thread variants against the "
+                          "1-thread ceilings. of bound = bound / time.",
+                       s->envs[env].calib_time ? s->envs[env].calib_time : "this machine");
+    return t;
+}
+
 /* ---- training ------------------------------------------------------------------------------- */
 
 static int metric_names(const rep_set *s, int env, const char *study, const char **names, int max)

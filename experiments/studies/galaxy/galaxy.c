@@ -305,6 +305,13 @@ static void finish(void *vs, int v, sl_record *rec)
     sl_record_metric(rec, "train_time_s", s->train_time_s);
     sl_record_metric(rec, "cg_status", s->res.status);
     sl_record_metric(rec, "peak_rss_bytes", (double)prof_peak_rss_bytes());
+    /* Work per call for the region roofline: the forward X Theta1' (2 m N H flops) and, in the gradient,
+     * the Theta1 gradient D' X (as many again); the output layer's few flops per row are left out. The
+     * bytes are what any variant must move at least: X once (the fused variants do just that). */
+    const galaxy_problem *p = &s->p;
+    double mnh = (double)p->m * p->n_in * p->n_hid, xbytes = (double)p->m * p->n_in * sizeof(double);
+    sl_record_region_work(rec, "gradient", 4 * mnh, xbytes, "fp64");
+    sl_record_region_work(rec, "cost_function", 2 * mnh, xbytes, "fp64");
     if (s->quick)
         sl_record_reduced(rec, "max_iter below the write-up's 300 (fewer CG iterations)");
     int n = s->res.iterations;
