@@ -21,11 +21,11 @@ static void block_forward(const galaxy_problem *p, const double *theta, long t0,
 
 double galaxy_cost_blas(const galaxy_problem *p, const double *theta, double *ws)
 {
-    double J = 0.0;
+    double J = 0.0, *Z = galaxy_fused_slice(p, ws, 0);
     for (long t0 = 0; t0 < p->m; t0 += BLOCK) {
         int nb = p->m - t0 < BLOCK ? (int)(p->m - t0) : BLOCK;
-        block_forward(p, theta, t0, nb, ws);
-        J += galaxy_fused_output(p, theta, t0, nb, ws, NULL, NULL);
+        block_forward(p, theta, t0, nb, Z);
+        galaxy_fused_output(p, theta, t0, nb, Z, NULL, NULL, &J);
     }
     return J / (double)p->m + galaxy_fused_reg(p, theta);
 }
@@ -33,14 +33,15 @@ double galaxy_cost_blas(const galaxy_problem *p, const double *theta, double *ws
 void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad, double *ws)
 {
     const int N = p->n_in, H = p->n_hid;
+    double J = 0.0, *Z = galaxy_fused_slice(p, ws, 0);  /* (the cost sum is not needed here) */
     memset(grad, 0, galaxy_n_theta(p) * sizeof *grad);
     for (long t0 = 0; t0 < p->m; t0 += BLOCK) {
         int nb = p->m - t0 < BLOCK ? (int)(p->m - t0) : BLOCK;
-        block_forward(p, theta, t0, nb, ws);
-        galaxy_fused_output(p, theta, t0, nb, ws, ws, grad + (size_t)H * (N + 1));
+        block_forward(p, theta, t0, nb, Z);
+        galaxy_fused_output(p, theta, t0, nb, Z, Z, grad + (size_t)H * (N + 1), &J);
         for (int t = 0; t < nb; t++)
-            for (int h = 0; h < H; h++) grad[(size_t)h * (N + 1)] += ws[t * H + h];
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, N, nb, 1.0, ws, H,
+            for (int h = 0; h < H; h++) grad[(size_t)h * (N + 1)] += Z[t * H + h];
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, N, nb, 1.0, Z, H,
                     p->X + (size_t)t0 * N, N, 1.0, grad + 1, N + 1);
     }
     galaxy_fused_finish(p, theta, grad);

@@ -3,13 +3,14 @@
  * examples one at a time; each example's vectors are built in scratch (a1 = [1; x_t], a2 = [1; g(z2)],
  * the one-hot y_k), as NumPy's vstack built them, but into preallocated memory (kernel rule: no
  * allocation on the timed path), so the copying work stays and the allocator cost does not.
+ * Every sum and function follows canon.h's order (the sums over examples run per segment, into a
+ * segment sum in scratch that is added to the gradient at the segment's last example), so the fused
+ * variants return these bits exactly.
  */
-#include "galaxy.h"
+#include "canon.h"
 
 #include <math.h>
 #include <string.h>
-
-static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 size_t galaxy_n_theta(const galaxy_problem *p)
 {
@@ -18,22 +19,25 @@ size_t galaxy_n_theta(const galaxy_problem *p)
 
 size_t galaxy_ws_doubles(const galaxy_problem *p)
 {
-    /* layout needs Z2 and A3 for all m rows; default needs a few vectors; predict reuses layout's. */
+    /* layout needs Z2, A3 and D2 for all m rows and a segment sum; default a few vectors and the
+     * segment sum; predict reuses layout's. */
     size_t rows = (size_t)p->m * (size_t)(p->n_hid + p->n_out + p->n_hid);
-    return rows + (size_t)(p->n_in + 1) + 4 * (size_t)(p->n_hid + p->n_out + 2);
+    return rows + galaxy_n_theta(p) + (size_t)(p->n_in + 1) + 5 * (size_t)(p->n_hid + p->n_out + 2);
 }
 
 /* Scratch layout of the default variant. */
 typedef struct dws {
-    double *a1, *z2, *a2, *a3, *yk, *d3, *d2;
+    double *seg, *a1, *z2, *gz, *a2, *a3, *yk, *d3, *d2;
 } dws;
 
 static dws split(const galaxy_problem *p, double *ws)
 {
     dws w;
-    w.a1 = ws;
+    w.seg = ws;                                   /* this segment's gradient sum (n_theta) */
+    w.a1 = w.seg + galaxy_n_theta(p);
     w.z2 = w.a1 + p->n_in + 1;
-    w.a2 = w.z2 + p->n_hid;
+    w.gz = w.z2 + p->n_hid;
+    w.a2 = w.gz + p->n_hid;
     w.a3 = w.a2 + p->n_hid + 1;
     w.yk = w.a3 + p->n_out;
     w.d3 = w.yk + p->n_out;
@@ -41,49 +45,40 @@ static dws split(const galaxy_problem *p, double *ws)
     return w;
 }
 
-void galaxy_default_begin(const galaxy_problem *p, double *grad)
+void galaxy_default_begin(const galaxy_problem *p, double *grad, double *ws)
 {
     memset(grad, 0, galaxy_n_theta(p) * sizeof *grad);
+    memset(split(p, ws).seg, 0, galaxy_n_theta(p) * sizeof *grad);
 }
 
 void galaxy_default_forward(const galaxy_problem *p, const double *theta, long t, double *ws)
 {
     dws w = split(p, ws);
-    const int N1 = p->n_in + 1, H = p->n_hid, K = p->n_out;
+    const int N = p->n_in, N1 = N + 1, H = p->n_hid, K = p->n_out;
     const double *T2 = theta + (size_t)H * N1;
     w.a1[0] = 1.0;                                       /* a1 = vstack((1, x_t)) */
-    memcpy(w.a1 + 1, p->X + (size_t)t * p->n_in, (size_t)p->n_in * sizeof(double));
-    for (int h = 0; h < H; h++) {                        /* z2 = Theta1 @ a1 */
-        double s = 0.0;
-        for (int k = 0; k < N1; k++)
-            s += theta[(size_t)h * N1 + k] * w.a1[k];
-        w.z2[h] = s;
-    }
+    memcpy(w.a1 + 1, p->X + (size_t)t * N, (size_t)N * sizeof(double));
+    for (int h = 0; h < H; h++)                          /* z2 = Theta1 @ a1 */
+        w.z2[h] = theta[(size_t)h * N1] + galaxy_dot(theta + (size_t)h * N1 + 1, w.a1 + 1, N);
     w.a2[0] = 1.0;                                       /* a2 = vstack((1, g(z2))) */
-    for (int h = 0; h < H; h++)
-        w.a2[h + 1] = sigmoid(w.z2[h]);
-    for (int o = 0; o < K; o++) {                        /* a3 = g(Theta2 @ a2) */
-        double s = 0.0;
-        for (int h = 0; h <= H; h++)
-            s += T2[o * (H + 1) + h] * w.a2[h];
-        w.a3[o] = sigmoid(s);
-    }
+    memcpy(w.a2 + 1, w.z2, (size_t)H * sizeof(double));
+    galaxy_sigmoid_inplace(w.a2 + 1, H);
+    for (int o = 0; o < K; o++)                          /* a3 = g(Theta2 @ a2) */
+        w.a3[o] = galaxy_z3(T2, H, o, w.a2 + 1);
+    galaxy_sigmoid_inplace(w.a3, K);
 }
 
-void galaxy_default_error3(const galaxy_problem *p, const double *theta, long t, double *grad, double *ws)
+void galaxy_default_error3(const galaxy_problem *p, const double *theta, long t, double *ws)
 {
     (void)theta;
     dws w = split(p, ws);
     const int H = p->n_hid, K = p->n_out;
-    double *D2 = grad + (size_t)H * (p->n_in + 1);
     for (int o = 0; o < K; o++)                          /* y_k = zeros; y_k[y[t]] = 1 */
         w.yk[o] = 0.0;
     w.yk[p->y[t]] = 1.0;
     for (int o = 0; o < K; o++)                          /* delta3 = a3 - y_k */
         w.d3[o] = w.a3[o] - w.yk[o];
-    for (int o = 0; o < K; o++)                          /* Delta2 += delta3 @ a2.T */
-        for (int h = 0; h <= H; h++)
-            D2[o * (H + 1) + h] += w.d3[o] * w.a2[h];
+    galaxy_g2_row(w.seg + (size_t)H * (p->n_in + 1), H, K, w.d3, w.a2 + 1);   /* Delta2 += delta3 @ a2.T */
 }
 
 void galaxy_default_error2(const galaxy_problem *p, const double *theta, double *ws)
@@ -91,82 +86,62 @@ void galaxy_default_error2(const galaxy_problem *p, const double *theta, double 
     dws w = split(p, ws);
     const int H = p->n_hid, K = p->n_out;
     const double *T2 = theta + (size_t)H * (p->n_in + 1);
-    for (int h = 0; h < H; h++) {                        /* (Theta2[:,1:].T @ delta3) * grad_g(z2) */
-        double s = 0.0;
-        for (int o = 0; o < K; o++)
-            s += T2[o * (H + 1) + h + 1] * w.d3[o];
-        double gz = sigmoid(w.z2[h]);
-        w.d2[h] = s * gz * (1.0 - gz);
-    }
+    memcpy(w.gz, w.z2, (size_t)H * sizeof(double));     /* sigmoidGradient(z2) recomputes g(z2) */
+    galaxy_sigmoid_inplace(w.gz, H);
+    for (int h = 0; h < H; h++)                          /* (Theta2[:,1:].T @ delta3) * g(z2) (1 - g(z2)) */
+        w.d2[h] = galaxy_d2(T2, H, K, h, w.d3, w.gz[h]);
 }
 
-void galaxy_default_accumulate(const galaxy_problem *p, double *grad, double *ws)
+void galaxy_default_accumulate(const galaxy_problem *p, long t, double *grad, double *ws)
 {
     dws w = split(p, ws);
     const int N1 = p->n_in + 1;
-    for (int h = 0; h < p->n_hid; h++)                   /* Delta1 += delta2 @ a1.T */
-        for (int k = 0; k < N1; k++)
-            grad[(size_t)h * N1 + k] += w.d2[h] * w.a1[k];
+    for (int h = 0; h < p->n_hid; h++) {                 /* Delta1 += delta2 @ a1.T */
+        double *g = w.seg + (size_t)h * N1;
+        g[0] += w.d2[h];
+        for (int k = 1; k < N1; k++)
+            g[k] = fma(w.d2[h], w.a1[k], g[k]);
+    }
+    if (galaxy_segment_ends(p->m, t)) {                  /* canon.h: segment sums added in order */
+        size_t nt = galaxy_n_theta(p);
+        for (size_t i = 0; i < nt; i++)
+            grad[i] += w.seg[i];
+        memset(w.seg, 0, nt * sizeof *w.seg);
+    }
 }
 
 void galaxy_default_finish(const galaxy_problem *p, const double *theta, double *grad)
 {
-    const int N1 = p->n_in + 1, H = p->n_hid, K = p->n_out;
-    const double inv_m = 1.0 / (double)p->m, reg = p->lambda / (double)p->m;
-    for (int h = 0; h < H; h++)
-        for (int k = 0; k < N1; k++) {
-            size_t i = (size_t)h * N1 + k;
-            grad[i] = grad[i] * inv_m + (k > 0 ? reg * theta[i] : 0.0);
-        }
-    size_t off = (size_t)H * N1;
-    for (int o = 0; o < K; o++)
-        for (int h = 0; h <= H; h++) {
-            size_t i = off + (size_t)o * (H + 1) + h;
-            grad[i] = grad[i] * inv_m + (h > 0 ? reg * theta[i] : 0.0);
-        }
+    galaxy_fused_finish(p, theta, grad);
 }
 
 void galaxy_grad_default(const galaxy_problem *p, const double *theta, double *grad, double *ws)
 {
-    galaxy_default_begin(p, grad);
+    galaxy_default_begin(p, grad, ws);
     for (long t = 0; t < p->m; t++) {
         galaxy_default_forward(p, theta, t, ws);
-        galaxy_default_error3(p, theta, t, grad, ws);
+        galaxy_default_error3(p, theta, t, ws);
         galaxy_default_error2(p, theta, ws);
-        galaxy_default_accumulate(p, grad, ws);
+        galaxy_default_accumulate(p, t, grad, ws);
     }
     galaxy_default_finish(p, theta, grad);
-}
-
-/* Regularisation term lambda/(2m) * (sum Theta1[:,1:]^2 + sum Theta2[:,1:]^2), shared by all costs. */
-static double reg_term(const galaxy_problem *p, const double *theta)
-{
-    const int N1 = p->n_in + 1, H = p->n_hid, K = p->n_out;
-    double s = 0.0;
-    for (int h = 0; h < H; h++)
-        for (int k = 1; k < N1; k++)
-            s += theta[(size_t)h * N1 + k] * theta[(size_t)h * N1 + k];
-    const double *T2 = theta + (size_t)H * N1;
-    for (int o = 0; o < K; o++)
-        for (int h = 1; h <= H; h++)
-            s += T2[o * (H + 1) + h] * T2[o * (H + 1) + h];
-    return p->lambda / (2.0 * (double)p->m) * s;
 }
 
 double galaxy_cost_default(const galaxy_problem *p, const double *theta, double *ws)
 {
     dws w = split(p, ws);
-    double J = 0.0;
+    double J = 0.0, Js = 0.0, L[16];
     for (long t = 0; t < p->m; t++) {
         galaxy_default_forward(p, theta, t, ws);
-        for (int o = 0; o < p->n_out; o++) {
-            double yv = (p->y[t] == o) ? 1.0 : 0.0;
-            J += -yv * log(w.a3[o]) - (1.0 - yv) * log(1.0 - w.a3[o]);
+        for (int o = 0; o < p->n_out; o++)              /* -y log(a3) - (1 - y) log(1 - a3) */
+            L[o] = (p->y[t] == o) ? w.a3[o] : 1.0 - w.a3[o];
+        galaxy_log_inplace(L, p->n_out);
+        for (int o = 0; o < p->n_out; o++)
+            Js -= L[o];
+        if (galaxy_segment_ends(p->m, t)) {
+            J += Js;
+            Js = 0.0;
         }
     }
-    return J / (double)p->m + reg_term(p, theta);
+    return J / (double)p->m + galaxy_fused_reg(p, theta);
 }
-
-/* The layout variant's cost shares this helper (declared in layout.c). */
-double galaxy_reg_term(const galaxy_problem *p, const double *theta);
-double galaxy_reg_term(const galaxy_problem *p, const double *theta) { return reg_term(p, theta); }

@@ -1,31 +1,33 @@
 /*
  * kernels/galaxy/fused.h: the fused variants of the galaxy network (simd, omp, blas). Same problem,
- * same theta layout and same results as galaxy.h's default, but one pass over blocks of rows of X:
- * the forward pass of a block, its output layer and errors, and the Theta1 gradient update of the
- * block all run while the block (GALAXY_FUSED_BLOCK rows, 256 KiB) is still in L2, so X streams from
- * memory once per gradient call and once per cost call.
+ * same theta layout as galaxy.h's default, but one pass over blocks of rows of X: the forward pass of
+ * a block, its output layer and errors, and the Theta1 gradient update of the block all run while the
+ * block (GALAXY_FUSED_BLOCK rows, 256 KiB) is still in L2, so X streams from memory once per gradient
+ * call and once per cost call. simd and omp follow canon.h's order and return default's bits exactly;
+ * blas agrees to rounding (OpenBLAS sums in its own order).
  *
  * Workspace: galaxy_fused_ws_doubles(p, threads) doubles, preallocated by the caller; `threads` must
- * not exceed the value the workspace was sized for. It is one slice per thread (the simd and blas
- * variants use slice 0) of galaxy_fused_slice_doubles(p): Z (GALAXY_FUSED_BLOCK x H), a gradient
- * (n_theta, the omp variant's per-thread sum) and Theta1's weights packed for the forward.
+ * not exceed the value the workspace was sized for. It holds GALAXY_SEGMENTS segment gradients
+ * (n_theta each), then one slice per thread (galaxy_fused_slice: Z, GALAXY_FUSED_BLOCK x H, and
+ * Theta1's weights packed for the forward); simd and blas use slice 0.
  */
 #ifndef SL_KERNELS_GALAXY_FUSED_H
 #define SL_KERNELS_GALAXY_FUSED_H
 
+#include "canon.h"
 #include "galaxy.h"
-
-#define GALAXY_FUSED_BLOCK 32
 
 size_t galaxy_fused_ws_doubles(const galaxy_problem *p, int threads);
 size_t galaxy_fused_slice_doubles(const galaxy_problem *p);
+double *galaxy_fused_slice(const galaxy_problem *p, double *ws, int thread);
 
 /* simd: one thread, explicit 8-wide vectors (GCC/Clang vector extensions). */
 double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws);
 void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad, double *ws);
 
-/* omp: the simd blocks shared among `threads` OpenMP threads, one private gradient each, summed at
- * the end (serial when built without OpenMP). */
+/* omp: the segments shared among `threads` OpenMP threads (whole segments each, so at most
+ * GALAXY_SEGMENTS threads work), their sums added in segment order: the same bits as simd for any
+ * thread count (serial when built without OpenMP). */
 double galaxy_cost_omp(const galaxy_problem *p, const double *theta, double *ws, int threads);
 void galaxy_grad_omp(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads);
 
@@ -41,14 +43,15 @@ const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, do
 /* Z = [1 X_block] Theta1' from the packed copy T1p (NULL: reads theta, the slower general path). */
 void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const double *T1p, long t0,
                           int nb, double *Z);
-/* From Z: the block's cost sum (unscaled) and, when G2 is not NULL, G2 += delta3 [1 a2] and
- * D (nb x H) = delta2 (Z may be D: it is overwritten row by row after use). */
-double galaxy_fused_output(const galaxy_problem *p, const double *theta, long t0, int nb,
-                           const double *Z, double *D, double *G2);
-/* G1 += D' [1 X_block] for the block. */
+/* From Z: *J -= the block's cost terms (row by row, unscaled) and, when G2 is not NULL,
+ * G2 += delta3 [1 a2] and D (nb x H) = delta2 (D may be Z). */
+void galaxy_fused_output(const galaxy_problem *p, const double *theta, long t0, int nb, const double *Z,
+                         double *D, double *G2, double *J);
+/* G1 += D' [1 X_block] for the block (and the next block's rows prefetched into L2). */
 void galaxy_fused_backward(const galaxy_problem *p, long t0, int nb, const double *D, double *G1);
-/* grad = grad / m + regularisation, cost = J / m + regularisation (shared ends of every call). */
-void galaxy_fused_finish(const galaxy_problem *p, const double *theta, double *grad);
-double galaxy_fused_reg(const galaxy_problem *p, const double *theta);
+/* The blocks of rows [r0, r1): forward, output (cost into *J), and when G is not NULL the unscaled
+ * gradient added into G (Theta1's part then Theta2's, theta's layout). */
+void galaxy_fused_rows(const galaxy_problem *p, const double *theta, const double *T1p, long r0, long r1,
+                       double *Z, double *G, double *J);
 
 #endif

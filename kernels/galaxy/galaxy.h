@@ -29,12 +29,14 @@ double galaxy_cost_default(const galaxy_problem *p, const double *theta, double 
 void galaxy_grad_default(const galaxy_problem *p, const double *theta, double *grad, double *ws);
 /* The default gradient's statement groups for one example t, in order (the glue may time each):
  * forward (a1 copy, z2, a2, a3), error3 (one-hot, delta3, Delta2 += delta3 a2'), error2 (delta2),
- * accumulate (Delta1 += delta2 a1'). begin zeroes the accumulators, finish scales and regularises. */
-void galaxy_default_begin(const galaxy_problem *p, double *grad);
+ * accumulate (Delta1 += delta2 a1'; at a segment's last example the segment's sums go into grad).
+ * The sums go into a segment sum in ws (canon.h); begin zeroes it and grad, finish scales and
+ * regularises. */
+void galaxy_default_begin(const galaxy_problem *p, double *grad, double *ws);
 void galaxy_default_forward(const galaxy_problem *p, const double *theta, long t, double *ws);
-void galaxy_default_error3(const galaxy_problem *p, const double *theta, long t, double *grad, double *ws);
+void galaxy_default_error3(const galaxy_problem *p, const double *theta, long t, double *ws);
 void galaxy_default_error2(const galaxy_problem *p, const double *theta, double *ws);
-void galaxy_default_accumulate(const galaxy_problem *p, double *grad, double *ws);
+void galaxy_default_accumulate(const galaxy_problem *p, long t, double *grad, double *ws);
 void galaxy_default_finish(const galaxy_problem *p, const double *theta, double *grad);
 
 /* layout: matrix form over all examples (Z2 = X Theta1', one-hot by indexing), no per-example copies. */

@@ -13,13 +13,11 @@
  */
 #include "fused.h"
 
-#include "sl_config.h"
-
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#define KC 256
+#define KC GALAXY_KC /* canon.h: the chunk of the canonical sums */
 #define PF_ROWS 4 /* the forward prefetches the rows this many ahead */
 #if defined(__GNUC__) && !defined(__clang__)
 /* The 8-double vectors only pass between static inline functions of this file, so GCC's note that
@@ -51,13 +49,18 @@ static int packable(const galaxy_problem *p) { return p->n_hid % 8 == 0 && p->n_
 size_t galaxy_fused_slice_doubles(const galaxy_problem *p)
 {
     size_t pack = (size_t)p->n_hid * ((size_t)p->n_in + KC) + 8;  /* chunks padded to KC, aligned */
-    return (size_t)GALAXY_FUSED_BLOCK * (size_t)p->n_hid + galaxy_n_theta(p) + pack + 8;
+    return (size_t)GALAXY_FUSED_BLOCK * (size_t)p->n_hid + pack + 8;
 }
 
 size_t galaxy_fused_ws_doubles(const galaxy_problem *p, int threads)
 {
     if (threads < 1) threads = 1;
-    return (size_t)threads * galaxy_fused_slice_doubles(p) + 64;
+    return GALAXY_SEGMENTS * galaxy_n_theta(p) + (size_t)threads * galaxy_fused_slice_doubles(p) + 64;
+}
+
+double *galaxy_fused_slice(const galaxy_problem *p, double *ws, int thread)
+{
+    return ws + GALAXY_SEGMENTS * galaxy_n_theta(p) + (size_t)thread * galaxy_fused_slice_doubles(p);
 }
 
 const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, double *slice)
@@ -65,7 +68,7 @@ const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, do
     if (!packable(p)) return NULL;
     const int N = p->n_in, H = p->n_hid;
     const size_t N1 = (size_t)N + 1;
-    double *T1p = slice + (size_t)GALAXY_FUSED_BLOCK * H + galaxy_n_theta(p);
+    double *T1p = slice + (size_t)GALAXY_FUSED_BLOCK * H;
     T1p += (64 - (uintptr_t)T1p % 64) % 64 / sizeof(double);  /* malloc gives 16-byte alignment */
     double *dst = T1p;
     for (int h0 = 0; h0 < H; h0 += 8)
@@ -77,25 +80,7 @@ const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, do
     return T1p;
 }
 
-/* z[j] += T[j] . x over kn elements, for hb (<= 8) rows of T with stride ld. Inlined with hb = 8. */
-static inline __attribute__((always_inline)) void
-dots(const double *T, size_t ld, const double *x, int kn, int hb, double *z)
-{
-    vd acc[8];
-    for (int j = 0; j < hb; j++) acc[j] = (vd){0};
-    int k = 0;
-    for (; k + VL <= kn; k += VL) {
-        vd xv = vload(x + k);
-        for (int j = 0; j < hb; j++) acc[j] += vload(T + j * ld + k) * xv;
-    }
-    for (int j = 0; j < hb; j++) {
-        double s = hsum(&acc[j]);
-        for (int kk = k; kk < kn; kk++) s += T[j * ld + kk] * x[kk];
-        z[j] += s;
-    }
-}
-
-/* nr (2 or 3) rows of X at once against 8 rows of T: each T load feeds nr FMAs (up to 24 accumulators
+/* nr (1 to 3) rows of X at once against 8 rows of T: each T load feeds nr FMAs (up to 24 accumulators
  * in registers, 11 loads per 24 FMAs). Row r is x + r * N. The sums stay vectors: they are added to
  * z[r * 8 + j] (in L1) at the end of a KC chunk and reduced to scalars once per row, after the last
  * chunk (a horizontal sum costs as much as 8 FMAs). */
@@ -131,7 +116,7 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const do
         for (int h = 0; h < H; h++) Z[t * H + h] = theta[h * N1];          /* the bias column */
     /* The fast path (packed Theta1, a block of at most GALAXY_FUSED_BLOCK rows): three rows at a time,
      * vector sums kept across the k chunks in acc (GALAXY_FUSED_BLOCK x 8 vectors, 16 KB, per group
-     * of 8 hidden units). Other shapes: one row at a time with scalar sums per chunk. */
+     * of 8 hidden units). Other shapes: galaxy_dot per row and hidden unit (same order, slower). */
     if (T1p && nb <= GALAXY_FUSED_BLOCK) {
         vd acc[GALAXY_FUSED_BLOCK * 8];
         const double *Tp = T1p;     /* the chunk's 8 x KC slice (16 KB, stays in L1 for the block) */
@@ -144,112 +129,49 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const do
                     dots_rows(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, N, 3, kn, acc + t * 8);
                 for (; t + 2 <= nb; t += 2)
                     dots_rows(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, N, 2, kn, acc + t * 8);
-                if (t < nb) {
-                    double z[8] = {0};
-                    dots(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, kn, 8, z);
-                    for (int j = 0; j < 8; j++) acc[t * 8 + j][0] += z[j];
-                }
+                if (t < nb)
+                    dots_rows(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, N, 1, kn, acc + t * 8);
             }
             for (int t = 0; t < nb; t++)
                 for (int j = 0; j < 8; j++) Z[t * H + h0 + j] += hsum(&acc[t * 8 + j]);
         }
         return;
     }
-    for (int k0 = 0; k0 < N; k0 += KC) {
-        int kn = N - k0 < KC ? N - k0 : KC;
-        for (int t = 0; t < nb; t++) {
-            const double *x = p->X + (size_t)(t0 + t) * N + k0;
-            for (int h0 = 0; h0 < H; h0 += 8) {
-                const double *T = theta + h0 * N1 + 1 + k0;
-                if (H - h0 >= 8) dots(T, N1, x, kn, 8, Z + t * H + h0);
-                else dots(T, N1, x, kn, H - h0, Z + t * H + h0);
-            }
-        }
-    }
-}
-
-/* v[i] = exp(v[i]) and v[i] = log(v[i]) for i < n: eight at a time by glibc's libmvec when the kernels
- * are built for AVX-512 (its _ZGVeN8v_ functions, within 4 ulp of the scalar ones), else one by one.
- * The output layer's 11 exp and 3 log per row cost as much as the Theta1 gradient when scalar. */
-#if SL_HAVE_MVEC && defined(__AVX512F__)
-vd _ZGVeN8v_exp(vd x);
-vd _ZGVeN8v_log(vd x);
-#define MVEC8 1
-#else
-#define MVEC8 0
-#endif
-static void exp_inplace(double *v, int n)
-{
-    int i = 0;
-#if MVEC8
-    for (; i + VL <= n; i += VL) {
-        vd x = _ZGVeN8v_exp(vload(v + i));
-        vstore(v + i, &x);
-    }
-#endif
-    for (; i < n; i++) v[i] = exp(v[i]);
-}
-static void log_inplace(double *v, int n)
-{
-    int i = 0;
-#if MVEC8
-    for (; i + VL <= n; i += VL) {
-        vd x = _ZGVeN8v_log(vload(v + i));
-        vstore(v + i, &x);
-    }
-#endif
-    for (; i < n; i++) v[i] = log(v[i]);
-}
-/* v[i] = sigmoid(v[i]) = 1 / (1 + exp(-v[i])) */
-static void sigmoid_inplace(double *v, int n)
-{
-    for (int i = 0; i < n; i++) v[i] = -v[i];
-    exp_inplace(v, n);
-    for (int i = 0; i < n; i++) v[i] = 1.0 / (1.0 + v[i]);
+    for (int t = 0; t < nb; t++)        /* the same sums, one at a time (canon.h's galaxy_dot) */
+        for (int h = 0; h < H; h++)
+            Z[t * H + h] += galaxy_dot(theta + h * N1 + 1, p->X + (size_t)(t0 + t) * N, N);
 }
 
 /* The block's output layer as whole-block passes (so the exp and log run eight at a time): hidden
- * activations, output activations, the cost terms, then the per-row G2 and delta2 updates. */
-double galaxy_fused_output(const galaxy_problem *p, const double *theta, long t0, int nb,
-                           const double *Z, double *D, double *G2)
+ * activations, output activations, the cost terms, then the per-row Theta2 gradient and delta2, each
+ * in canon.h's order. */
+void galaxy_fused_output(const galaxy_problem *p, const double *theta, long t0, int nb, const double *Z,
+                         double *D, double *G2, double *J)
 {
-    const int H = p->n_hid, K = p->n_out, H1 = H + 1;
+    const int H = p->n_hid, K = p->n_out;
     const double *T2 = theta + (size_t)H * (p->n_in + 1);
     double A2[GALAXY_FUSED_BLOCK * 64], A3[GALAXY_FUSED_BLOCK * 16], L[GALAXY_FUSED_BLOCK * 16];
     memcpy(A2, Z, (size_t)nb * H * sizeof *A2);
-    sigmoid_inplace(A2, nb * H);
+    galaxy_sigmoid_inplace(A2, nb * H);
     for (int t = 0; t < nb; t++)
-        for (int o = 0; o < K; o++) {
-            double s = T2[o * H1];                                   /* times the bias unit, 1 */
-            for (int h = 0; h < H; h++) s += T2[o * H1 + h + 1] * A2[t * H + h];
-            A3[t * K + o] = s;
-        }
-    sigmoid_inplace(A3, nb * K);
+        for (int o = 0; o < K; o++) A3[t * K + o] = galaxy_z3(T2, H, o, A2 + t * H);
+    galaxy_sigmoid_inplace(A3, nb * K);
     for (int t = 0; t < nb; t++)
         for (int o = 0; o < K; o++) {
             double a3 = A3[t * K + o];
             L[t * K + o] = (o == p->y[t0 + t]) ? a3 : 1.0 - a3;
         }
-    log_inplace(L, nb * K);
-    double J = 0.0;
-    for (int i = 0; i < nb * K; i++) J -= L[i];
-    if (!G2) return J;
+    galaxy_log_inplace(L, nb * K);
+    for (int i = 0; i < nb * K; i++) *J -= L[i];
+    if (!G2) return;
     for (int t = 0; t < nb; t++) {
         const int y = p->y[t0 + t];
         const double *a2 = A2 + t * H;
         double d3[16];
         for (int o = 0; o < K; o++) d3[o] = A3[t * K + o] - (o == y);
-        for (int o = 0; o < K; o++) {
-            G2[o * H1] += d3[o];
-            for (int h = 0; h < H; h++) G2[o * H1 + h + 1] += d3[o] * a2[h];
-        }
-        for (int h = 0; h < H; h++) {
-            double s = 0.0;
-            for (int o = 0; o < K; o++) s += T2[o * H1 + h + 1] * d3[o];
-            D[t * H + h] = s * a2[h] * (1.0 - a2[h]);
-        }
+        galaxy_g2_row(G2, H, K, d3, a2);
+        for (int h = 0; h < H; h++) D[t * H + h] = galaxy_d2(T2, H, K, h, d3, a2[h]);
     }
-    return J;
 }
 
 /* The 8 x (nv vectors of k) tile of G at column k, in registers while the nb rows of the block pass:
@@ -299,7 +221,7 @@ rank_update(const double *X, int N, int nb, const double *D, int H, int hb, doub
     for (; k < N; k++)
         for (int j = 0; j < hb; j++) {
             double s = G[j * ld + k];
-            for (int t = 0; t < nb; t++) s += D[t * H + j] * X[(size_t)t * N + k];
+            for (int t = 0; t < nb; t++) s = fma(D[t * H + j], X[(size_t)t * N + k], s);
             G[j * ld + k] = s;
         }
 }
@@ -322,57 +244,48 @@ void galaxy_fused_backward(const galaxy_problem *p, long t0, int nb, const doubl
     }
 }
 
-double galaxy_fused_reg(const galaxy_problem *p, const double *theta)
+/* The blocks of rows [r0, r1): forward, output (cost into *J) and, when G is not NULL, G += this
+ * part of the unscaled gradient. */
+void galaxy_fused_rows(const galaxy_problem *p, const double *theta, const double *T1p, long r0, long r1,
+                       double *Z, double *G, double *J)
 {
-    const int H = p->n_hid, K = p->n_out;
-    const size_t N1 = (size_t)p->n_in + 1;
-    double s = 0.0;
-    for (int h = 0; h < H; h++)
-        for (size_t k = 1; k < N1; k++) s += theta[h * N1 + k] * theta[h * N1 + k];
-    const double *T2 = theta + H * N1;
-    for (int o = 0; o < K; o++)
-        for (int h = 1; h <= H; h++) s += T2[o * (H + 1) + h] * T2[o * (H + 1) + h];
-    return p->lambda / (2.0 * (double)p->m) * s;
-}
-
-void galaxy_fused_finish(const galaxy_problem *p, const double *theta, double *grad)
-{
-    const int H = p->n_hid, K = p->n_out;
-    const size_t N1 = (size_t)p->n_in + 1;
-    const double inv_m = 1.0 / (double)p->m, reg = p->lambda / (double)p->m;
-    for (int h = 0; h < H; h++)
-        for (size_t k = 0; k < N1; k++)
-            grad[h * N1 + k] = grad[h * N1 + k] * inv_m + (k ? reg * theta[h * N1 + k] : 0.0);
-    size_t off = H * N1;
-    for (int o = 0; o < K; o++)
-        for (int h = 0; h <= H; h++) {
-            size_t i = off + (size_t)o * (H + 1) + h;
-            grad[i] = grad[i] * inv_m + (h ? reg * theta[i] : 0.0);
-        }
+    const size_t off2 = (size_t)p->n_hid * (p->n_in + 1);
+    for (long t0 = r0; t0 < r1; t0 += GALAXY_FUSED_BLOCK) {
+        int nb = r1 - t0 < GALAXY_FUSED_BLOCK ? (int)(r1 - t0) : GALAXY_FUSED_BLOCK;
+        galaxy_fused_forward(p, theta, T1p, t0, nb, Z);
+        galaxy_fused_output(p, theta, t0, nb, Z, Z, G ? G + off2 : NULL, J);
+        if (G) galaxy_fused_backward(p, t0, nb, Z, G);
+    }
 }
 
 double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws)
 {
-    const double *T1p = galaxy_fused_pack(p, theta, ws);
+    double *Z = galaxy_fused_slice(p, ws, 0);
+    const double *T1p = galaxy_fused_pack(p, theta, Z);
     double J = 0.0;
-    for (long t0 = 0; t0 < p->m; t0 += GALAXY_FUSED_BLOCK) {
-        int nb = p->m - t0 < GALAXY_FUSED_BLOCK ? (int)(p->m - t0) : GALAXY_FUSED_BLOCK;
-        galaxy_fused_forward(p, theta, T1p, t0, nb, ws);
-        J += galaxy_fused_output(p, theta, t0, nb, ws, NULL, NULL);
+    for (int s = 0; s < GALAXY_SEGMENTS; s++) {  /* canon.h: segment sums, added in order */
+        long r0, r1;
+        double Js = 0.0;
+        galaxy_segment_rows(p->m, s, &r0, &r1);
+        galaxy_fused_rows(p, theta, T1p, r0, r1, Z, NULL, &Js);
+        J += Js;
     }
     return J / (double)p->m + galaxy_fused_reg(p, theta);
 }
 
 void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad, double *ws)
 {
-    const size_t off2 = (size_t)p->n_hid * (p->n_in + 1);
-    const double *T1p = galaxy_fused_pack(p, theta, ws);
-    memset(grad, 0, galaxy_n_theta(p) * sizeof *grad);
-    for (long t0 = 0; t0 < p->m; t0 += GALAXY_FUSED_BLOCK) {
-        int nb = p->m - t0 < GALAXY_FUSED_BLOCK ? (int)(p->m - t0) : GALAXY_FUSED_BLOCK;
-        galaxy_fused_forward(p, theta, T1p, t0, nb, ws);
-        galaxy_fused_output(p, theta, t0, nb, ws, ws, grad + off2);
-        galaxy_fused_backward(p, t0, nb, ws, grad);
+    const size_t nt = galaxy_n_theta(p);
+    double *Z = galaxy_fused_slice(p, ws, 0), *G = ws;   /* G: one segment's sum at a time */
+    const double *T1p = galaxy_fused_pack(p, theta, Z);
+    memset(grad, 0, nt * sizeof *grad);
+    for (int s = 0; s < GALAXY_SEGMENTS; s++) {
+        long r0, r1;
+        double Js = 0.0;
+        galaxy_segment_rows(p->m, s, &r0, &r1);
+        memset(G, 0, nt * sizeof *G);
+        galaxy_fused_rows(p, theta, T1p, r0, r1, Z, G, &Js);
+        for (size_t i = 0; i < nt; i++) grad[i] += G[i];
     }
     galaxy_fused_finish(p, theta, grad);
 }

@@ -1,6 +1,7 @@
 /* tests/galaxy/test_galaxy_fused.c: the fused variants (simd, omp, blas) agree with the per-example
  * default to 1e-10 relative, in cost and gradient, on random weights: the real shape (1024-8-3, m not a
- * multiple of the block) and an odd one (37 inputs, 5 hidden units: every vector and group tail). */
+ * multiple of the block) and odd ones (37 inputs, 5 hidden units: every vector and group tail). And
+ * canon.h's promise: default, layout, simd and omp at 1, 2, 3 and 4 threads return the same bits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +16,7 @@
 static uint64_t s = 0x2545F4914F6CDD1Dull;
 static double urand(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return (double)(s >> 11) / 9007199254740992.0; }
 
-typedef struct fx { galaxy_problem p; double *X, *th, *ws, *fws, *g0, *g1; unsigned char *y; size_t nt; } fx;
+typedef struct fx { galaxy_problem p; double *X, *th, *ws, *fws, *g0, *g1, c0, c1; unsigned char *y; size_t nt; } fx;
 
 static fx make(long m, int n, int h)
 {
@@ -34,7 +35,7 @@ static fx make(long m, int n, int h)
 }
 static void drop(fx *f) { free(f->X); free(f->y); free(f->th); free(f->ws); free(f->fws); free(f->g0); free(f->g1); }
 
-enum { SIMD, OMP1, OMP4, BLAS };
+enum { SIMD, OMP1, OMP4, BLAS, LAYOUT, OMP2, OMP3 };
 
 /* Relative difference of variant v to default in cost and in the gradient's max norm. */
 static double diff(fx *f, int v)
@@ -45,14 +46,49 @@ static double diff(fx *f, int v)
     case SIMD: c1 = galaxy_cost_simd(&f->p, f->th, f->fws); galaxy_grad_simd(&f->p, f->th, f->g1, f->fws); break;
     case OMP1: c1 = galaxy_cost_omp(&f->p, f->th, f->fws, 1); galaxy_grad_omp(&f->p, f->th, f->g1, f->fws, 1); break;
     case OMP4: c1 = galaxy_cost_omp(&f->p, f->th, f->fws, 4); galaxy_grad_omp(&f->p, f->th, f->g1, f->fws, 4); break;
+    case OMP2: c1 = galaxy_cost_omp(&f->p, f->th, f->fws, 2); galaxy_grad_omp(&f->p, f->th, f->g1, f->fws, 2); break;
+    case OMP3: c1 = galaxy_cost_omp(&f->p, f->th, f->fws, 3); galaxy_grad_omp(&f->p, f->th, f->g1, f->fws, 3); break;
+    case LAYOUT: c1 = galaxy_cost_layout(&f->p, f->th, f->ws); galaxy_grad_layout(&f->p, f->th, f->g1, f->ws); break;
 #if SL_HAVE_BLAS
     case BLAS: c1 = galaxy_cost_blas(&f->p, f->th, f->fws); galaxy_grad_blas(&f->p, f->th, f->g1, f->fws); break;
 #endif
     default: return INFINITY;
     }
+    f->c0 = c0;
+    f->c1 = c1;
     double gmax = 0, dmax = 0;
     for (size_t i = 0; i < f->nt; i++) { gmax = fmax(gmax, fabs(f->g0[i])); dmax = fmax(dmax, fabs(f->g0[i] - f->g1[i])); }
     return fmax(fabs(c1 - c0) / fabs(c0), dmax / gmax);
+}
+
+/* The same bits as default: cost and every gradient entry. */
+static void assert_same_bits(fx *f, int v)
+{
+    diff(f, v);
+    assert_memory_equal(&f->c0, &f->c1, sizeof f->c0);
+    assert_memory_equal(f->g0, f->g1, f->nt * sizeof *f->g0);
+}
+
+static void same_bits_shape(long m, int n, int h)
+{
+    fx f = make(m, n, h);
+    const int vs[] = {LAYOUT, SIMD, OMP1, OMP2, OMP3, OMP4};
+    for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
+        assert_same_bits(&f, vs[i]);
+    /* and the comparison can fail: a 1e-9 relative change of one weight changes some gradient bits */
+    galaxy_grad_default(&f.p, f.th, f.g0, f.ws);
+    f.th[5] *= 1 + 1e-9;
+    galaxy_grad_simd(&f.p, f.th, f.g1, f.fws);
+    assert_memory_not_equal(f.g0, f.g1, f.nt * sizeof *f.g0);
+    drop(&f);
+}
+static void test_same_bits_real_shape(void **state) { (void)state; same_bits_shape(2700, 1024, 8); }
+static void test_same_bits_odd_shapes(void **state)
+{
+    (void)state;
+    same_bits_shape(70, 37, 5);
+    same_bits_shape(70, 1000, 16);
+    same_bits_shape(5, 64, 8);          /* fewer blocks than segments: empty segments */
 }
 
 static void run_shape(long m, int n, int h)
@@ -88,6 +124,8 @@ int main(void)
         cmocka_unit_test(test_odd_shape),
         cmocka_unit_test(test_wide_hidden),
         cmocka_unit_test(test_packed_groups),
+        cmocka_unit_test(test_same_bits_real_shape),
+        cmocka_unit_test(test_same_bits_odd_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,12 +133,12 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
 /* ---- cost and gradient per variant, with the regions ------------------------------------------- */
 static void grad_default_lines(gstate *s, const double *th, double *g)
 {
-    galaxy_default_begin(&s->p, g);
+    galaxy_default_begin(&s->p, g, s->ws);
     for (long t = 0; t < s->p.m; t++) {
         prof_begin("forward"); galaxy_default_forward(&s->p, th, t, s->ws); prof_end("forward");
-        prof_begin("error3"); galaxy_default_error3(&s->p, th, t, g, s->ws); prof_end("error3");
+        prof_begin("error3"); galaxy_default_error3(&s->p, th, t, s->ws); prof_end("error3");
         prof_begin("error2"); galaxy_default_error2(&s->p, th, s->ws); prof_end("error2");
-        prof_begin("accumulate"); galaxy_default_accumulate(&s->p, g, s->ws); prof_end("accumulate");
+        prof_begin("accumulate"); galaxy_default_accumulate(&s->p, t, g, s->ws); prof_end("accumulate");
     }
     galaxy_default_finish(&s->p, th, g);
 }

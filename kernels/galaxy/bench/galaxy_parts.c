@@ -48,16 +48,16 @@ int main(int argc, char **argv)
     const size_t off2 = (size_t)N_HID * (N_IN + 1);
     printf("galaxy_parts: %ld x %d x %d, ms per gradient call (one thread, %d calls)\n", m, N_IN, N_HID, CALLS);
     for (int round = 0; round < 3; round++) {
-        double tf = 0, to = 0, tb = 0;
+        double tf = 0, to = 0, tb = 0, J = 0;
         for (int c = 0; c < CALLS; c++) {
-            const double *T1p = galaxy_fused_pack(&p, theta, ws);
+            const double *T1p = galaxy_fused_pack(&p, theta, galaxy_fused_slice(&p, ws, 0));
             for (long t0 = 0; t0 < m; t0 += GALAXY_FUSED_BLOCK) {
                 int nb = m - t0 < GALAXY_FUSED_BLOCK ? (int)(m - t0) : GALAXY_FUSED_BLOCK;
                 double t = now_s();
                 galaxy_fused_forward(&p, theta, T1p, t0, nb, Z);
                 tf += now_s() - t;
                 t = now_s();
-                galaxy_fused_output(&p, theta, t0, nb, Z, Z, g + off2);
+                galaxy_fused_output(&p, theta, t0, nb, Z, Z, g + off2, &J);
                 to += now_s() - t;
                 t = now_s();
                 galaxy_fused_backward(&p, t0, nb, Z, g);

@@ -1,0 +1,79 @@
+/*
+ * kernels/galaxy/canon.c: the shared, order-fixing pieces of canon.h: exp and log (eight lanes at a
+ * time by glibc's libmvec when the kernels are built for AVX-512, else libm one by one), and the
+ * gradient's scaling and the cost's regularisation, used by every variant.
+ */
+#include "canon.h"
+
+#include <string.h>
+
+#include "sl_config.h"
+
+#if SL_HAVE_MVEC && defined(__AVX512F__)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi" /* 8-double vectors pass to libmvec in zmm registers: its ABI */
+#endif
+typedef double vd __attribute__((vector_size(64)));
+vd _ZGVeN8v_exp(vd x);   /* libmvec's AVX-512 exp and log, within 4 ulp of libm's; each lane's */
+vd _ZGVeN8v_log(vd x);   /* result depends on that lane's input only */
+
+/* f over v[0..n), eight at a time; the last partial vector is padded with 1.0 (any finite value),
+ * so a value's result does not depend on where in the array it sits. */
+static void map8(double *v, int n, vd (*f)(vd))
+{
+    for (int i = 0; i < n; i += 8) {
+        int k = n - i < 8 ? n - i : 8;
+        vd x = {1, 1, 1, 1, 1, 1, 1, 1};
+        memcpy(&x, v + i, (size_t)k * sizeof(double));
+        x = f(x);
+        memcpy(v + i, &x, (size_t)k * sizeof(double));
+    }
+}
+void galaxy_exp_inplace(double *v, int n) { map8(v, n, _ZGVeN8v_exp); }
+void galaxy_log_inplace(double *v, int n) { map8(v, n, _ZGVeN8v_log); }
+#else
+void galaxy_exp_inplace(double *v, int n)
+{
+    for (int i = 0; i < n; i++) v[i] = exp(v[i]);
+}
+void galaxy_log_inplace(double *v, int n)
+{
+    for (int i = 0; i < n; i++) v[i] = log(v[i]);
+}
+#endif
+
+void galaxy_sigmoid_inplace(double *v, int n)
+{
+    for (int i = 0; i < n; i++) v[i] = -v[i];
+    galaxy_exp_inplace(v, n);
+    for (int i = 0; i < n; i++) v[i] = 1.0 / (1.0 + v[i]);
+}
+
+double galaxy_fused_reg(const galaxy_problem *p, const double *theta)
+{
+    const int H = p->n_hid, K = p->n_out;
+    const size_t N1 = (size_t)p->n_in + 1;
+    double s = 0.0;
+    for (int h = 0; h < H; h++)
+        for (size_t k = 1; k < N1; k++) s = fma(theta[h * N1 + k], theta[h * N1 + k], s);
+    const double *T2 = theta + H * N1;
+    for (int o = 0; o < K; o++)
+        for (int h = 1; h <= H; h++) s = fma(T2[o * (H + 1) + h], T2[o * (H + 1) + h], s);
+    return p->lambda / (2.0 * (double)p->m) * s;
+}
+
+void galaxy_fused_finish(const galaxy_problem *p, const double *theta, double *grad)
+{
+    const int H = p->n_hid, K = p->n_out;
+    const size_t N1 = (size_t)p->n_in + 1;
+    const double inv_m = 1.0 / (double)p->m, reg = p->lambda / (double)p->m;
+    for (int h = 0; h < H; h++)
+        for (size_t k = 0; k < N1; k++)
+            grad[h * N1 + k] = k ? fma(grad[h * N1 + k], inv_m, reg * theta[h * N1 + k]) : grad[h * N1 + k] * inv_m;
+    size_t off = H * N1;
+    for (int o = 0; o < K; o++)
+        for (int h = 0; h <= H; h++) {
+            size_t i = off + (size_t)o * (H + 1) + h;
+            grad[i] = h ? fma(grad[i], inv_m, reg * theta[i]) : grad[i] * inv_m;
+        }
+}
