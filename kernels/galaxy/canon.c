@@ -19,14 +19,20 @@ vd _ZGVeN8v_log(vd x);   /* result depends on that lane's input only */
 
 /* f over v[0..n), eight at a time; the last partial vector is padded with 1.0 (any finite value),
  * so a value's result does not depend on where in the array it sits. */
-static void map8(double *v, int n, vd (*f)(vd))
+static inline __attribute__((always_inline)) void map8(double *v, int n, vd (*f)(vd))
 {
-    for (int i = 0; i < n; i += 8) {
-        int k = n - i < 8 ? n - i : 8;
-        vd x = {1, 1, 1, 1, 1, 1, 1, 1};
-        memcpy(&x, v + i, (size_t)k * sizeof(double));
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        vd x;
+        memcpy(&x, v + i, sizeof x);
         x = f(x);
-        memcpy(v + i, &x, (size_t)k * sizeof(double));
+        memcpy(v + i, &x, sizeof x);
+    }
+    if (i < n) {
+        vd x = {1, 1, 1, 1, 1, 1, 1, 1};
+        for (int l = 0; l < n - i; l++) x[l] = v[i + l];
+        x = f(x);
+        for (int l = 0; l < n - i; l++) v[i + l] = x[l];
     }
 }
 void galaxy_exp_inplace(double *v, int n) { map8(v, n, _ZGVeN8v_exp); }

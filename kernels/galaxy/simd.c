@@ -279,13 +279,16 @@ void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad
     double *Z = galaxy_fused_slice(p, ws, 0), *G = ws;   /* G: one segment's sum at a time */
     const double *T1p = galaxy_fused_pack(p, theta, Z);
     memset(grad, 0, nt * sizeof *grad);
+    memset(G, 0, nt * sizeof *G);
     for (int s = 0; s < GALAXY_SEGMENTS; s++) {
         long r0, r1;
         double Js = 0.0;
         galaxy_segment_rows(p->m, s, &r0, &r1);
-        memset(G, 0, nt * sizeof *G);
         galaxy_fused_rows(p, theta, T1p, r0, r1, Z, G, &Js);
-        for (size_t i = 0; i < nt; i++) grad[i] += G[i];
+        for (size_t i = 0; i < nt; i++) {    /* added in segment order; G zeroed for the next */
+            grad[i] += G[i];
+            G[i] = 0.0;
+        }
     }
     galaxy_fused_finish(p, theta, grad);
 }
