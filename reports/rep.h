@@ -127,6 +127,8 @@ rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study);
 /* Per-call roofline of the regions a study declares work for (record field region_work). */
 rep_table *rep_tab_region_roofline(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_training(const rep_set *s, int env, const char *study);
+/* Each variant's objective series (cost per iteration, train_loss per epoch) against the baseline's. */
+rep_table *rep_tab_agreement(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_unavailable(const rep_set *s, int env, const char *study);
 /* One bottleneck table per variant (its largest ok size with a profile); returns count. */
 int rep_tab_bottleneck(const rep_set *s, int env, const char *study, rep_table **out, int max);

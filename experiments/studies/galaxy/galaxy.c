@@ -41,6 +41,7 @@ static const sl_param params[] = {
     {"lambda", "1", "regularisation"},
     {"hidden", "8", "hidden units"},
     {"lines", "1", "default variant: regions around each gradient statement group (line-level view)"},
+    {"perturb", "0", "move the first initial weight this many ulps (the training's sensitivity to one bit)"},
 };
 /* The swept size is MAX_ITER, as the write-up varies it (Figures 2.2-2.5); --quick runs 20. */
 static const long sizes[] = {300};
@@ -127,6 +128,9 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     s->iter_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
     sn_rng st = {o->seed};  /* initial weights uniform in [-0.2, 0.2] from the run's seed */
     for (size_t i = 0; i < s->nt; i++) s->theta0[i] = (double)(sn_next(&st) >> 11) / 9007199254740992.0 * 0.4 - 0.2;
+    long ulps = sl_param_long(o, &sl_study_galaxy, "perturb");
+    if (ulps < 0 || ulps > 1000000) { sl_error_set(err, "galaxy: perturb=%ld, want 0-1000000 ulps", ulps); teardown(s); return NULL; }
+    for (long i = 0; i < ulps; i++) s->theta0[0] = nextafter(s->theta0[0], 1.0);
     return s;
 }
 
@@ -337,7 +341,7 @@ const sl_study sl_study_galaxy = {
     .baseline = "default",
     .tolerance = 1e-10,
     .variants = variants, .n_variants = N_VARIANTS,
-    .params = params, .n_params = 4,
+    .params = params, .n_params = 5,
     .default_reps = 5,
     .footprint = footprint,
     .data_missing = data_missing,
