@@ -73,13 +73,20 @@ void galaxy_fused_finish(const galaxy_problem *p, const double *theta, double *g
     const int H = p->n_hid, K = p->n_out;
     const size_t N1 = (size_t)p->n_in + 1;
     const double inv_m = 1.0 / (double)p->m, reg = p->lambda / (double)p->m;
-    for (int h = 0; h < H; h++)
-        for (size_t k = 0; k < N1; k++)
-            grad[h * N1 + k] = k ? fma(grad[h * N1 + k], inv_m, reg * theta[h * N1 + k]) : grad[h * N1 + k] * inv_m;
+    /* grad / m + reg theta, one rounding of the sum; the bias columns are not regularised */
+    for (int h = 0; h < H; h++) {
+        double *g = grad + h * N1;
+        const double *th = theta + h * N1;
+        g[0] *= inv_m;
+        for (size_t k = 1; k < N1; k++)
+            g[k] = fma(g[k], inv_m, reg * th[k]);
+    }
     size_t off = H * N1;
-    for (int o = 0; o < K; o++)
-        for (int h = 0; h <= H; h++) {
-            size_t i = off + (size_t)o * (H + 1) + h;
-            grad[i] = h ? fma(grad[i], inv_m, reg * theta[i]) : grad[i] * inv_m;
-        }
+    for (int o = 0; o < K; o++) {
+        double *g = grad + off + (size_t)o * (H + 1);
+        const double *th = theta + off + (size_t)o * (H + 1);
+        g[0] *= inv_m;
+        for (int h = 1; h <= H; h++)
+            g[h] = fma(g[h], inv_m, reg * th[h]);
+    }
 }
