@@ -114,6 +114,11 @@ void sl_record_timing(sl_record *r, int on)
     r->timing = on;
 }
 
+int sl_record_is_timed(const sl_record *r)
+{
+    return r && r->timing;
+}
+
 json_t *sl_json_num(double x)
 {
     return isfinite(x) ? json_real(x) : json_null();

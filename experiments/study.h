@@ -77,6 +77,9 @@ void sl_record_work_scale(sl_record *r, double scale);
  * per call from the case's profile: for training studies, whose repetition is a whole run. */
 void sl_record_region_work(sl_record *r, const char *region, double flops, double bytes,
                            const char *precision);
+/* Whether the runner is timing repetitions now (1), rather than warming up (0): a study that keeps
+ * per-repetition numbers of its own (mlp's accuracy per run) keeps only the timed calls'. */
+int sl_record_is_timed(const sl_record *r);
 /* Device phases of one repetition (CUDA variants): call once per repetition from `run`. */
 void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_ms);
 
