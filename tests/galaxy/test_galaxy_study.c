@@ -1,7 +1,8 @@
 /* tests/galaxy/test_galaxy_study.c: the galaxy study through the sl_study interface, as the runner calls
  * it, on a small generated data set: every runnable CPU variant passes its check (1e-10), all reach the
- * same final cost (1e-6 relative) with the same iteration count after 5 CG iterations, the record gets
- * its metrics, and a missing data directory is refused with a message naming --data. */
+ * same final cost (1e-6 relative) with the same iteration count after 5 CG iterations, and the variants
+ * that follow kernels/galaxy/canon.h (default, layout, simd, omp) exactly the same cost; the record gets
+ * its metrics; a missing data directory and a bad perturb are refused with a message. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -101,9 +102,12 @@ static void test_variants_agree(void **state)
         assert_true(metric(r, "cost_calls") >= it && metric(r, "grad_calls") >= it);
         assert_true(metric(r, "test_acc") >= 0 && metric(r, "test_acc") <= 1);
         assert_non_null(r->reduced_reason);               /* 5 < 300 iterations */
+        const char *name = s->variants[v].name;
+        int canon = strcmp(name, "blas") != 0;     /* default (first), layout, simd, omp: the same bits */
         if (isnan(ref)) { ref = fc; ref_it = it; }
         else {
-            if (fabs(fc - ref) > 1e-6 * fabs(ref)) fail_msg("%s: final cost %.12g vs %.12g", s->variants[v].name, fc, ref);
+            if (fabs(fc - ref) > 1e-6 * fabs(ref)) fail_msg("%s: final cost %.12g vs %.12g", name, fc, ref);
+            if (canon && fc != ref) fail_msg("%s: final cost %.17g, default's %.17g (canon.h: same bits)", name, fc, ref);
             assert_true(it == ref_it);
         }
         sl_record_free(r);
@@ -124,11 +128,24 @@ static void test_missing_data_dir(void **state)
     assert_non_null(strstr(err.msg, "train.csv"));
 }
 
+static void test_bad_perturb(void **state)
+{
+    (void)state;
+    const sl_study *s = sl_find_study("galaxy");
+    const char *names[] = {"perturb"}, *values[] = {"-1"};
+    sl_opts o = {.seed = 1, .threads = 1, .data_dir = dir, .n_params = 1, .param_names = names,
+                 .param_values = values};
+    sl_error err = {{0}};
+    assert_null(s->setup(s->sizes[0], &o, &err));
+    assert_non_null(strstr(err.msg, "perturb=-1"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_variants_agree),
         cmocka_unit_test(test_missing_data_dir),
+        cmocka_unit_test(test_bad_perturb),
     };
     return cmocka_run_group_tests(tests, make_data, drop_data);
 }
