@@ -3,12 +3,15 @@
  * preallocated, vectorised) and the blocks the omp and blas variants share.
  *
  * Why blocked: the gradient reads X (2700 x 1024 doubles, 22 MB) twice in the matrix form (Z2 = X T1'
- * and G1 = D2' X). Doing both for GALAXY_FUSED_BLOCK rows at a time reads each row from memory once.
- * Inside the forward pass the k loop is cut in chunks of KC so the Theta1 slice (8 x KC doubles) stays
- * in L1 while every row of the block passes over it; 8 hidden units are updated per x load. The slice
- * is copied to an aligned buffer first, the sums stay vectors across the chunks (reduced once per row),
- * X is prefetched PF_ROWS rows ahead (a row is read in KC-double pieces N doubles apart, which the
- * hardware prefetchers do not follow), and the Theta1 gradient uses a 2 x 8 register tile.
+ * and G1 = D2' X). Doing both for GALAXY_FUSED_BLOCK rows at a time reads each row from memory once,
+ * and while a block's Theta1 gradient runs (from L2) the next block's rows are prefetched into L2, so
+ * the next forward does not wait on memory either.
+ * Forward: Theta1 is packed once per call into aligned 8 x KC chunks; a chunk stays in L1 while every
+ * row of the block passes over it, three rows per Theta1 load (24 vector accumulators); the sums stay
+ * vectors across the chunks and are reduced once per row; X is also prefetched PF_ROWS rows ahead (a
+ * row is read in KC-double pieces N doubles apart). Output layer: whole-block passes so exp and log run
+ * eight at a time (canon.c). Theta1 gradient: a 3 x 8 register tile (3 vectors of k, 8 hidden units).
+ * Every sum follows canon.h's order, so the result is default's, bit for bit.
  * docs/study-galaxy.md has the measurements of each step.
  */
 #include "fused.h"
