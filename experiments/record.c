@@ -161,10 +161,12 @@ void sl_record_reduced(sl_record *r, const char *reason)
     r->reduced_reason = strdup(reason ? reason : "reduced (no reason given)");
 }
 
-void sl_record_work_scale(sl_record *r, double scale)
+void sl_record_work(sl_record *r, double flops, double bytes)
 {
-    if (r && scale > 0)
-        r->work_scale = scale;
+    if (r && flops > 0 && bytes > 0) {
+        r->work_flops = flops;
+        r->work_bytes = bytes;
+    }
 }
 
 void sl_record_region_work(sl_record *r, const char *region, double flops, double bytes,
@@ -191,14 +193,12 @@ void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_
 void sl_record_merge(const sl_record *r, json_t *out)
 {
     json_t *work = json_object_get(out, "work");
-    if (r->work_scale > 0 && r->work_scale != 1 && work) {
-        const char *keys[] = {"flops", "bytes"};
-        for (int i = 0; i < 2; i++) {
-            json_t *v = json_object_get(work, keys[i]);
-            if (v)
-                json_object_set_new(work, keys[i], json_real(json_number_value(v) * r->work_scale));
-        }
-        json_object_set_new(work, "scale", json_real(r->work_scale));
+    double declared = work ? json_number_value(json_object_get(work, "flops")) : 0;
+    if (r->work_flops > 0 && declared > 0 && (r->work_flops != declared ||
+        r->work_bytes != json_number_value(json_object_get(work, "bytes")))) {
+        json_object_set_new(work, "flops", json_real(r->work_flops));
+        json_object_set_new(work, "bytes", json_real(r->work_bytes));
+        json_object_set_new(work, "scale", json_real(r->work_flops / declared));
     }
     if (r->reduced_reason) {
         json_object_set_new(out, "reduced", json_true());

@@ -19,7 +19,7 @@ struct sl_record {
     json_t *series;   /* object: name -> array (the last call wins) */
     json_t *notes;    /* array of distinct strings */
     char *reduced_reason;
-    double work_scale; /* 0: unset (1) */
+    double work_flops, work_bytes; /* 0: unset (the study's declared work stands) */
     int timing;       /* phases are kept only while the runner times repetitions */
     json_t *h2d_ms, *kernel_ms, *d2h_ms; /* arrays, one value per timed repetition */
     json_t *region_work; /* object: region name -> {flops, bytes, precision} per call */

@@ -68,9 +68,10 @@ void sl_record_note(sl_record *r, const char *text);
 /* Marks the case as reduced (less work than the study's definition: fewer epochs, a data subset...).
  * The reason is shown in every table that shows the case. */
 void sl_record_reduced(sl_record *r, const char *reason);
-/* This variant's repetition does `scale` times the study's declared work (flops, bytes): a reduced
- * variant (naive training 1 of 20 epochs: 0.05). Its rates and roofline use the scaled work. */
-void sl_record_work_scale(sl_record *r, double scale);
+/* The work this variant's repetition actually did, when it differs from the study's declared work (a
+ * reduced variant: naive training 1 of 20 epochs; a training subset). The record's work then holds
+ * these numbers and `scale` = flops / declared flops; rates and the roofline use them. */
+void sl_record_work(sl_record *r, double flops, double bytes);
 /* Work of one call of the profiler region `region` (its name, as passed to prof_begin): flops, bytes
  * moved from memory, and the precision the flops are in ("fp32" or "fp64": the roofline halves the
  * calibrated FP32 peak for fp64). The report's region roofline divides it by the region's mean time

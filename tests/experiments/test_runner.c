@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "fake_study.h"
+#include "record.h"
 #include "runner.h"
 #include "sl_config.h"
 
@@ -530,9 +531,41 @@ static void test_stats(void **state)
     assert_true(st.median == 0.25 && st.std == 0 && st.cv == 0);
 }
 
+/* ---- study-recorded work -------------------------------------------------------------------------- */
+
+/* A variant that did other work than declared: the record carries its flops and bytes and the scale;
+ * one that did the declared work leaves it alone; region work is kept per region. */
+static void test_record_work(void **state)
+{
+    (void)state;
+    json_t *out = json_pack("{s:{s:f,s:f}}", "work", "flops", 100.0, "bytes", 50.0);
+    sl_record *r = sl_record_new();
+    sl_record_work(r, 5.0, 4.0);              /* bytes not in proportion to flops */
+    sl_record_region_work(r, "gradient", 8.0, 2.0, "fp64");
+    sl_record_merge(r, out);
+    json_t *w = json_object_get(out, "work");
+    assert_true(json_number_value(json_object_get(w, "flops")) == 5.0);
+    assert_true(json_number_value(json_object_get(w, "bytes")) == 4.0);
+    assert_true(json_number_value(json_object_get(w, "scale")) == 0.05);
+    json_t *g = json_object_get(json_object_get(out, "region_work"), "gradient");
+    assert_string_equal(json_string_value(json_object_get(g, "precision")), "fp64");
+    assert_true(json_number_value(json_object_get(g, "flops")) == 8.0);
+    sl_record_free(r);
+    json_decref(out);
+    out = json_pack("{s:{s:f,s:f}}", "work", "flops", 100.0, "bytes", 50.0);
+    r = sl_record_new();
+    sl_record_work(r, 100.0, 50.0);           /* the declared work: no scale */
+    sl_record_merge(r, out);
+    assert_null(json_object_get(json_object_get(out, "work"), "scale"));
+    assert_null(json_object_get(out, "region_work"));
+    sl_record_free(r);
+    json_decref(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_record_work),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_availability_reasons),
         cmocka_unit_test(test_records_schema),

@@ -43,7 +43,6 @@ typedef struct mlp_state {
     int nreps;
     double acc[MLP_MAX_REPS], secs[MLP_MAX_REPS];
     double peak_dev_bytes;
-    double declared_flops; /* the runner's work per repetition (declared_work), for the work scale */
 } mlp_state;
 
 /* models.c */
