@@ -54,8 +54,10 @@ static void agreement_row(rep_table *t, const rep_case *c, const json_t *a, cons
     }
     if (first == n)
         rep_cell_text(t, r, 5, "all %zu", n);
-    else /* the index series holds the iteration numbers (1-based for galaxy) */
-        rep_cell_num(t, r, 5, at(bi, first), "%.0f", json_array_size(bi) > first ? at(bi, first) : (double)first);
+    else { /* the index series holds the iteration numbers (1-based for galaxy) */
+        double it = json_array_size(bi) > first ? at(bi, first) : (double)(first + 1);
+        rep_cell_num(t, r, 5, it, "%.0f", it);
+    }
     rep_cell_text(t, r, 6, "%s", same ? "identical" : (rel <= AGREE_REL ? "agree" : "differ"));
 }
 

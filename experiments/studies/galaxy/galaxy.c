@@ -327,8 +327,8 @@ static void finish(void *vs, int v, sl_record *rec)
 
 /* Host bytes: the two sets as double plus scratch, estimated for the shipped set (2700 + 675 rows): the
  * data size is known only after loading. (No flops/bytes per repetition: a repetition is a whole
- * training whose call count is known only afterwards; docs/study-galaxy.md computes the per-gradient-call
- * roofline from the profile instead.) */
+ * training whose call count is known only afterwards; finish declares the work per call of the gradient
+ * and cost_function regions instead, and the report gives their roofline per call.) */
 static double footprint(long size, const sl_opts *o) { (void)size; (void)o; return 3375.0 * 1024 * 8 * 1.5 + 1e6; }
 
 const sl_study sl_study_galaxy = {
