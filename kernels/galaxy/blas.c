@@ -27,7 +27,7 @@ double galaxy_cost_blas(const galaxy_problem *p, const double *theta, double *ws
         block_forward(p, theta, t0, nb, Z);
         galaxy_fused_output(p, theta, t0, nb, Z, NULL, NULL, &J);
     }
-    return J / (double)p->m + galaxy_fused_reg(p, theta);
+    return J / (double)p->m + galaxy_cost_reg(p, theta);
 }
 
 void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad, double *ws)
@@ -44,5 +44,5 @@ void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, N, nb, 1.0, Z, H,
                     p->X + (size_t)t0 * N, N, 1.0, grad + 1, N + 1);
     }
-    galaxy_fused_finish(p, theta, grad);
+    galaxy_grad_finish(p, theta, grad);
 }

@@ -55,7 +55,7 @@ void galaxy_sigmoid_inplace(double *v, int n)
     for (int i = 0; i < n; i++) v[i] = 1.0 / (1.0 + v[i]);
 }
 
-double galaxy_fused_reg(const galaxy_problem *p, const double *theta)
+double galaxy_cost_reg(const galaxy_problem *p, const double *theta)
 {
     const int H = p->n_hid, K = p->n_out;
     const size_t N1 = (size_t)p->n_in + 1;
@@ -68,7 +68,7 @@ double galaxy_fused_reg(const galaxy_problem *p, const double *theta)
     return p->lambda / (2.0 * (double)p->m) * s;
 }
 
-void galaxy_fused_finish(const galaxy_problem *p, const double *theta, double *grad)
+void galaxy_grad_finish(const galaxy_problem *p, const double *theta, double *grad)
 {
     const int H = p->n_hid, K = p->n_out;
     const size_t N1 = (size_t)p->n_in + 1;

@@ -8,7 +8,7 @@
  * so variants that round differently cannot reach the same final cost; variants that round the same
  * way reach it exactly. blas (OpenBLAS's summation order) and cuda (the GPU's) cannot follow it.
  *
- * The order, for the fast-path shape (n_in a multiple of 8; hidden units in groups of 8 for simd):
+ * The order (for every shape; simd's vector fast path and galaxy_dot give the same sums):
  * - hidden pre-activation z = bias + dot, dot as galaxy_dot below: eight lane sums (input k into
  *   lane k % 8, one fma each, in increasing k), restarted at every GALAXY_KC inputs and added into the
  *   lane's total; then the eight lane totals added in lane order;
@@ -18,7 +18,10 @@
  * - every sum over rows (cost, gradient) runs row by row, in increasing row order, within each of
  *   GALAXY_SEGMENTS segments of whole blocks, from zero; the segments' sums are then added in segment
  *   order (so the omp variant can give each thread whole segments and still add in the same order);
- * - galaxy_fused_finish and galaxy_fused_reg for the scaling and the regularisation.
+ * - galaxy_grad_finish and galaxy_cost_reg for the scaling and the regularisation.
+ * The scalar code says fma() where it means one; simd.c's vector `acc += a * b` becomes one only
+ * because the kernels are built with -ffp-contract=fast (meson.build's kernel_c_args): without it the
+ * variants still agree to rounding, but not bit for bit (test_galaxy_fused.c's same-bits tests fail).
  */
 #ifndef SL_KERNELS_GALAXY_CANON_H
 #define SL_KERNELS_GALAXY_CANON_H
@@ -102,9 +105,9 @@ void galaxy_exp_inplace(double *v, int n);
 void galaxy_log_inplace(double *v, int n);
 void galaxy_sigmoid_inplace(double *v, int n);
 
-/* grad = grad / m + regularisation; the cost's regularisation term (canon.c; shared by every variant,
- * cuda included). */
-void galaxy_fused_finish(const galaxy_problem *p, const double *theta, double *grad);
-double galaxy_fused_reg(const galaxy_problem *p, const double *theta);
+/* grad = grad / m + regularisation (the end of every gradient call); the cost's regularisation term
+ * (canon.c; shared by every variant, cuda included). */
+void galaxy_grad_finish(const galaxy_problem *p, const double *theta, double *grad);
+double galaxy_cost_reg(const galaxy_problem *p, const double *theta);
 
 #endif

@@ -13,7 +13,7 @@
 
 extern "C" {
 #include "galaxy_cuda.h"
-#include "fused.h"
+#include "canon.h"
 }
 
 #define HMAX 16
@@ -168,7 +168,7 @@ extern "C" int galaxy_cost_cuda(galaxy_cuda *c, const double *theta, double *J)
 {
     if (launch(c, theta, 0)) return -1;
     CK(cudaMemcpy(J, c->dJ, sizeof(double), cudaMemcpyDeviceToHost), "copy J");
-    *J = *J / (double)c->p.m + galaxy_fused_reg(&c->p, theta);
+    *J = *J / (double)c->p.m + galaxy_cost_reg(&c->p, theta);
     return 0;
 }
 
@@ -176,6 +176,6 @@ extern "C" int galaxy_grad_cuda(galaxy_cuda *c, const double *theta, double *gra
 {
     if (launch(c, theta, 1)) return -1;
     CK(cudaMemcpy(grad, c->dG, c->nt * sizeof(double), cudaMemcpyDeviceToHost), "copy grad");
-    galaxy_fused_finish(&c->p, theta, grad);
+    galaxy_grad_finish(&c->p, theta, grad);
     return 0;
 }

@@ -68,9 +68,8 @@ void galaxy_default_forward(const galaxy_problem *p, const double *theta, long t
     galaxy_sigmoid_inplace(w.a3, K);
 }
 
-void galaxy_default_error3(const galaxy_problem *p, const double *theta, long t, double *ws)
+void galaxy_default_error3(const galaxy_problem *p, long t, double *ws)
 {
-    (void)theta;
     dws w = split(p, ws);
     const int H = p->n_hid, K = p->n_out;
     for (int o = 0; o < K; o++)                          /* y_k = zeros; y_k[y[t]] = 1 */
@@ -110,21 +109,16 @@ void galaxy_default_accumulate(const galaxy_problem *p, long t, double *grad, do
     }
 }
 
-void galaxy_default_finish(const galaxy_problem *p, const double *theta, double *grad)
-{
-    galaxy_fused_finish(p, theta, grad);
-}
-
 void galaxy_grad_default(const galaxy_problem *p, const double *theta, double *grad, double *ws)
 {
     galaxy_default_begin(p, grad, ws);
     for (long t = 0; t < p->m; t++) {
         galaxy_default_forward(p, theta, t, ws);
-        galaxy_default_error3(p, theta, t, ws);
+        galaxy_default_error3(p, t, ws);
         galaxy_default_error2(p, theta, ws);
         galaxy_default_accumulate(p, t, grad, ws);
     }
-    galaxy_default_finish(p, theta, grad);
+    galaxy_grad_finish(p, theta, grad);
 }
 
 double galaxy_cost_default(const galaxy_problem *p, const double *theta, double *ws)
@@ -143,5 +137,5 @@ double galaxy_cost_default(const galaxy_problem *p, const double *theta, double 
             Js = 0.0;
         }
     }
-    return J / (double)p->m + galaxy_fused_reg(p, theta);
+    return J / (double)p->m + galaxy_cost_reg(p, theta);
 }

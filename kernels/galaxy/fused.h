@@ -38,7 +38,7 @@ void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad
 /* Building blocks shared by the three files. Rows [t0, t0 + nb) of X; Z is nb x H. */
 /* Theta1's weights (no bias) copied into the slice in the order the forward reads them (per 8 hidden
  * units and chunk of inputs, 8 rows contiguous and 64-byte aligned): once per call, not per block.
- * Returns the packed copy, or NULL for a shape without the fast path (H not a multiple of 8). */
+ * Returns the packed copy, or NULL for a shape without the fast path (H or N not a multiple of 8). */
 const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, double *slice);
 /* Z = [1 X_block] Theta1' from the packed copy T1p (NULL: reads theta, the slower general path). */
 void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const double *T1p, long t0,
@@ -49,9 +49,9 @@ void galaxy_fused_output(const galaxy_problem *p, const double *theta, long t0, 
                          double *D, double *G2, double *J);
 /* G1 += D' [1 X_block] for the block (and the next block's rows prefetched into L2). */
 void galaxy_fused_backward(const galaxy_problem *p, long t0, int nb, const double *D, double *G1);
-/* The blocks of rows [r0, r1): forward, output (cost into *J), and when G is not NULL the unscaled
- * gradient added into G (Theta1's part then Theta2's, theta's layout). */
-void galaxy_fused_rows(const galaxy_problem *p, const double *theta, const double *T1p, long r0, long r1,
-                       double *Z, double *G, double *J);
+/* canon.h's segment s, block by block: forward, output and, when G is not NULL, its unscaled
+ * gradient added into G (Theta1's part then Theta2's, theta's layout). Returns the segment's cost sum. */
+double galaxy_fused_segment(const galaxy_problem *p, const double *theta, const double *T1p, int s,
+                            double *Z, double *G);
 
 #endif

@@ -2,8 +2,9 @@
  * kernels/galaxy/galaxy_cuda.h: the cuda variant (kernels/galaxy/cuda.cu, built only with CUDA).
  * X and y go to the device once (galaxy_cuda_create: the study's prepare, not timed); each cost or
  * gradient call then copies theta in (66 KB), runs the kernels and copies the gradient (or the cost
- * sum) back, and scales and regularises on the host with the fused variants' shared ends.
- * Supports n_hid <= 16 (the study uses 8). Returns NULL / -1 with a message on any CUDA error.
+ * sum) back, and scales and regularises on the host with canon.h's galaxy_grad_finish and
+ * galaxy_cost_reg. Its sums follow the GPU's order, not canon.h's: it agrees with default to rounding.
+ * Supports n_hid <= 16 and n_out <= 8 (the study uses 8 and 3). Returns NULL / -1 with a message on any CUDA error.
  */
 #ifndef SL_KERNELS_GALAXY_CUDA_H
 #define SL_KERNELS_GALAXY_CUDA_H

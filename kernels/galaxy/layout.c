@@ -47,7 +47,7 @@ double galaxy_cost_layout(const galaxy_problem *p, const double *theta, double *
             Js -= A3[i];
         J += Js;
     }
-    return J / (double)p->m + galaxy_fused_reg(p, theta);
+    return J / (double)p->m + galaxy_cost_reg(p, theta);
 }
 
 /* One segment's unscaled gradient into P (zeroed here): Theta2's from Delta3, then Theta1's. */
@@ -93,7 +93,7 @@ void galaxy_grad_layout(const galaxy_problem *p, const double *theta, double *gr
         for (size_t i = 0; i < nt; i++)
             grad[i] += P[i];
     }
-    galaxy_fused_finish(p, theta, grad);
+    galaxy_grad_finish(p, theta, grad);
 }
 
 void galaxy_predict(const galaxy_problem *p, const double *theta, unsigned char *pred, double *ws)

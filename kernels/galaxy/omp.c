@@ -21,16 +21,12 @@ double galaxy_cost_omp(const galaxy_problem *p, const double *theta, double *ws,
         double *Z = galaxy_fused_slice(p, ws, kern_tid());
         const double *T1p = galaxy_fused_pack(p, theta, Z);   /* each thread its own copy, in its L2 */
         #pragma omp for schedule(static)
-        for (int s = 0; s < GALAXY_SEGMENTS; s++) {
-            long r0, r1;
-            galaxy_segment_rows(p->m, s, &r0, &r1);
-            Jseg[s] = 0.0;
-            galaxy_fused_rows(p, theta, T1p, r0, r1, Z, NULL, &Jseg[s]);
-        }
+        for (int s = 0; s < GALAXY_SEGMENTS; s++)
+            Jseg[s] = galaxy_fused_segment(p, theta, T1p, s, Z, NULL);
     }
     double J = 0.0;
     for (int s = 0; s < GALAXY_SEGMENTS; s++) J += Jseg[s];   /* in segment order, as simd */
-    return J / (double)p->m + galaxy_fused_reg(p, theta);
+    return J / (double)p->m + galaxy_cost_reg(p, theta);
 }
 
 void galaxy_grad_omp(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads)
@@ -43,11 +39,9 @@ void galaxy_grad_omp(const galaxy_problem *p, const double *theta, double *grad,
         const double *T1p = galaxy_fused_pack(p, theta, Z);
         #pragma omp for schedule(static)
         for (int s = 0; s < GALAXY_SEGMENTS; s++) {
-            long r0, r1;
-            double Js = 0.0, *G = ws + (size_t)s * nt;      /* segment s's own sum */
-            galaxy_segment_rows(p->m, s, &r0, &r1);
+            double *G = ws + (size_t)s * nt;                /* segment s's own sum */
             memset(G, 0, nt * sizeof *G);
-            galaxy_fused_rows(p, theta, T1p, r0, r1, Z, G, &Js);
+            galaxy_fused_segment(p, theta, T1p, s, Z, G);
         }
         /* (the for's barrier: every segment is complete) each thread adds one range of all the
          * segments, in segment order, so the sum is spread over the threads */
@@ -58,5 +52,5 @@ void galaxy_grad_omp(const galaxy_problem *p, const double *theta, double *grad,
             grad[i] = v;
         }
     }
-    galaxy_fused_finish(p, theta, grad);
+    galaxy_grad_finish(p, theta, grad);
 }

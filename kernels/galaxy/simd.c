@@ -247,18 +247,20 @@ void galaxy_fused_backward(const galaxy_problem *p, long t0, int nb, const doubl
     }
 }
 
-/* The blocks of rows [r0, r1): forward, output (cost into *J) and, when G is not NULL, G += this
- * part of the unscaled gradient. */
-void galaxy_fused_rows(const galaxy_problem *p, const double *theta, const double *T1p, long r0, long r1,
-                       double *Z, double *G, double *J)
+double galaxy_fused_segment(const galaxy_problem *p, const double *theta, const double *T1p, int s,
+                            double *Z, double *G)
 {
     const size_t off2 = (size_t)p->n_hid * (p->n_in + 1);
+    long r0, r1;
+    double J = 0.0;
+    galaxy_segment_rows(p->m, s, &r0, &r1);
     for (long t0 = r0; t0 < r1; t0 += GALAXY_FUSED_BLOCK) {
         int nb = r1 - t0 < GALAXY_FUSED_BLOCK ? (int)(r1 - t0) : GALAXY_FUSED_BLOCK;
         galaxy_fused_forward(p, theta, T1p, t0, nb, Z);
-        galaxy_fused_output(p, theta, t0, nb, Z, Z, G ? G + off2 : NULL, J);
+        galaxy_fused_output(p, theta, t0, nb, Z, Z, G ? G + off2 : NULL, &J);
         if (G) galaxy_fused_backward(p, t0, nb, Z, G);
     }
+    return J;
 }
 
 double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws)
@@ -266,14 +268,9 @@ double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws
     double *Z = galaxy_fused_slice(p, ws, 0);
     const double *T1p = galaxy_fused_pack(p, theta, Z);
     double J = 0.0;
-    for (int s = 0; s < GALAXY_SEGMENTS; s++) {  /* canon.h: segment sums, added in order */
-        long r0, r1;
-        double Js = 0.0;
-        galaxy_segment_rows(p->m, s, &r0, &r1);
-        galaxy_fused_rows(p, theta, T1p, r0, r1, Z, NULL, &Js);
-        J += Js;
-    }
-    return J / (double)p->m + galaxy_fused_reg(p, theta);
+    for (int s = 0; s < GALAXY_SEGMENTS; s++)  /* canon.h: segment sums, added in order */
+        J += galaxy_fused_segment(p, theta, T1p, s, Z, NULL);
+    return J / (double)p->m + galaxy_cost_reg(p, theta);
 }
 
 void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad, double *ws)
@@ -284,14 +281,11 @@ void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad
     memset(grad, 0, nt * sizeof *grad);
     memset(G, 0, nt * sizeof *G);
     for (int s = 0; s < GALAXY_SEGMENTS; s++) {
-        long r0, r1;
-        double Js = 0.0;
-        galaxy_segment_rows(p->m, s, &r0, &r1);
-        galaxy_fused_rows(p, theta, T1p, r0, r1, Z, G, &Js);
+        galaxy_fused_segment(p, theta, T1p, s, Z, G);
         for (size_t i = 0; i < nt; i++) {    /* added in segment order; G zeroed for the next */
             grad[i] += G[i];
             G[i] = 0.0;
         }
     }
-    galaxy_fused_finish(p, theta, grad);
+    galaxy_grad_finish(p, theta, grad);
 }

@@ -32,7 +32,7 @@ static const sl_variant variants[] = {
     {"default", NULL, "per-example loop as Mocz's gradient (copies into preallocated scratch)"},
     {"layout", NULL, "matrix form, one-hot by indexing, no per-example copies"},
     {"simd", NULL, "fused pass over blocks of 32 rows (X read once per call), explicit vectors"},
-    {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads, private gradients"},
+    {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads by segments (same bits as simd)"},
     {"blas", "blas", "fused blocks with the two products by cblas_dgemm"},
     {"cuda", "cuda", "warp per row forward + column-block backward on the GPU (X uploaded once)"},
 };
@@ -140,11 +140,11 @@ static void grad_default_lines(gstate *s, const double *th, double *g)
     galaxy_default_begin(&s->p, g, s->ws);
     for (long t = 0; t < s->p.m; t++) {
         prof_begin("forward"); galaxy_default_forward(&s->p, th, t, s->ws); prof_end("forward");
-        prof_begin("error3"); galaxy_default_error3(&s->p, th, t, s->ws); prof_end("error3");
+        prof_begin("error3"); galaxy_default_error3(&s->p, t, s->ws); prof_end("error3");
         prof_begin("error2"); galaxy_default_error2(&s->p, th, s->ws); prof_end("error2");
         prof_begin("accumulate"); galaxy_default_accumulate(&s->p, t, g, s->ws); prof_end("accumulate");
     }
-    galaxy_default_finish(&s->p, th, g);
+    galaxy_grad_finish(&s->p, th, g);
 }
 /* Cost of variant v at th (no regions: check uses it too). A device failure sets dev_failed and gives NaN,
  * which stops CG (status 3); run then reports the error. */

@@ -2,7 +2,7 @@
  * kernels/galaxy/bench/galaxy_parts.c: where one fused gradient call's time goes, on one thread.
  * Times the three building blocks of fused.h over every block of a random m x 1024 x 8 problem
  * (forward, output layer, Theta1 gradient), then the whole galaxy_grad_simd, 50 calls each, and prints
- * ms per gradient call; three rounds, so a reader sees the spread. Built, not run by the tests:
+ * ms per gradient call; three rounds, so a reader sees the spread. Built on request, never by the tests:
  *     ninja -C build kernels/galaxy_parts && ./build/kernels/galaxy_parts [m]
  * m defaults to the study's 2700 rows; a small m (270) keeps X in cache and shows what the same code
  * does when it does not wait on memory. docs/study-galaxy.md quotes it.
