@@ -4,8 +4,8 @@
  * entropy_mi and tensor_mean inputs). Inputs are a pure function of (seed, size, stream): the same
  * on every machine, independent of thread count and variant.
  */
-#ifndef STUDIES_SEEDED_NORMAL_H
-#define STUDIES_SEEDED_NORMAL_H
+#ifndef SL_SEEDED_NORMAL_H
+#define SL_SEEDED_NORMAL_H
 
 #include <math.h>
 #include <stdint.h>

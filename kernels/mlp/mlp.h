@@ -2,7 +2,7 @@
  * kernels/mlp/mlp.h: a three-layer perceptron n0-n1-n2-n3 (the study: 784-128-128-10), ReLU on the two
  * hidden layers, softmax + cross-entropy on the output, float32. One file per variant supplies
  * forward and backward; the loss, the SGD update and the prediction count are shared (mlp_common.c),
- * being a few thousand flops per batch. mlp_ref.c is the double-precision reference.
+ * being a few thousand flops per batch (omp brings its own update and gather: see omp.c). mlp_ref.c is the double-precision reference.
  *
  * Parameters live in one float array P (identical layout for every variant, so all start from the same
  * weights and an update is one loop):
@@ -45,7 +45,7 @@ size_t mlp_ws_floats(const mlp_dims *d, int B);
 void mlp_ws_bind(mlp_ws *ws, const mlp_dims *d, int B, float *block);
 
 /* forward: a1, a2, z3 for B rows of X. backward: all of G from ws->d3 (set by mlp_loss), with the
- * activations of the same forward; d2 and d1 are scratch. `threads` is used by parallel variants only.
+ * activations of the same forward; d2 and d1 are scratch (omp's forward uses d1 as scratch too). `threads` is used by parallel variants only.
  * Every variant's forward + backward computes the same function (up to float rounding). */
 typedef void (*mlp_forward_fn)(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws,
                                int threads);
@@ -71,8 +71,8 @@ void mlp_backward_simd(const mlp_dims *d, const float *P, const float *X, int B,
 void mlp_forward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);
 void mlp_backward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,
                       int threads);
-/* X (B x n0) = images[idx[b]] / 255 for the batch, each thread the columns its forward reads; the
- * same floats as the study's serial gather (train_gather). */
+/* X (B x n0) = images[idx[b]] * (1/255) for the batch, each thread a range of X's columns (at two
+ * threads the columns its layer-1 forward reads); the same floats as the study's serial gather. */
 void mlp_gather_omp(const mlp_dims *d, const uint8_t *images, const int32_t *idx, int B, float *X,
                     int threads);
 /* Each thread updates the parts of P whose gradient it computed in mlp_backward_omp. */

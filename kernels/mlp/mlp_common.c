@@ -1,7 +1,8 @@
 /*
  * kernels/mlp/mlp_common.c: what every CPU variant shares: parameter layout, workspace, softmax +
  * cross-entropy, the SGD update, the prediction count, He initialisation and the FLOP counts. These are
- * O(B * n3) or O(parameters) per step, under 1 % of a step's work, so one plain version serves all.
+ * O(B * n3) or O(parameters) per step, under 1 % of a step's work, so one plain version serves every
+ * variant but omp, whose update stays on the threads that wrote the gradient (omp.c).
  */
 #include "mlp.h"
 

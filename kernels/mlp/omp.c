@@ -10,17 +10,15 @@
  *            dW1 by k, the bias sums by column.
  *   update (mlp_update_omp): each thread applies P -= lr G to exactly the rows and columns of G it
  *            wrote in phase 2, so the gradient never moves between the cores' caches. With the update
- *            on one thread, half of G (470 KB) crossed to the other core every step: on this VM that
- *            made the serial update 8x slower than simd's whenever the two vCPUs sat on different
- *            L3 slices, and omp slower than simd overall.
- *   data (mlp_gather_omp): the batch's bytes -> floats, each thread the columns k of X that its layer-1
- *            products read (two threads: layer 1 is split by k, see layer1_split_k), so X is written
- *            and read on the same core.
+ *            on one thread, half of G (about 236 KB of its 473 KB) crossed to the other core every
+ *            step: on this VM that made the serial update about 8x slower than simd's (a hand
+ *            measurement, not kept) whenever the two vCPUs sat on different L3 slices.
+ *   data (mlp_gather_omp): the batch's bytes -> floats, each thread a range of the columns k of X:
+ *            on two threads the columns its layer-1 products read (layer1_split_k), so X is written
+ *            and read on the same core; on other counts layer 1 runs by rows and X crosses cores.
  * Ranges are equal even-sized parts (mlps_split): 32 + 32 of the study's 64 rows. Without OpenMP the
  * pragmas are ignored and the one thread takes every range: the same result as simd.
  */
-#include <stdint.h>
-
 #include "mlp.h"
 #include "mlp_simd.h"
 

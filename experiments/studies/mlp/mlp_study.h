@@ -40,7 +40,7 @@ typedef struct mlp_state {
     void *dev;            /* mlp_cuda * for cuda/cublas (prepare/release) */
     int dev_per_step;     /* device model: read the loss every step (checks) */
     train_series series;  /* the last repetition's */
-    int nreps;
+    int nreps;            /* timed runs since prepare; acc and secs keep the first MLP_MAX_REPS */
     double acc[MLP_MAX_REPS], secs[MLP_MAX_REPS];
     double peak_dev_bytes;
 } mlp_state;

@@ -5,7 +5,6 @@
  * side; "epoch" holds the device time through train_model.sync).
  */
 #include <math.h>
-#include <stdio.h>
 
 #include <speedlab/prof.h>
 
@@ -28,7 +27,7 @@ typedef struct cpu_kernels {
 static const cpu_kernels cpu_variants[] = {
     [V_NAIVE] = {mlp_forward_naive, mlp_backward_naive, NULL, NULL},
     [V_SIMD] = {mlp_forward_simd, mlp_backward_simd, NULL, NULL},
-    /* the threads gather the columns of X they will read, and update the gradient rows they wrote */
+    /* the threads gather X by columns (at two threads, those they read) and update what they wrote */
     [V_OMP] = {mlp_forward_omp, mlp_backward_omp, mlp_update_omp, mlp_gather_omp},
 #if SL_HAVE_BLAS
     [V_BLAS] = {mlp_forward_blas, mlp_backward_blas, NULL, NULL},
