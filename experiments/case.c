@@ -222,7 +222,8 @@ static void add_times(json_t *rec, const double *t, int n)
     json_object_set_new(rec, "stats", s);
 }
 
-/* rates of an ok case, from its work (as the study's finish may have scaled it) and median time. */
+/* rates of an ok case, from its work and median time. Called after sl_record_merge, which puts the work
+ * the variant actually did (sl_record_work) in place of the declared one. */
 static void add_rates(json_t *rec)
 {
     json_t *work = json_object_get(rec, "work");
@@ -308,7 +309,7 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     sl_record_merge(r, rec);
     if (n > 0)
         add_rates(rec);
-    if (n <= 0)
+    else
         json_object_del(rec, "phases"); /* a failed variant has no times of any kind */
     if (prepared && s->release)
         s->release(state, v);

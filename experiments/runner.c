@@ -133,39 +133,38 @@ int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary)
     return rc;
 }
 
+/* The record of a case that did not run (status failed, skipped or unavailable, with why), counted. */
+static void record_not_run(sl_run_ctx *c, const sl_study *s, int v, long size, const char *status,
+                           const char *why)
+{
+    json_t *rec = sl_case_base(c, s, v, size);
+    json_object_set_new(rec, "status", json_string(status));
+    json_object_set_new(rec, "error", json_string(why));
+    char line[1024];
+    snprintf(line, sizeof line, "%-12s %-12s %s=%-8ld %s: %s", s->name, s->variants[v].name,
+             s->size_name ? s->size_name : "size", size, status, why);
+    sl_emit_case(c, rec, line);
+    json_decref(rec);
+    if (strcmp(status, "failed") == 0)
+        c->n_failed++;
+    else if (strcmp(status, "unavailable") == 0)
+        c->n_unavailable++;
+    else
+        c->n_skipped++;
+}
+
 /* Records for every variant when the size cannot run at all (no memory, setup failed). */
 static void whole_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs, int nv,
                        const char *status, const char *error)
 {
-    for (int k = 0; k < nv; k++) {
-        const sl_variant *var = &s->variants[vs[k]];
-        json_t *rec = sl_case_base(c, s, vs[k], size);
-        json_object_set_new(rec, "status", json_string(status));
-        json_object_set_new(rec, "error", json_string(error));
-        char line[1024];
-        snprintf(line, sizeof line, "%-12s %-12s %s=%-8ld %s: %s", s->name, var->name,
-                 s->size_name ? s->size_name : "size", size, status, error);
-        sl_emit_case(c, rec, line);
-        json_decref(rec);
-        if (strcmp(status, "failed") == 0)
-            c->n_failed++;
-        else
-            c->n_skipped++;
-    }
+    for (int k = 0; k < nv; k++)
+        record_not_run(c, s, vs[k], size, status, error);
 }
 
 static void record_unavailable(sl_run_ctx *c, const sl_study *s, int v, long size, const char *why)
 {
     progress(c, s, s->variants[v].name, size);
-    json_t *rec = sl_case_base(c, s, v, size);
-    json_object_set_new(rec, "status", json_string("unavailable"));
-    json_object_set_new(rec, "error", json_string(why));
-    char line[1024];
-    snprintf(line, sizeof line, "%-12s %-12s %s=%-8ld unavailable: %s", s->name, s->variants[v].name,
-             s->size_name ? s->size_name : "size", size, why);
-    sl_emit_case(c, rec, line);
-    json_decref(rec);
-    c->n_unavailable++;
+    record_not_run(c, s, v, size, "unavailable", why);
 }
 
 /* One (study, size): availability, the memory check, setup, every variant, teardown. */

@@ -69,8 +69,9 @@ void sl_record_note(sl_record *r, const char *text);
  * The reason is shown in every table that shows the case. */
 void sl_record_reduced(sl_record *r, const char *reason);
 /* The work this variant's repetition actually did, when it differs from the study's declared work (a
- * reduced variant: naive training 1 of 20 epochs; a training subset). The record's work then holds
- * these numbers and `scale` = flops / declared flops; rates and the roofline use them. */
+ * reduced variant: naive training 1 of 20 epochs; a training subset). When the study declares work
+ * (flops > 0) and these numbers differ from it, the record's work holds them and `scale` = flops /
+ * declared flops; rates and the roofline use them. Ignored for a study that declares no work. */
 void sl_record_work(sl_record *r, double flops, double bytes);
 /* Work of one call of the profiler region `region` (its name, as passed to prof_begin): flops, bytes
  * moved from memory, and the precision the flops are in ("fp32" or "fp64": the roofline halves the

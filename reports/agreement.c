@@ -3,7 +3,8 @@
  * whose records carry a per-iteration objective series (`cost`, galaxy; `train_loss`, per epoch),
  * each variant's series against the baseline variant's at the same size: the first iteration where
  * they differ by more than AGREE_REL (relative), the final values' relative difference, and whether
- * the series are identical (the same bits, as far as the record's 12 digits show).
+ * the series are identical (the same bits, as far as the record's 12 digits show), agree (final values
+ * within AGREE_REL, some earlier point possibly not) or differ.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #define MAXV 32
 #define MAXS 64
 #define AGREE_REL 1e-6
+#define STR_(x) #x
+#define STR(x) STR_(x) /* AGREE_REL as the text the table prints */
 
 static const char *const objectives[][2] = {{"cost", "iteration"}, {"train_loss", "epoch"}};
 
@@ -89,7 +92,7 @@ rep_table *rep_tab_agreement(const rep_set *s, int env, const char *study)
             if (!t) {
                 char title[256];
                 const char *cols[] = {"variant", b->size_name, "points", "final", "final vs baseline",
-                                      "first point off by > 1e-6", "trajectory"};
+                                      "first point off by > " STR(AGREE_REL), "trajectory"};
                 const char *csv[] = {"variant", "size", "points", "final", "final_rel_diff", "first_off",
                                      "trajectory"};
                 kind = bk;
@@ -106,7 +109,7 @@ rep_table *rep_tab_agreement(const rep_set *s, int env, const char *study)
     if (t)
         rep_table_note(t, "Each variant's %s per %s against the baseline's (%s) at the same size; final vs "
                           "baseline = |final − baseline's| ÷ baseline's; first point off = the first %s whose "
-                          "values differ by more than 1e-6 relative (all N: none); identical = every value "
+                          "values differ by more than " STR(AGREE_REL) " relative (all N: none); identical = every value "
                           "equal as recorded (12 significant digits). Variants that round differently "
                           "diverge in a chaotic optimisation even when each call agrees to 1e-15.",
                        objectives[kind][0], objectives[kind][1], base, objectives[kind][1]);

@@ -2,7 +2,10 @@
  *
  * loader.c   reads results records (docs/results-schema.md) into rep_set, grouped by environment
  * stats.c    order statistics, mean/std, Mann-Whitney U
- * tables.c   builds the tables (speedup, crossover, bottleneck, summary, roofline, training)
+ * tables.c   the timing tables (speedup, crossover, GPU phases, summary, not run)
+ * roofline.c the roofline table, the per-call region roofline and the training table
+ * agreement.c each variant's cost/loss trajectory against the baseline's
+ * bottleneck.c where the time goes (profile regions) and the functions table
  * published.c the write-ups' own tables, as data, printed beside ours
  * formats.c  renders a table as Markdown, CSV or LaTeX (booktabs)
  * figures.c  writes figure data files and runs the gnuplot scripts in plots/

@@ -1,5 +1,6 @@
 /* reports/roofline.c: the roofline table (every variant at every size against the calibrated
- * ceilings of the same machine) and the training table (seed 001's Table 1, seed 004's Table I). */
+ * ceilings of the same machine), the per-call roofline of the profiled regions a study declares work
+ * for, and the training table (seed 001's Table 1, seed 004's Table I). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,24 +19,51 @@ static const char *size_name_of(const rep_set *s, int env, const char *study)
     return "size";
 }
 
-/* Ceilings for a case: GPU variants use the GPU's, single-thread variants the _1t pair. */
-static int ceilings_for(const json_t *ceil, const rep_case *c, double *peak, double *bw, const char **which)
+/* Ceilings for a case: GPU variants use the GPU's, single-thread variants the _1t pair. fp64 work:
+ * half the CPU's FP32 FMA peak (FP64 vectors hold half as many lanes); the GPU has no FP64 ceiling. */
+static int ceilings_for(const json_t *ceil, const rep_case *c, int fp64, double *peak, double *bw,
+                        const char **which)
 {
     if (rep_is_gpu(c->variant)) {
         json_t *g = json_object_get(ceil, "gpu");
-        *peak = rep_jnum(g, "cublas_sgemm_gflops");
+        *peak = fp64 ? NAN : rep_jnum(g, "cublas_sgemm_gflops");
         *bw = rep_jnum(g, "d2d_gbs");
         *which = "GPU (cuBLAS sgemm, device copy)";
     } else if (c->threads <= 1) {
-        *peak = rep_jnum(ceil, "fma_gflops_1t");
+        *peak = rep_jnum(ceil, "fma_gflops_1t") / (fp64 ? 2 : 1);
         *bw = rep_jnum(ceil, "triad_gbs_1t");
         *which = "1 thread";
     } else {
-        *peak = rep_jnum(ceil, "fma_gflops");
+        *peak = rep_jnum(ceil, "fma_gflops") / (fp64 ? 2 : 1);
         *bw = rep_jnum(ceil, "triad_gbs");
         *which = "all threads";
     }
     return isfinite(*peak) && isfinite(*bw);
+}
+
+/* The roofline bound (GFLOP/s) of case c's work at intensity ai, or NAN; cell (r, col) says which
+ * ceilings and which roof, or why there is no bound. prec ("fp32", "fp64") is named in the cell when
+ * given (regions); NULL: fp32, unnamed (whole cases). */
+static double bound_cell(rep_table *t, int r, int col, const json_t *ceil, const rep_case *c, double ai,
+                         const char *prec)
+{
+    int fp64 = prec && !strcmp(prec, "fp64");
+    double peak, bw;
+    const char *which;
+    if (!ceil) {
+        rep_cell_text(t, r, col, "no calibration");
+        return NAN;
+    }
+    if (!ceilings_for(ceil, c, fp64, &peak, &bw, &which)) {
+        rep_cell_text(t, r, col, "%s: not calibrated%s", which, fp64 ? " for fp64" : "");
+        return NAN;
+    }
+    const char *roof = ai * bw < peak ? "memory" : "compute";
+    if (prec)
+        rep_cell_text(t, r, col, "%s, %s, %s-bound", which, prec, roof);
+    else
+        rep_cell_text(t, r, col, "%s, %s-bound", which, roof);
+    return fmin(peak, ai * bw);
 }
 
 rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study)
@@ -82,18 +110,9 @@ rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study)
             if (isfinite(c->gbs))
                 rep_cell_num(t, r, 4, c->gbs, "%.3g", c->gbs);
             rep_cell_num(t, r, 5, c->ai, "%.3g", c->ai);
-            double peak, bw;
-            const char *which;
-            if (!ceil) {
-                rep_cell_text(t, r, 6, "no calibration");
+            double bound = bound_cell(t, r, 6, ceil, c, c->ai, NULL);
+            if (!isfinite(bound))
                 continue;
-            }
-            if (!ceilings_for(ceil, c, &peak, &bw, &which)) {
-                rep_cell_text(t, r, 6, "%s: not calibrated", which);
-                continue;
-            }
-            double bound = fmin(peak, c->ai * bw);
-            rep_cell_text(t, r, 6, "%s, %s-bound", which, c->ai * bw < peak ? "memory" : "compute");
             rep_cell_num(t, r, 7, bound, "%.3g", bound);
             rep_cell_num(t, r, 8, c->gflops / bound, "%.1f %%", 100 * c->gflops / bound);
         }
@@ -110,8 +129,9 @@ rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study)
 
 /* ---- regions ------------------------------------------------------------------------------- */
 
-/* The profile's instance of region `name` with the most calls (the timed runs, not the check's few):
- * its mean time per call in seconds and its call count; NAN when the record has no such region. */
+/* The profile's instance of region `name` with the most calls (the profile holds only the timed
+ * repetitions; a region called from two places, as galaxy's gradient inside and before the line search,
+ * has one instance per place): its mean time per call in seconds and its call count; NAN when none. */
 static double region_mean_s(const json_t *rec, const char *name, double *calls)
 {
     json_t *regs = json_object_get(json_object_get(rec, "profile"), "regions"), *g;
@@ -145,28 +165,17 @@ static void region_row(rep_table *t, const json_t *ceil, const rep_case *c, cons
     }
     double flops = rep_jnum(w, "flops"), bytes = rep_jnum(w, "bytes"), ai = flops / bytes;
     const char *prec = json_string_value(json_object_get(w, "precision"));
-    int fp64 = prec && !strcmp(prec, "fp64");
     char m[64];
     rep_fmt_time(m, sizeof m, sec);
     rep_cell_num(t, r, 4, calls, "%.0f", calls);
     rep_cell_num(t, r, 5, sec, "%s%s", m, rep_case_mark(t, c));
     rep_cell_num(t, r, 6, flops / sec * 1e-9, "%.3g", flops / sec * 1e-9);
     rep_cell_num(t, r, 7, ai, "%.3g", ai);
-    double peak, bw;
-    const char *which;
-    if (!ceil) {
-        rep_cell_text(t, r, 8, "no calibration");
+    double bound = bound_cell(t, r, 8, ceil, c, ai, prec ? prec : "fp32");
+    if (!isfinite(bound))
         return;
-    }
-    if (!ceilings_for(ceil, c, &peak, &bw, &which) || (fp64 && rep_is_gpu(c->variant))) {
-        rep_cell_text(t, r, 8, "%s: not calibrated%s", which, fp64 ? " for fp64" : "");
-        return;
-    }
-    if (fp64)
-        peak /= 2; /* the FMA loop is FP32: FP64 vectors hold half as many lanes */
-    double bound = fmin(peak, ai * bw), bound_s = flops / (bound * 1e9);
+    double bound_s = flops / (bound * 1e9);
     rep_fmt_time(m, sizeof m, bound_s);
-    rep_cell_text(t, r, 8, "%s, %s, %s-bound", which, fp64 ? "fp64" : "fp32", ai * bw < peak ? "memory" : "compute");
     rep_cell_num(t, r, 9, bound_s, "%s", m);
     rep_cell_num(t, r, 10, bound_s / sec, "%.1f %%", 100 * bound_s / sec);
 }

@@ -348,9 +348,14 @@ static void test_footprint_refused_before_setup(void **state)
 static void test_missing_data_unavailable(void **state)
 {
     (void)state;
+    /* both runs first, then unset, so a failed assertion cannot leave the variable set for later tests */
     setenv("SL_FAKE_NO_DATA", "1", 1);
     int rc = speedlab("run", "fake", "--sizes", "8", "--out", out_dir, NULL);
     json_t *all = read_latest(out_dir);
+    int rc_data = speedlab("run", "fake", "--variants", "good", "--sizes", "8", "--reps", "3",
+                           "--min-time", "0", "--data", tmpdir, "--out", out_dir, NULL);
+    json_t *with_data = read_latest(out_dir);
+    unsetenv("SL_FAKE_NO_DATA");
     assert_int_equal(rc, 0);
     assert_int_equal(json_array_size(all), 3);
     const char *names[] = {"good", "bad", "gpu"};
@@ -360,12 +365,9 @@ static void test_missing_data_unavailable(void **state)
         assert_non_null(strstr(str(r, "error"), "pass --data DIR"));
     }
     json_decref(all);
-    assert_int_equal(speedlab("run", "fake", "--variants", "good", "--sizes", "8", "--reps", "3",
-                              "--min-time", "0", "--data", tmpdir, "--out", out_dir, NULL), 0);
-    all = read_latest(out_dir);
-    assert_string_equal(str(find_case(all, "good", 8), "status"), "ok");
-    json_decref(all);
-    unsetenv("SL_FAKE_NO_DATA");
+    assert_int_equal(rc_data, 0);
+    assert_string_equal(str(find_case(with_data, "good", 8), "status"), "ok");
+    json_decref(with_data);
 }
 
 /* ---- run directories ---------------------------------------------------------------------------- */
