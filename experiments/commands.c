@@ -10,6 +10,7 @@
 
 #include <speedlab/prof.h>
 
+#include "isa.h"
 #include "record.h"
 #include "report.h"
 #include "runner.h"
@@ -201,6 +202,11 @@ int sl_main(int argc, char **argv, const sl_study *const *studies, int n_studies
     if (strcmp(cmd, "--version") == 0) {
         printf("speedlab %s\n", SL_VERSION);
         return SL_EXIT_OK;
+    }
+    if (kern_isa_error() && (strcmp(cmd, "run") == 0 || strcmp(cmd, "calibrate") == 0)) {
+        /* a forced ISA level that cannot be had: running anyway would label results wrongly */
+        fprintf(stderr, "speedlab: %s\n", kern_isa_error());
+        return SL_EXIT_USAGE;
     }
     if (strcmp(cmd, "list") == 0)
         return sl_list_main(argc - 1, argv + 1, studies, n_studies);

@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "isa.h"
 #include "record.h"
 #include "runner.h"
 #include "sl_config.h"
@@ -78,6 +79,40 @@ static void set_str(json_t *o, const char *key, const char *v)
         json_object_set_new(o, key, json_string(v));
 }
 
+/* The CPU feature flags that decide which kernels can run and how fast (issue 13), in this order, from
+ * /proc/cpuinfo's flags line (lscpu's names); none found: "" (the field is then left out). */
+static void cpu_flags(char *out, size_t n)
+{
+    static const char *const wanted[] = {"avx2", "fma", "avx512f", "avx512bf16", "f16c"};
+    char flags[4096];
+    out[0] = '\0';
+    if (proc_field("/proc/cpuinfo", "flags", flags, sizeof flags) != 0)
+        return;
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+        const char *p = flags;
+        size_t len = strlen(wanted[i]);
+        while ((p = strstr(p, wanted[i])) != NULL) {
+            if ((p == flags || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+                break;
+            p += len;
+        }
+        if (p)
+            snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? " " : "", wanted[i]);
+    }
+}
+
+/* The kernels' instruction-set level and how it was chosen (kernels/isa.h). */
+static void isa_env(json_t *env)
+{
+    char buf[256];
+    set_str(env, "isa", kern_isa());
+    set_str(env, "isa_mode", kern_isa_mode());
+    set_str(env, "isa_march", kern_isa_march());
+    set_str(env, "isa_forced", kern_isa_forced());
+    cpu_flags(buf, sizeof buf);
+    set_str(env, "cpu_flags", buf);
+}
+
 json_t *sl_env_capture(int threads)
 {
     json_t *env = json_object();
@@ -95,6 +130,7 @@ json_t *sl_env_capture(int threads)
         snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
         set_str(env, "os", buf);
     }
+    isa_env(env);
     set_str(env, "compiler", SL_C_COMPILER);
     set_str(env, "cflags", SL_C_FLAGS);
     git_describe(buf, sizeof buf);

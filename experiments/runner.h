@@ -92,11 +92,8 @@ void sl_stats_compute(const double *x, int n, sl_stats *st);
 /* ---- calibration (calibrate.c) ----------------------------------------------------------------- */
 /* The ceilings object of a calibration record; prints a summary on stdout. */
 json_t *sl_calibrate_ceilings(int threads);
-/* FP32 FMA loop (calib_fma.c, built with -march=native): flops done in `iters` passes on this thread. */
-double sl_fma_loop(long iters, float *sink);
-/* STREAM triad a[i] = b[i] + s * c[i] on [lo, hi) (calib_kernels.c). */
-void sl_triad(double *restrict a, const double *restrict b, const double *restrict c, double s,
-              size_t lo, size_t hi);
+/* The calibration loops (kernels/calib/calib.h: built with the kernels' flags, per ISA level). */
+#include "calib/calib.h"
 
 /* ---- interrupts -------------------------------------------------------------------------------- */
 /* SIGINT/SIGTERM: a message, then exit 130 (143) at once; records are written whole (sl_record_append

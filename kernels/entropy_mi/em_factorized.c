@@ -1,8 +1,7 @@
 /* entropy_mi, factorized: sum_ij (p_i q_j)^2 = (sum_i p_i^2)(sum_j q_j^2). An algorithmic change
  * (O(D) instead of O(D^2) per row), reported as its own variant and timed against the study's nominal
  * work. Single thread, with em_simd's vector softmax, so the difference from simd is the identity alone. */
-#include "em_vec.h"
-#include "entropy_mi.h"
+#include "em_simd_row.h"
 
 int em_factorized(const float *X, const float *Y, long B, long D, double *H, double *MI)
 {
@@ -14,15 +13,15 @@ int em_factorized(const float *X, const float *Y, long B, long D, double *H, dou
     for (long b = 0; b < B; b++) {
         em_softmax_vec(X + b * D, D, p);
         em_softmax_vec(Y + b * D, D, q);
-        em_v sp = {0}, sq = {0};
+        vf32 sp = {0}, sq = {0};
         for (long i = 0; i < Dp; i += EM_W) { /* padding lanes are zero */
-            const em_v pv = em_load(p + i), qv = em_load(q + i);
+            const vf32 pv = vf32_load(p + i), qv = vf32_load(q + i);
             sp += pv * pv;
             sq += qv * qv;
         }
-        const float hp = em_hsum(sp);
+        const float hp = vf32_hsum(sp);
         h += hp;
-        mi += (double)hp * em_hsum(sq);
+        mi += (double)hp * vf32_hsum(sq);
     }
     *H = -h / (double)B;
     *MI = mi / (double)B;

@@ -2,7 +2,7 @@
  * entropy_mi, simd: one thread, vector softmax, and the D x D sum vectorised over j with eight rows of i
  * in flight (eight independent accumulators hide the FMA latency; each q vector loaded once serves
  * eight multiply + FMA pairs). q is zero-padded to the vector width, so a D that is not a multiple of
- * 16 needs no separate tail loop: the padding lanes add (p_i * 0)^2 = 0.
+ * the lane count needs no separate tail loop: the padding lanes add (p_i * 0)^2 = 0.
  */
 #include "em_simd_row.h"
 

@@ -1,42 +1,30 @@
 /*
- * kernels/galaxy/canon.c: the shared, order-fixing pieces of canon.h: exp and log (eight lanes at a
- * time by glibc's libmvec when the kernels are built for AVX-512, else libm one by one), and the
+ * kernels/galaxy/canon.c: the shared, order-fixing pieces of canon.h: exp and log (by glibc's libmvec at
+ * the build's vector width, kernels/simd.h: 8 lanes with AVX-512, 4 with AVX2, 2 with SSE4; else libm
+ * one by one; libmvec's widths may round differently, so bits can differ between ISA levels), and the
  * gradient's scaling and the cost's regularisation, used by every variant.
  */
 #include "canon.h"
 
-#include <string.h>
+#include "simd.h"
 
-#include "sl_config.h"
-
-#if SL_HAVE_MVEC && defined(__AVX512F__)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi" /* 8-double vectors pass to libmvec in zmm registers: its ABI */
-#endif
-typedef double vd __attribute__((vector_size(64)));
-vd _ZGVeN8v_exp(vd x);   /* libmvec's AVX-512 exp and log, within 4 ulp of libm's; each lane's */
-vd _ZGVeN8v_log(vd x);   /* result depends on that lane's input only */
-
-/* f over v[0..n), eight at a time; the last partial vector is padded with 1.0 (any finite value),
+#if SIMD_HAVE_VEXP
+/* f over v[0..n), VF64_LANES at a time; the last partial vector is padded with 1.0 (any finite value),
  * so a value's result does not depend on where in the array it sits. */
-static inline __attribute__((always_inline)) void map8(double *v, int n, vd (*f)(vd))
+static inline __attribute__((always_inline)) void map_lanes(double *v, int n, vf64 (*f)(vf64))
 {
     int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        vd x;
-        memcpy(&x, v + i, sizeof x);
-        x = f(x);
-        memcpy(v + i, &x, sizeof x);
-    }
+    for (; i + VF64_LANES <= n; i += VF64_LANES)
+        vf64_store(v + i, f(vf64_load(v + i)));
     if (i < n) {
-        vd x = {1, 1, 1, 1, 1, 1, 1, 1};
+        vf64 x = vf64_splat(1.0);
         for (int l = 0; l < n - i; l++) x[l] = v[i + l];
         x = f(x);
         for (int l = 0; l < n - i; l++) v[i + l] = x[l];
     }
 }
-void galaxy_exp_inplace(double *v, int n) { map8(v, n, _ZGVeN8v_exp); }
-void galaxy_log_inplace(double *v, int n) { map8(v, n, _ZGVeN8v_log); }
+void galaxy_exp_inplace(double *v, int n) { map_lanes(v, n, vf64_exp); }
+void galaxy_log_inplace(double *v, int n) { map_lanes(v, n, vf64_log); }
 #else
 void galaxy_exp_inplace(double *v, int n)
 {
@@ -61,10 +49,10 @@ double galaxy_cost_reg(const galaxy_problem *p, const double *theta)
     const size_t N1 = (size_t)p->n_in + 1;
     double s = 0.0;
     for (int h = 0; h < H; h++)
-        for (size_t k = 1; k < N1; k++) s = fma(theta[h * N1 + k], theta[h * N1 + k], s);
+        for (size_t k = 1; k < N1; k++) s = galaxy_fma(theta[h * N1 + k], theta[h * N1 + k], s);
     const double *T2 = theta + H * N1;
     for (int o = 0; o < K; o++)
-        for (int h = 1; h <= H; h++) s = fma(T2[o * (H + 1) + h], T2[o * (H + 1) + h], s);
+        for (int h = 1; h <= H; h++) s = galaxy_fma(T2[o * (H + 1) + h], T2[o * (H + 1) + h], s);
     return p->lambda / (2.0 * (double)p->m) * s;
 }
 
@@ -79,7 +67,7 @@ void galaxy_grad_finish(const galaxy_problem *p, const double *theta, double *gr
         const double *th = theta + h * N1;
         g[0] *= inv_m;
         for (size_t k = 1; k < N1; k++)
-            g[k] = fma(g[k], inv_m, reg * th[k]);
+            g[k] = galaxy_fma(g[k], inv_m, reg * th[k]);
     }
     size_t off = H * N1;
     for (int o = 0; o < K; o++) {
@@ -87,6 +75,6 @@ void galaxy_grad_finish(const galaxy_problem *p, const double *theta, double *gr
         const double *th = theta + off + (size_t)o * (H + 1);
         g[0] *= inv_m;
         for (int h = 1; h <= H; h++)
-            g[h] = fma(g[h], inv_m, reg * th[h]);
+            g[h] = galaxy_fma(g[h], inv_m, reg * th[h]);
     }
 }

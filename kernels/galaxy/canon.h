@@ -12,15 +12,18 @@
  * - hidden pre-activation z = bias + dot, dot as galaxy_dot below: eight lane sums (input k into
  *   lane k % 8, one fma each, in increasing k), restarted at every GALAXY_KC inputs and added into the
  *   lane's total; then the eight lane totals added in lane order;
- * - exp and log through galaxy_exp_inplace / galaxy_log_inplace (eight lanes at a time by libmvec
- *   when built for AVX-512, the last partial vector padded: every value takes the same path);
+ * - exp and log through galaxy_exp_inplace / galaxy_log_inplace (by libmvec at the build's vector
+ *   width, the last partial vector padded: every value takes the same path);
  * - the output layer, delta2 and the Theta2 gradient row by row with the fma helpers below;
  * - every sum over rows (cost, gradient) runs row by row, in increasing row order, within each of
  *   GALAXY_SEGMENTS segments of whole blocks, from zero; the segments' sums are then added in segment
  *   order (so the omp variant can give each thread whole segments and still add in the same order);
  * - galaxy_grad_finish and galaxy_cost_reg for the scaling and the regularisation.
- * The scalar code says fma() where it means one; simd.c's vector `acc += a * b` becomes one only
- * because the kernels are built with -ffp-contract=fast (meson.build's kernel_c_args): without it the
+ * The order is the same at every vector width (simd.c holds lane k % 8 in vector k % 8 / VF64_LANES), so
+ * only libmvec's exp and log, whose 8-, 4- and 2-lane versions may round differently, and the lack of
+ * an FMA instruction at x86-64-v2 can make a build for one level differ in bits from another; within
+ * one build every variant agrees. The scalar code says galaxy_fma() where it means one (below); simd.c's
+ * vector `acc += a * b` becomes one only because the kernels are built with -ffp-contract=fast (meson.build's kernel_c_args): without it the
  * variants still agree to rounding, but not bit for bit (test_galaxy_fused.c's same-bits tests fail).
  */
 #ifndef SL_KERNELS_GALAXY_CANON_H
@@ -29,6 +32,15 @@
 #include <math.h>
 
 #include "galaxy.h"
+
+/* One fused multiply-add where the target has the instruction (x86-64-v3 and up): the vector code's
+ * a * b + c contracts to it there (-ffp-contract=fast). Without it (x86-64-v2) the vector code rounds
+ * the product and the sum apart, so the scalar code must too, or the variants would differ in bits. */
+#ifdef __FP_FAST_FMA
+#define galaxy_fma(a, b, c) fma((a), (b), (c))
+#else
+#define galaxy_fma(a, b, c) ((a) * (b) + (c))
+#endif
 
 #define GALAXY_FUSED_BLOCK 32 /* rows per block of the fused variants; segments are whole blocks */
 #define GALAXY_KC 256         /* inputs per chunk of the hidden layer's sums */
@@ -62,7 +74,7 @@ static inline double galaxy_dot(const double *T, const double *x, int n)
         int kn = n - k0 < GALAXY_KC ? n - k0 : GALAXY_KC;
         double part[8] = {0};
         for (int k = 0; k < kn; k++)
-            part[k % 8] = fma(T[k0 + k], x[k0 + k], part[k % 8]);
+            part[k % 8] = galaxy_fma(T[k0 + k], x[k0 + k], part[k % 8]);
         for (int l = 0; l < 8; l++)
             lane[l] += part[l];
     }
@@ -78,7 +90,7 @@ static inline double galaxy_z3(const double *T2, int H, int o, const double *a2)
     const double *row = T2 + (size_t)o * (H + 1);
     double s = row[0];
     for (int h = 0; h < H; h++)
-        s = fma(row[h + 1], a2[h], s);
+        s = galaxy_fma(row[h + 1], a2[h], s);
     return s;
 }
 /* delta2 of hidden unit h: (Theta2[:, h+1]' delta3) * a2 (1 - a2). */
@@ -86,7 +98,7 @@ static inline double galaxy_d2(const double *T2, int H, int K, int h, const doub
 {
     double s = 0.0;
     for (int o = 0; o < K; o++)
-        s = fma(T2[(size_t)o * (H + 1) + h + 1], d3[o], s);
+        s = galaxy_fma(T2[(size_t)o * (H + 1) + h + 1], d3[o], s);
     return s * a2h * (1.0 - a2h);
 }
 /* G2 += delta3 [1 a2]' for one row. */
@@ -96,7 +108,7 @@ static inline void galaxy_g2_row(double *G2, int H, int K, const double *d3, con
         double *g = G2 + (size_t)o * (H + 1);
         g[0] += d3[o];
         for (int h = 0; h < H; h++)
-            g[h + 1] = fma(d3[o], a2[h], g[h + 1]);
+            g[h + 1] = galaxy_fma(d3[o], a2[h], g[h + 1]);
     }
 }
 

@@ -99,7 +99,7 @@ void galaxy_default_accumulate(const galaxy_problem *p, long t, double *grad, do
         double *g = w.seg + (size_t)h * N1;
         g[0] += w.d2[h];
         for (int k = 1; k < N1; k++)
-            g[k] = fma(w.d2[h], w.a1[k], g[k]);
+            g[k] = galaxy_fma(w.d2[h], w.a1[k], g[k]);
     }
     if (galaxy_segment_ends(p->m, t)) {                  /* canon.h: segment sums added in order */
         size_t nt = galaxy_n_theta(p);

@@ -74,7 +74,7 @@ static void segment_grad(const galaxy_problem *p, const double *theta, long r0, 
             const double *x = p->X + (size_t)t * N;
             g1[0] += d;
             for (int k = 0; k < N; k++)
-                g1[k + 1] = fma(d, x[k], g1[k + 1]);
+                g1[k + 1] = galaxy_fma(d, x[k], g1[k + 1]);
         }
     }
 }

@@ -7,10 +7,11 @@
  * and while a block's Theta1 gradient runs (from L2) the next block's rows are prefetched into L2, so
  * the next forward does not wait on memory either.
  * Forward: Theta1 is packed once per call into aligned 8 x KC chunks; a chunk stays in L1 while every
- * row of the block passes over it, three rows per Theta1 load (24 vector accumulators); the sums stay
- * vectors across the chunks and are reduced once per row; X is also prefetched PF_ROWS rows ahead (a
- * row is read in KC-double pieces N doubles apart). Output layer: whole-block passes so exp and log run
- * eight at a time (canon.c). Theta1 gradient: a 3 x 8 register tile (3 vectors of k, 8 hidden units).
+ * row of the block passes over it, FW_MR rows per Theta1 load (the tiles below follow the vector width
+ * and register count of kernels/simd.h); the sums stay vectors across the chunks and are reduced once
+ * per row; X is also prefetched PF_ROWS rows ahead (a row is read in KC-double pieces N doubles apart).
+ * Output layer: whole-block passes so exp and log run a vector at a time (canon.c). Theta1 gradient: a
+ * BW_NV x BW_NU register tile (vectors of k x hidden units).
  * Every sum follows canon.h's order, so the result is default's, bit for bit.
  * docs/study-galaxy.md has the measurements of each step.
  */
@@ -20,34 +21,35 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "simd.h"
+
 #define KC GALAXY_KC /* canon.h: the chunk of the canonical sums */
 #define PF_ROWS 4 /* the forward prefetches the rows this many ahead */
-#if defined(__GNUC__) && !defined(__clang__)
-/* The 8-double vectors only pass between static inline functions of this file, so GCC's note that
- * their ABI differs without AVX-512 does not matter here. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-typedef double vd __attribute__((vector_size(64)));   /* 8 doubles; the compiler splits it as needed */
-#define VL 8
-/* GCC otherwise folds a loaded vector into each FMA that uses it (two loads instead of one); an empty
- * asm that "changes" the register keeps it there (the same trick as kernels/mlp/mlp_simd.h). */
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__AVX512F__)
-#define KEEP_IN_REG(x) __asm__("" : "+v"(x))
+#define VL VF64_LANES
+#define G8 (8 / VL)  /* native vectors per canonical 8-lane group: canon.h's lane l is lane l % VL of vector l / VL */
+
+/* Register tiles from the width (kernels/simd.h). Forward: FW_MR rows x FW_NU hidden units x G8 vectors
+ * of accumulators, each Theta1 load feeding FW_MR FMAs: AVX-512 3 x 8 x 1 = 24 of 32 zmm; AVX2
+ * 2 x 2 x 2 = 8 + 4 row vectors + the Theta1 vector of 16 ymm; SSE 1 x 2 x 4. Theta1 gradient: BW_NV
+ * vectors of k x BW_NU hidden units, each broadcast of delta2 feeding BW_NV FMAs: AVX-512 3 x 8 = 24,
+ * otherwise 3 x 4 = 12 + 3 row vectors + the broadcast of 16. */
+#if SIMD_NREGS >= 32 && G8 == 1
+#define FW_MR 3
+#define FW_NU 8
+#define BW_NU 8
+#elif G8 <= 2
+#define FW_MR 2
+#define FW_NU 2
+#define BW_NU 4
 #else
-#define KEEP_IN_REG(x) ((void)0)
+#define FW_MR 1
+#define FW_NU 2
+#define BW_NU 4
 #endif
+#define BW_NV 3
 
-static inline vd vload(const double *p) { vd v; memcpy(&v, p, sizeof v); return v; }
-static inline void vstore(double *p, const vd *v) { memcpy(p, v, sizeof *v); }
-static inline double hsum(const vd *v)
-{
-    double s = 0.0;
-    for (int l = 0; l < VL; l++) s += (*v)[l];
-    return s;
-}
-
-/* Fast path of the forward: H a multiple of 8 and N of VL (the study's 1024-8-3 shape). */
-static int packable(const galaxy_problem *p) { return p->n_hid % 8 == 0 && p->n_in % VL == 0; }
+/* Fast path of the forward: H and N multiples of 8 (the study's 1024-8-3 shape). */
+static int packable(const galaxy_problem *p) { return p->n_hid % 8 == 0 && p->n_in % 8 == 0; }
 
 size_t galaxy_fused_slice_doubles(const galaxy_problem *p)
 {
@@ -83,31 +85,56 @@ const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, do
     return T1p;
 }
 
-/* nr (1 to 3) rows of X at once against 8 rows of T: each T load feeds nr FMAs (up to 24 accumulators
- * in registers, 11 loads per 24 FMAs). Row r is x + r * N. The sums stay vectors: they are added to
- * z[r * 8 + j] (in L1) at the end of a KC chunk and reduced to scalars once per row, after the last
- * chunk (a horizontal sum costs as much as 8 FMAs). */
+/* nr (<= FW_MR) rows of X at once against nu (<= FW_NU) rows of T: each T vector feeds nr FMAs. Row r is
+ * x + r * N. The sums stay canonical 8-lane groups (G8 vectors): they are added to z[r * 8 * G8 + ...]
+ * (in L1) at the end of a KC chunk and reduced to scalars once per row, after the last chunk (a
+ * horizontal sum costs as much as 8 FMAs). pf: prefetch X PF_ROWS rows ahead (the first pass only). */
 static inline __attribute__((always_inline)) void
-dots_rows(const double *T, size_t ld, const double *x, int N, int nr, int kn, vd *z)
+dots_rows(const double *T, size_t ld, const double *x, int N, const int nr, const int nu, int kn, int pf,
+          vf64 *z)
 {
-    const ptrdiff_t pf = (ptrdiff_t)PF_ROWS * N;
-    vd a[3][8];
+    const ptrdiff_t ahead = (ptrdiff_t)PF_ROWS * N;
+    vf64 a[FW_MR][FW_NU][G8];
     for (int r = 0; r < nr; r++)
-        for (int j = 0; j < 8; j++) a[r][j] = (vd){0};
-    for (int k = 0; k < kn; k += VL) {
-        vd u[3];
+        for (int j = 0; j < nu; j++)
+            for (int g = 0; g < G8; g++) a[r][j][g] = (vf64){0};
+    for (int k = 0; k < kn; k += 8) {
+        vf64 u[FW_MR][G8];
         for (int r = 0; r < nr; r++) {
-            u[r] = vload(x + (size_t)r * N + k);
-            __builtin_prefetch(x + (size_t)r * N + pf + k);
+            for (int g = 0; g < G8; g++) u[r][g] = vf64_load(x + (size_t)r * N + k + g * VL);
+            if (pf) __builtin_prefetch(x + (size_t)r * N + ahead + k);
         }
-        for (int j = 0; j < 8; j++) {
-            vd tv = vload(T + j * ld + k);
-            KEEP_IN_REG(tv);
-            for (int r = 0; r < nr; r++) a[r][j] += tv * u[r];
-        }
+        for (int j = 0; j < nu; j++)
+            for (int g = 0; g < G8; g++) {
+                vf64 tv = vf64_load(T + j * ld + k + g * VL);
+                SIMD_KEEP_IN_REG(tv);
+                for (int r = 0; r < nr; r++) a[r][j][g] += tv * u[r][g];
+            }
     }
     for (int r = 0; r < nr; r++)
-        for (int j = 0; j < 8; j++) z[r * 8 + j] += a[r][j];
+        for (int j = 0; j < nu; j++)
+            for (int g = 0; g < G8; g++) z[(r * 8 + j) * G8 + g] += a[r][j][g];
+}
+
+/* Rows [t, nb) of the block against units j0..j0+FW_NU-1 of the packed chunk Tp, FW_MR rows at a time. */
+static inline __attribute__((always_inline)) void
+dots_block(const double *Tp, const double *x, int N, int t, int nb, int kn, int j0, vf64 *acc)
+{
+    const int pf = j0 == 0;
+    const double *T = Tp + (size_t)j0 * KC;
+    for (; t + FW_MR <= nb; t += FW_MR)
+        dots_rows(T, KC, x + (size_t)t * N, N, FW_MR, FW_NU, kn, pf, acc + (t * 8 + j0) * G8);
+    for (; t < nb; t++)
+        dots_rows(T, KC, x + (size_t)t * N, N, 1, FW_NU, kn, pf, acc + (t * 8 + j0) * G8);
+}
+
+/* The lanes of a canonical 8-lane group added in lane order (canon.h). */
+static inline double hsum8(const vf64 *g)
+{
+    double s = 0.0;
+    for (int v = 0; v < G8; v++)
+        for (int l = 0; l < VL; l++) s += g[v][l];
+    return s;
 }
 
 void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const double *T1p, long t0,
@@ -121,22 +148,17 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const do
      * vector sums kept across the k chunks in acc (GALAXY_FUSED_BLOCK x 8 vectors, 16 KB, per group
      * of 8 hidden units). Other shapes: galaxy_dot per row and hidden unit (same order, slower). */
     if (T1p && nb <= GALAXY_FUSED_BLOCK) {
-        vd acc[GALAXY_FUSED_BLOCK * 8];
+        vf64 acc[GALAXY_FUSED_BLOCK * 8 * G8];
         const double *Tp = T1p;     /* the chunk's 8 x KC slice (16 KB, stays in L1 for the block) */
         for (int h0 = 0; h0 < H; h0 += 8) {
-            for (int i = 0; i < nb * 8; i++) acc[i] = (vd){0};
+            for (int i = 0; i < nb * 8 * G8; i++) acc[i] = (vf64){0};
             for (int k0 = 0; k0 < N; k0 += KC, Tp += 8 * KC) {
                 int kn = N - k0 < KC ? N - k0 : KC;
-                int t = 0;
-                for (; t + 3 <= nb; t += 3)
-                    dots_rows(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, N, 3, kn, acc + t * 8);
-                for (; t + 2 <= nb; t += 2)
-                    dots_rows(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, N, 2, kn, acc + t * 8);
-                if (t < nb)
-                    dots_rows(Tp, KC, p->X + (size_t)(t0 + t) * N + k0, N, 1, kn, acc + t * 8);
+                for (int j0 = 0; j0 < 8; j0 += FW_NU)
+                    dots_block(Tp, p->X + (size_t)t0 * N + k0, N, 0, nb, kn, j0, acc);
             }
             for (int t = 0; t < nb; t++)
-                for (int j = 0; j < 8; j++) Z[t * H + h0 + j] += hsum(&acc[t * 8 + j]);
+                for (int j = 0; j < 8; j++) Z[t * H + h0 + j] += hsum8(&acc[(t * 8 + j) * G8]);
         }
         return;
     }
@@ -177,54 +199,59 @@ void galaxy_fused_output(const galaxy_problem *p, const double *theta, long t0, 
     }
 }
 
-/* The 8 x (nv vectors of k) tile of G at column k, in registers while the nb rows of the block pass:
- * each broadcast of D feeds nv FMAs (nv = 3: 24 accumulators, 11 loads per 24 FMAs). When t < nbn the
- * same lines of the next block's row t are prefetched into L2 (see galaxy_fused_backward). */
+/* The nu x (nv vectors of k) tile of G at column k, in registers while the nb rows of the block pass:
+ * each broadcast of D feeds nv FMAs. When t < nbn the same lines of the next block's row t are
+ * prefetched into L2 (see galaxy_fused_backward). */
 static inline __attribute__((always_inline)) void
-tile8(const double *X, int N, int nb, const double *D, int H, double *G, size_t ld, int k, int nv,
-      const double *Xn, int nbn)
+tile(const double *X, int N, int nb, const double *D, int H, double *G, size_t ld, int k, const int nv,
+     const int nu, const double *Xn, int nbn)
 {
-    vd a[3][8];
+    vf64 a[BW_NV][BW_NU];
     for (int v = 0; v < nv; v++)
-        for (int j = 0; j < 8; j++) a[v][j] = vload(G + j * ld + k + v * VL);
+        for (int j = 0; j < nu; j++) a[v][j] = vf64_load(G + j * ld + k + v * VL);
     for (int t = 0; t < nb; t++) {
-        vd x[3];
-        for (int v = 0; v < nv; v++) x[v] = vload(X + (size_t)t * N + k + v * VL);
+        vf64 x[BW_NV];
+        for (int v = 0; v < nv; v++) x[v] = vf64_load(X + (size_t)t * N + k + v * VL);
         if (t < nbn)
             for (int v = 0; v < nv; v++) __builtin_prefetch(Xn + (size_t)t * N + k + v * VL, 0, 2);
-        for (int j = 0; j < 8; j++) {
-            vd dv = (vd){0} + D[t * H + j];
-            KEEP_IN_REG(dv);
+        for (int j = 0; j < nu; j++) {
+            vf64 dv = vf64_splat(D[t * H + j]);
+            SIMD_KEEP_IN_REG(dv);
             for (int v = 0; v < nv; v++) a[v][j] += dv * x[v];
         }
     }
     for (int v = 0; v < nv; v++)
-        for (int j = 0; j < 8; j++) vstore(G + j * ld + k + v * VL, &a[v][j]);
+        for (int j = 0; j < nu; j++) vf64_store(G + j * ld + k + v * VL, a[v][j]);
 }
 
-/* G[j] += sum_t d[t][j] x_t over the block, for hb (<= 8) hidden units; G rows have stride ld. */
+/* G[j] += sum_t d[t][j] x_t over the block, for hb (<= 8) hidden units; G rows have stride ld. The
+ * next block's lines are prefetched by the first BW_NU units' pass only. */
 static inline __attribute__((always_inline)) void
 rank_update(const double *X, int N, int nb, const double *D, int H, int hb, double *G, size_t ld,
             const double *Xn, int nbn)
 {
     int k = 0;
     if (hb == 8) {
-        for (; k + 3 * VL <= N; k += 3 * VL) tile8(X, N, nb, D, H, G, ld, k, 3, Xn, nbn);
-        for (; k + 2 * VL <= N; k += 2 * VL) tile8(X, N, nb, D, H, G, ld, k, 2, Xn, nbn);
+        for (; k + BW_NV * VL <= N; k += BW_NV * VL)
+            for (int j0 = 0; j0 < 8; j0 += BW_NU)
+                tile(X, N, nb, D + j0, H, G + j0 * ld, ld, k, BW_NV, BW_NU, Xn, j0 ? 0 : nbn);
+        for (; k + VL <= N; k += VL)
+            for (int j0 = 0; j0 < 8; j0 += BW_NU)
+                tile(X, N, nb, D + j0, H, G + j0 * ld, ld, k, 1, BW_NU, Xn, j0 ? 0 : nbn);
     }
     for (; k + VL <= N; k += VL) {
-        vd acc[8];
-        for (int j = 0; j < hb; j++) acc[j] = vload(G + j * ld + k);
+        vf64 acc[8];
+        for (int j = 0; j < hb; j++) acc[j] = vf64_load(G + j * ld + k);
         for (int t = 0; t < nb; t++) {
-            vd xv = vload(X + (size_t)t * N + k);
+            vf64 xv = vf64_load(X + (size_t)t * N + k);
             for (int j = 0; j < hb; j++) acc[j] += D[t * H + j] * xv;
         }
-        for (int j = 0; j < hb; j++) vstore(G + j * ld + k, &acc[j]);
+        for (int j = 0; j < hb; j++) vf64_store(G + j * ld + k, acc[j]);
     }
     for (; k < N; k++)
         for (int j = 0; j < hb; j++) {
             double s = G[j * ld + k];
-            for (int t = 0; t < nb; t++) s = fma(D[t * H + j], X[(size_t)t * N + k], s);
+            for (int t = 0; t < nb; t++) s = galaxy_fma(D[t * H + j], X[(size_t)t * N + k], s);
             G[j * ld + k] = s;
         }
 }

@@ -25,39 +25,18 @@
 #define SL_KERNELS_MLP_SIMD_H
 
 #include "mlp.h"
+#include "simd.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#if defined(__GNUC__) && !defined(__clang__)
-/* Vectors pass only between always-inlined functions here; GCC's ABI note does not apply. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
-#if defined(__AVX512F__) /* 32 zmm registers */
-#define MLPS_VL 16
-#define MLPS_NV 4
-#elif defined(__AVX__) /* 16 ymm registers: 6 x 2 accumulators + 2 panel vectors + a broadcast */
-#define MLPS_VL 8
-#define MLPS_NV 2
-#else /* generic (SSE2 on x86-64, or whatever GCC makes of a 16-byte vector elsewhere) */
-#define MLPS_VL 4
-#define MLPS_NV 2
-#endif
+/* Register blocking from kernels/simd.h's width: 32 registers (AVX-512): 6 x 4 accumulators + 4 panel
+ * vectors + a broadcast; 16 (AVX2, SSE): 6 x 2 + 2 + 1. */
+#define MLPS_VL VF32_LANES
+#define MLPS_NV (SIMD_NREGS >= 32 ? 4 : 2)
 #define MLPS_MR 6
 #define MLPS_NC (MLPS_VL * MLPS_NV)
 #define MLPS_KC 128
-
-/* GCC otherwise folds each panel load into every FMA that uses it (MR loads instead of one per vector);
- * an empty asm that "changes" the loaded register keeps it in the register (about +10 % here). */
-#if defined(__GNUC__) && defined(__x86_64__)
-#define MLPS_IN_REG(x) __asm__("" : "+v"(x))
-#else
-#define MLPS_IN_REG(x) ((void)0)
-#endif
-
-typedef float mlps_v __attribute__((vector_size(MLPS_VL * sizeof(float))));
-typedef int mlps_vi __attribute__((vector_size(MLPS_VL * sizeof(int))));
 
 /* One product C = A B (+ bias, then ReLU or mask), element (r, c) of each operand at the strides below.
  * A: rows r (the range given to mlps_gemm), reduction p < k; B: reduction p, columns c < n. */
@@ -75,33 +54,15 @@ typedef struct mlps_op {
     size_t ldm;
 } mlps_op;
 
-/* Loads and stores of n (possibly < VL, possibly <= 0) floats: only column tails take the slow path. */
-static inline __attribute__((always_inline)) mlps_v mlps_ld(const float *p, int n)
-{
-    mlps_v v = {0};
-    if (n >= MLPS_VL)
-        memcpy(&v, p, sizeof v);
-    else if (n > 0)
-        memcpy(&v, p, (size_t)n * sizeof(float));
-    return v;
-}
-static inline __attribute__((always_inline)) void mlps_st(float *p, mlps_v v, int n)
-{
-    if (n >= MLPS_VL)
-        memcpy(p, &v, sizeof v);
-    else if (n > 0)
-        memcpy(p, &v, (size_t)n * sizeof(float));
-}
-
 /* Panel[p][c] = B(p0 + p, c0 + c) for p < kn, c < nc; columns nc..NC-1 zero, so a tail vector adds 0. */
 static inline void mlps_pack(const mlps_op *o, int p0, int kn, int c0, int nc, float *panel)
 {
     const float *s = o->B + (size_t)p0 * o->bps + (size_t)c0 * o->bcs;
-    if (o->bcs == 1) { /* rows of B are contiguous: a copy, whole vectors (mlps_ld zero-fills a tail) */
+    if (o->bcs == 1) { /* rows of B are contiguous: a copy, whole vectors (vf32_load_n zero-fills a tail) */
         for (int p = 0; p < kn; p++)
             for (int v = 0; v < MLPS_NV; v++)
-                mlps_st(panel + (size_t)p * MLPS_NC + v * MLPS_VL,
-                        mlps_ld(s + (size_t)p * o->bps + v * MLPS_VL, nc - v * MLPS_VL), MLPS_VL);
+                vf32_store_n(panel + (size_t)p * MLPS_NC + v * MLPS_VL,
+                        vf32_load_n(s + (size_t)p * o->bps + v * MLPS_VL, nc - v * MLPS_VL), MLPS_VL);
         return;
     }
     /* W^T for the delta: read W's rows (contiguous in p), write a panel column */
@@ -119,26 +80,26 @@ static inline __attribute__((always_inline)) void mlps_tile(const int mr, const 
                                                             int r, int c, int nc, int p0, int kn,
                                                             const float *panel, size_t ldp)
 {
-    mlps_v acc[MLPS_MR][MLPS_NV];
+    vf32 acc[MLPS_MR][MLPS_NV];
     float *C = o->C + (size_t)r * o->ldc + c;
     for (int i = 0; i < mr; i++)
         for (int v = 0; v < nv; v++) {
             int n = nc - v * MLPS_VL;
             if (p0 > 0) /* a later reduction block: continue the sums left in C */
-                acc[i][v] = mlps_ld(C + (size_t)i * o->ldc + v * MLPS_VL, n);
+                acc[i][v] = vf32_load_n(C + (size_t)i * o->ldc + v * MLPS_VL, n);
             else if (o->bias)
-                acc[i][v] = mlps_ld(o->bias + c + v * MLPS_VL, n);
+                acc[i][v] = vf32_load_n(o->bias + c + v * MLPS_VL, n);
             else
-                acc[i][v] = (mlps_v){0};
+                acc[i][v] = (vf32){0};
         }
     const float *A = o->A + (size_t)r * o->ars + (size_t)p0 * o->aps;
     const size_t ars = o->ars, aps = o->aps;
     for (int p = 0; p < kn; p++) {
         const float *wp = panel + (size_t)p * ldp;
-        mlps_v wv[MLPS_NV];
+        vf32 wv[MLPS_NV];
         for (int v = 0; v < nv; v++) {
-            memcpy(&wv[v], wp + v * MLPS_VL, sizeof(mlps_v));
-            MLPS_IN_REG(wv[v]);
+            memcpy(&wv[v], wp + v * MLPS_VL, sizeof(vf32));
+            SIMD_KEEP_IN_REG(wv[v]);
         }
         for (int i = 0; i < mr; i++) {
             float a = A[(size_t)i * ars + (size_t)p * aps];
@@ -150,14 +111,14 @@ static inline __attribute__((always_inline)) void mlps_tile(const int mr, const 
     for (int i = 0; i < mr; i++)
         for (int v = 0; v < nv; v++) {
             int n = nc - v * MLPS_VL;
-            mlps_v x = acc[i][v];
+            vf32 x = acc[i][v];
             if (last && o->relu) /* fused ReLU: x > 0 is all-ones where kept */
-                x = (mlps_v)((mlps_vi)x & (x > 0.0f));
+                x = (vf32)((vi32)x & (x > 0.0f));
             if (last && o->mask) { /* fused relu'(A_prev): A_prev > 0 iff its z > 0 */
-                mlps_v m = mlps_ld(o->mask + (size_t)(r + i) * o->ldm + c + v * MLPS_VL, n);
-                x = (mlps_v)((mlps_vi)x & (m > 0.0f));
+                vf32 m = vf32_load_n(o->mask + (size_t)(r + i) * o->ldm + c + v * MLPS_VL, n);
+                x = (vf32)((vi32)x & (m > 0.0f));
             }
-            mlps_st(C + (size_t)i * o->ldc + v * MLPS_VL, x, n);
+            vf32_store_n(C + (size_t)i * o->ldc + v * MLPS_VL, x, n);
         }
 }
 

@@ -1,7 +1,7 @@
 /* tensor_mean: what the CPU variants share (workspace sizes, tanh). */
 #include <math.h>
 
-#include "entropy_mi/em_vec.h" /* the 16-lane vector type and vector exp, shared with entropy_mi */
+#include "simd.h"
 #include "tensor_mean.h"
 
 size_t tm_workspace_floats(int kind, long N, long D)
@@ -22,28 +22,28 @@ void tm_tanh(const float *in, long n, float *out)
         out[i] = tanhf(in[i]);
 }
 
-/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) <= 1, 16 lanes at a time with the vector exp.
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) <= 1, VF32_LANES at a time with simd.h's exp.
  * Absolute error ~1e-7 (relative error grows only where tanh(x) ~ x is tiny, which the normwise check
  * of A does not notice); scalar tanhf costs ~10 ns a call, more than the whole D^3 update at D = 32. */
-static inline em_v tm_tanh_v(em_v x)
+static inline vf32 tm_tanh_v(vf32 x)
 {
-    const em_vi sign = (em_vi)x & (em_vi)em_splat(-0.0f);
-    const em_v ax = (em_v)((em_vi)x & ~sign);
-    const em_v e = em_exp(-2.0f * ax);
-    const em_v r = (1.0f - e) / (1.0f + e);
-    return (em_v)((em_vi)r | sign);
+    const vi32 sign = (vi32)x & (vi32)vf32_splat(-0.0f);
+    const vf32 ax = (vf32)((vi32)x & ~sign);
+    const vf32 e = vf32_exp_neg(-2.0f * ax);
+    const vf32 r = (1.0f - e) / (1.0f + e);
+    return (vf32)((vi32)r | sign);
 }
 
 void tm_tanh_fast(const float *in, long n, float *out)
 {
     long i = 0;
-    for (; i + EM_W <= n; i += EM_W)
-        em_store(out + i, tm_tanh_v(em_load(in + i)));
+    for (; i + VF32_LANES <= n; i += VF32_LANES)
+        vf32_store(out + i, tm_tanh_v(vf32_load(in + i)));
     if (i < n) { /* tail: through a padded buffer */
-        float buf[EM_W] = {0};
+        float buf[VF32_LANES] = {0};
         for (long k = i; k < n; k++)
             buf[k - i] = in[k];
-        em_store(buf, tm_tanh_v(em_load(buf)));
+        vf32_store(buf, tm_tanh_v(vf32_load(buf)));
         for (long k = i; k < n; k++)
             out[k] = buf[k - i];
     }

@@ -1,21 +1,15 @@
 /*
- * calib_kernels.c: the loops behind the CPU ceilings of `speedlab calibrate`. Built with the kernels'
- * flags (-O3 -march=native), in its own small library, so the FMA loop uses the widest FMA units the
- * build machine has and the triad vectorises.
+ * kernels/calib/calib.c: the loops behind the CPU ceilings of `speedlab calibrate` (calib.h). Built with
+ * the kernels' flags, so the FMA loop uses the widest FMA units of the target and the triad vectorises.
  */
-#include <stddef.h>
+#include "calib.h"
+#include "simd.h"
 
-#include "runner.h"
-
-/* One vector of FP32 lanes: 512-bit with AVX-512, 256-bit otherwise (GCC vector extensions). Ten
+/* kernels/simd.h's FP32 vector: 512-bit with AVX-512, 256-bit with AVX2, 128-bit with SSE. Ten
  * independent chains: FMA latency (4 cycles) times two pipes needs 8 in flight; ten fit in 16 registers
- * (AVX2) with a and b, so none is kept in memory. */
-#ifdef __AVX512F__
-typedef float vf __attribute__((vector_size(64)));
-#else
-typedef float vf __attribute__((vector_size(32)));
-#endif
-#define LANES ((int)(sizeof(vf) / sizeof(float)))
+ * with a and b, so none is kept in memory. */
+typedef vf32 vf;
+#define LANES VF32_LANES
 #define N_ACC 10
 
 double sl_fma_loop(long iters, float *sink)

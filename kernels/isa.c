@@ -1,0 +1,97 @@
+/*
+ * kernels/isa.c: SPEEDLAB_ISA and the build mode (kernels/isa.h). In a dispatch build it also chooses the
+ * level: kern_isa_install(), called by the generated table's constructor (scripts/isa_dispatch.py),
+ * fills the trampolines' slots. Compiled without the kernels' -march, so it runs on any x86-64.
+ */
+#include "isa.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sl_config.h"
+
+static char isa_error[320];
+static const char *isa_forced;
+
+const char *kern_isa_mode(void) { return SL_ISA_DISPATCH ? "dispatch" : "native"; }
+const char *kern_isa_march(void) { return SL_KERNEL_MARCH; }
+const char *kern_isa_forced(void) { return isa_forced; }
+const char *kern_isa_error(void) { return isa_error[0] ? isa_error : NULL; }
+
+/* The x86-64 level (2, 3, 4) that SPEEDLAB_ISA names, 0 when it names none. */
+static int level_named(const char *s)
+{
+    static const struct { const char *name; int level; } names[] = {
+        {"v2", 2}, {"x86-64-v2", 2}, {"sse4.2", 2}, {"v3", 3}, {"x86-64-v3", 3}, {"avx2", 3},
+        {"v4", 4}, {"x86-64-v4", 4}, {"avx512", 4}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].name) == 0) return names[i].level;
+    return 0;
+}
+
+#if SL_ISA_DISPATCH
+/* The best level this CPU supports (GCC's x86-64 level names, as -march uses them). */
+static int cpu_level(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4")) return 4;
+    if (__builtin_cpu_supports("x86-64-v3")) return 3;
+    if (__builtin_cpu_supports("x86-64-v2")) return 2;
+    return 1;
+}
+
+void kern_isa_install(void (**slot)(void), void (*const *const tables[3])(void), int n);
+void kern_isa_install(void (**slot)(void), void (*const *const tables[3])(void), int n)
+{
+    int cpu = cpu_level(), level = cpu;
+    const char *want = getenv("SPEEDLAB_ISA");
+    if (cpu < 2) { /* nothing built runs here: say so before the first kernel would fault */
+        fprintf(stderr, "speedlab kernels: this CPU is below x86-64-v2 (SSE4.2, POPCNT); the dispatch "
+                "build's lowest level is v2: build with -Disa=native on this machine\n");
+        exit(1);
+    }
+    if (want && *want) {
+        int w = level_named(want);
+        if (w == 0)
+            snprintf(isa_error, sizeof isa_error, "SPEEDLAB_ISA=%s: not a level; use v2, v3 or v4 "
+                     "(sse4.2, avx2, avx512), or unset it for the best this CPU has (v%d)", want, cpu);
+        else if (w > cpu)
+            snprintf(isa_error, sizeof isa_error, "SPEEDLAB_ISA=%s: this CPU supports x86-64-v%d at "
+                     "most; use v%d or lower, or unset it", want, cpu, cpu);
+        else {
+            level = w;
+            isa_forced = want;
+        }
+    }
+    for (int i = 0; i < n; i++) slot[i] = tables[level - 2][i];
+}
+#else
+/* The level this copy was compiled for, from the target's macros (isa.c takes the kernels' flags in
+ * a native build). */
+static int built_level(void)
+{
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+    return 4;
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__BMI2__)
+    return 3;
+#elif defined(__SSE4_2__) && defined(__POPCNT__)
+    return 2;
+#else
+    return 1;
+#endif
+}
+
+__attribute__((constructor)) static void kern_isa_check(void)
+{
+    const char *want = getenv("SPEEDLAB_ISA");
+    if (!want || !*want) return;
+    int w = level_named(want), b = built_level();
+    if (w == b)
+        isa_forced = want;
+    else
+        snprintf(isa_error, sizeof isa_error, "SPEEDLAB_ISA=%s: this build (-Disa=native, -march=%s) "
+                 "has only the x86-64-v%d kernels (%s); unset it, or configure a build that has every "
+                 "level: meson setup build-dispatch -Disa=dispatch", want, SL_KERNEL_MARCH, b, kern_isa());
+}
+#endif

@@ -1,0 +1,36 @@
+/*
+ * kernels/isa.h: which instruction-set level the CPU kernels run at, and how they were built.
+ *
+ * Two build modes (meson -Disa=, docs/speedlab.md "ISA levels"):
+ *   native    the kernels are compiled once, for the build machine (-march=native) or for the -march
+ *             given in -Dc_args; they run at that level only.
+ *   dispatch  every kernel file is compiled three times, for x86-64-v2 (SSE4.2), x86-64-v3 (AVX2 + FMA)
+ *             and x86-64-v4 (AVX-512), and each copy's symbols renamed with its level (_v2, _v3, _v4);
+ *             every kernel function is then a one-jump trampoline through a table that a constructor
+ *             fills at start-up with the best level this CPU supports, or the one SPEEDLAB_ISA names.
+ * SPEEDLAB_ISA: v2 | v3 | v4 (or sse4.2 | avx2 | avx512, or x86-64-vN) forces a level, so one AVX-512
+ * machine can measure the AVX2 kernels too. A level the CPU lacks, a name not in that list, or (in a
+ * native build) a level other than the one built is not honoured: kern_isa_error() says why, and the
+ * speedlab command refuses to run.
+ */
+#ifndef SL_KERNELS_ISA_H
+#define SL_KERNELS_ISA_H
+
+#include <stddef.h>
+
+/* The level the kernels run at, named by its widest vectors: "avx512", "avx2", "avx", "sse4.2",
+ * "sse2", "neon" or "generic" (kernels/simd.h's SIMD_ISA of the copy that runs). */
+const char *kern_isa(void);
+/* The bytes of one kernels/simd.h vector at that level (64, 32, 16 or 8). */
+int kern_isa_vector_bytes(void);
+/* "native" or "dispatch". */
+const char *kern_isa_mode(void);
+/* The -march the kernels were built with: "native", "x86-64-v3", ... or, in a dispatch build,
+ * "x86-64-v2,x86-64-v3,x86-64-v4". */
+const char *kern_isa_march(void);
+/* SPEEDLAB_ISA's value when it was set and honoured, else NULL. */
+const char *kern_isa_forced(void);
+/* NULL, or one line: why SPEEDLAB_ISA could not be honoured and what would be right. */
+const char *kern_isa_error(void);
+
+#endif
