@@ -1,6 +1,7 @@
 /* reports/rep.h: the report generator's internal types, shared by its files.
  *
  * loader.c   reads results records (docs/results-schema.md) into rep_set, grouped by environment
+ * envs.c     the environments (machines): host + cpu_model + isa, their names and directories
  * stats.c    order statistics, mean/std, Mann-Whitney U
  * tables.c   the timing tables (speedup, crossover, GPU phases, summary, not run)
  * roofline.c the roofline table, the per-call region roofline and the training table
@@ -20,10 +21,13 @@
 
 /* ---- records ---------------------------------------------------------------------------------- */
 
-/* An environment: records with the same host and cpu_model. Never averaged across. */
+/* An environment: records with the same host, cpu_model and isa (the level the kernels ran: two ISA
+ * levels of one CPU are two machines for the report). Never averaged across. */
 typedef struct rep_env {
     char *host, *cpu_model;
-    char *slug;      /* directory name for this environment's outputs */
+    char *isa;       /* env.isa, or NULL for records that do not say (older ones) */
+    char *name;      /* what the report calls it: "host", or "host (isa)" */
+    char *slug;      /* directory name for this environment's outputs: "host", or "host-isa" */
     json_t *env;     /* the env object of the first record seen */
     json_t *ceilings; /* the latest calibration record's ceilings, or NULL */
     char *calib_time;
@@ -70,6 +74,12 @@ int rep_sizes(const rep_set *s, int env, const char *study, long *sizes, int max
 const rep_case *rep_find(const rep_set *s, int env, const char *study, const char *variant, long size);
 int rep_is_gpu(const char *variant);
 int rep_is_ok(const rep_case *c);
+
+/* The environment of a record's env object, added when new (envs.c); -1 when out of memory. */
+int rep_env_index(rep_set *s, const json_t *env);
+void rep_env_free(rep_env *e);
+/* 1 when two optional strings are equal (both absent counts as equal). */
+int rep_same_opt(const char *a, const char *b);
 
 /* ---- statistics ------------------------------------------------------------------------------- */
 
