@@ -146,6 +146,7 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
     c->size = (long)json_integer_value(json_object_get(r, "size"));
     c->reduced = json_is_true(json_object_get(r, "reduced"));
     c->reduced_reason = jstr(r, "reduced_reason");
+    c->builds_on = jstr(r, "builds_on");
     c->extrapolated = json_is_true(json_object_get(r, "extrapolated"));
     json_t *th = json_object_get(r, "threads");
     c->threads = json_is_integer(th) ? (int)json_integer_value(th) : 1;

@@ -4,6 +4,7 @@
  * envs.c     the environments (machines): host + cpu_model + isa, their names and directories
  * stats.c    order statistics, mean/std, Mann-Whitney U
  * tables.c   the timing tables (speedup, crossover, GPU phases, summary, not run)
+ * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
  * agreement.c each variant's cost/loss trajectory against the baseline's
  * bottleneck.c where the time goes (profile regions) and the functions table
@@ -40,6 +41,7 @@ typedef struct rep_case {
     int env;                  /* index into rep_set.envs */
     const char *study, *variant, *size_name, *status, *error, *baseline, *run_id, *time;
     const char *reduced_reason;
+    const char *builds_on;    /* the variant this one is an optimisation of, or NULL */
     long size;
     int reduced, extrapolated, threads;
     int ntimes;
@@ -143,6 +145,12 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study);
 /* Each variant's objective series (cost per iteration, train_loss per epoch) against the baseline's. */
 rep_table *rep_tab_agreement(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_unavailable(const rep_set *s, int env, const char *study);
+/* Inversions: at each size, every ok variant whose median is slower than the ok median of the variant it
+ * builds on (same machine, same work). Fills lines with malloc'd sentences ("simd is 0.58× naive at
+ * B=16384 on avx2: an optimisation that does not pay here"); returns how many (at most max). */
+int rep_inversions(const rep_set *s, int env, const char *study, char **lines, int max);
+/* The note that says how inversions are found and how to read one at a small size. */
+extern const char rep_inversion_legend[];
 /* One bottleneck table per variant (its largest ok size with a profile); returns count. */
 int rep_tab_bottleneck(const rep_set *s, int env, const char *study, rep_table **out, int max);
 /* Per function name (all call sites summed; seed 002's Table 2.1 shape), one per profiled variant. */
