@@ -25,6 +25,8 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
     json_t *rec = sl_record_header("case", c->id, c->env);
     json_object_set_new(rec, "study", json_string(s->name));
     json_object_set_new(rec, "variant", json_string(var->name));
+    if (var->builds_on) /* the report compares the two: an optimisation slower than its base is flagged */
+        json_object_set_new(rec, "builds_on", json_string(var->builds_on));
     json_object_set_new(rec, "size", json_integer(size));
     json_object_set_new(rec, "size_name", json_string(s->size_name ? s->size_name : "size"));
     json_object_set_new(rec, "status", json_string("ok"));

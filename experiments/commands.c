@@ -84,11 +84,13 @@ static void list_study(const sl_study *s)
     print_sizes("quick sizes: ", s->quick_sizes, s->n_quick_sizes);
     printf("  variants:\n");
     for (int v = 0; v < s->n_variants; v++) {
-        char why[256];
-        int ok = sl_variant_available(&s->variants[v], why, sizeof why);
-        printf("    %-12s %-28s %s%s\n", s->variants[v].name, ok ? "available" : why,
-               s->variants[v].description ? s->variants[v].description : "",
-               sl_variant_threaded(&s->variants[v]) ? " [uses --threads]" : "");
+        const sl_variant *var = &s->variants[v];
+        char why[256], on[64] = "";
+        int ok = sl_variant_available(var, why, sizeof why);
+        if (var->builds_on) /* which variant the report expects this one to beat */
+            snprintf(on, sizeof on, " (builds on %s)", var->builds_on);
+        printf("    %-12s %-28s %s%s%s\n", var->name, ok ? "available" : why,
+               var->description ? var->description : "", on, sl_variant_threaded(var) ? " [uses --threads]" : "");
     }
     printf("  params:%s\n", s->n_params ? "" : " (none)");
     for (int p = 0; p < s->n_params; p++)

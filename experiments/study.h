@@ -7,8 +7,8 @@
  * profiler regions, results records. A study never writes results and never times itself; kernels
  * (kernels/<study>/) never know about any of this.
  *
- * Adding a variant: one file in kernels/<study>/, one line in the study's variant table, one case in
- * the study's run callback.
+ * Adding a variant: one file in kernels/<study>/, one line in the study's variant table (with the
+ * variant it builds on), one case in the study's run callback.
  */
 #ifndef SL_STUDY_H
 #define SL_STUDY_H
@@ -29,11 +29,15 @@ void sl_error_set(sl_error *err, const char *fmt, ...) __attribute__((format(pri
 
 /* A variant. `requires` names the build or machine feature it needs ("openmp", "blas", "cuda",
  * "cublas", "cudnn", or NULL for none); the runner reports it unavailable, with the reason, when the
- * feature is missing, and never calls the study for it. */
+ * feature is missing, and never calls the study for it. `builds_on` names the variant this one is an
+ * optimisation of (simd of naive, omp of simd...), or NULL for a starting point: every record carries
+ * it, and the report flags a variant slower than the one it builds on (an optimisation that does not
+ * pay on that machine and size), so declare it wherever a user would expect this one to be faster. */
 typedef struct sl_variant {
     const char *name;
     const char *requires;
     const char *description;
+    const char *builds_on;
 } sl_variant;
 
 /* A study parameter settable with `--param name=value` (shown by `speedlab list`). */

@@ -38,14 +38,14 @@ static const rep_case *find_any(const rep_set *s, const rep_case *k)
 }
 
 typedef struct tally {
-    int slower, faster, same, few, noisy, envdiff;
+    int slower, faster, same, few, noisy, envdiff, isadiff;
 } tally;
 
 static void compare_case(rep_table *t, const rep_case *a, const rep_case *b, const rep_set *sa,
                          const rep_set *sb, tally *n)
 {
     int r = rep_table_row(t, 1);
-    char ma[64], mb[64], flags[128] = "";
+    char ma[64], mb[64], flags[192] = "";
     rep_cell_text(t, r, 0, "%s", a->study);
     rep_cell_text(t, r, 1, "%s", a->variant);
     rep_cell_num(t, r, 2, (double)a->size, "%ld", a->size);
@@ -87,6 +87,13 @@ static void compare_case(rep_table *t, const rep_case *a, const rep_case *b, con
         strcmp(sa->envs[a->env].cpu_model, sb->envs[b->env].cpu_model)) {
         snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%sdifferent machines", flags[0] ? "; " : "");
         n->envdiff++;
+    }
+    /* Two ISA levels are two machines (envs.c), even on one CPU; a side that does not say is unknown. */
+    const char *ia = sa->envs[a->env].isa, *ib = sb->envs[b->env].isa;
+    if (ia && ib && strcmp(ia, ib)) {
+        snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%sdifferent ISA (%s / %s)",
+                 flags[0] ? "; " : "", ia, ib);
+        n->isadiff++;
     }
     rep_cell_text(t, r, 11, "%s", flags);
 }
@@ -149,6 +156,9 @@ int rep_compare_main(int argc, char **argv)
     if (n.noisy)
         rep_table_note(t, "%d cases are noisy (coefficient of variation above 5 %% on a side): re-run on a "
                           "quiet machine before trusting a difference.", n.noisy);
+    if (n.isadiff)
+        rep_table_note(t, "%d cases ran at different ISA levels in A and B (env.isa): the kernels were not "
+                          "the same code, so a difference may be the ISA's, not the change's.", n.isadiff);
     if (n.few) {
         rep_table_note(t, "%d cases have fewer than %d repetitions on a side: the test can hardly detect "
                           "a difference (use --reps 9 or more).", n.few, MIN_REPS);

@@ -78,37 +78,6 @@ int rep_is_ok(const rep_case *c)
     return c && strcmp(c->status, "ok") == 0 && c->ntimes > 0;
 }
 
-/* ---- environments ----------------------------------------------------------------------------- */
-
-static int env_index(rep_set *s, json_t *env)
-{
-    const char *host = jstr(env, "host"), *cpu = jstr(env, "cpu_model");
-    for (int i = 0; i < s->nenvs; i++)
-        if (strcmp(s->envs[i].host, host) == 0 && strcmp(s->envs[i].cpu_model, cpu) == 0)
-            return i;
-    rep_env *e = realloc(s->envs, sizeof *e * (size_t)(s->nenvs + 1));
-    if (!e)
-        return -1;
-    s->envs = e;
-    e = &s->envs[s->nenvs];
-    memset(e, 0, sizeof *e);
-    e->host = rep_strdup(host);
-    e->cpu_model = rep_strdup(cpu);
-    e->env = json_incref(env);
-    /* Slug: the host name, made safe for a directory name; numbered when two share a host. */
-    char slug[96];
-    int k = 0;
-    for (const char *p = host; *p && k < 80; p++)
-        slug[k++] = (char)((*p == '/' || *p == ' ' || *p == '.') ? '-' : *p);
-    slug[k] = 0;
-    int same = 0;
-    for (int i = 0; i < s->nenvs; i++)
-        if (strcmp(s->envs[i].host, host) == 0)
-            same++;
-    e->slug = same ? rep_printf("%s-%d", slug, same + 1) : rep_strdup(slug);
-    return s->nenvs++;
-}
-
 /* ---- one record ------------------------------------------------------------------------------- */
 
 /* Checks the fields every record needs; returns NULL or what is missing. */
@@ -177,6 +146,7 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
     c->size = (long)json_integer_value(json_object_get(r, "size"));
     c->reduced = json_is_true(json_object_get(r, "reduced"));
     c->reduced_reason = jstr(r, "reduced_reason");
+    c->builds_on = jstr(r, "builds_on");
     c->extrapolated = json_is_true(json_object_get(r, "extrapolated"));
     json_t *th = json_object_get(r, "threads");
     c->threads = json_is_integer(th) ? (int)json_integer_value(th) : 1;
@@ -254,7 +224,7 @@ static void load_record(rep_set *s, const char *file, int line, const char *text
                     line, miss);
             s->nerrors++;
         } else {
-            int env = env_index(s, json_object_get(r, "env"));
+            int env = rep_env_index(s, json_object_get(r, "env"));
             if (strcmp(kind, "case") == 0)
                 add_case(s, r, file, line, env);
             else if (strcmp(kind, "calibration") == 0)
@@ -418,14 +388,8 @@ void rep_set_free(rep_set *s)
         free(s->cases[i].times);
         json_decref(s->cases[i].rec);
     }
-    for (int i = 0; i < s->nenvs; i++) {
-        free(s->envs[i].host);
-        free(s->envs[i].cpu_model);
-        free(s->envs[i].slug);
-        free(s->envs[i].calib_time);
-        json_decref(s->envs[i].env);
-        json_decref(s->envs[i].ceilings);
-    }
+    for (int i = 0; i < s->nenvs; i++)
+        rep_env_free(&s->envs[i]);
     free(s->cases);
     free(s->envs);
     memset(s, 0, sizeof *s);

@@ -1,8 +1,10 @@
 /* reports/rep.h: the report generator's internal types, shared by its files.
  *
  * loader.c   reads results records (docs/results-schema.md) into rep_set, grouped by environment
+ * envs.c     the environments (machines): host + cpu_model + isa, their names and directories
  * stats.c    order statistics, mean/std, Mann-Whitney U
  * tables.c   the timing tables (speedup, crossover, GPU phases, summary, not run)
+ * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
  * agreement.c each variant's cost/loss trajectory against the baseline's
  * bottleneck.c where the time goes (profile regions) and the functions table
@@ -20,10 +22,13 @@
 
 /* ---- records ---------------------------------------------------------------------------------- */
 
-/* An environment: records with the same host and cpu_model. Never averaged across. */
+/* An environment: records with the same host, cpu_model and isa (the level the kernels ran: two ISA
+ * levels of one CPU are two machines for the report). Never averaged across. */
 typedef struct rep_env {
     char *host, *cpu_model;
-    char *slug;      /* directory name for this environment's outputs */
+    char *isa;       /* env.isa, or NULL for records that do not say (older ones) */
+    char *name;      /* what the report calls it: "host", or "host (isa)" */
+    char *slug;      /* directory name for this environment's outputs: "host", or "host-isa" */
     json_t *env;     /* the env object of the first record seen */
     json_t *ceilings; /* the latest calibration record's ceilings, or NULL */
     char *calib_time;
@@ -36,6 +41,7 @@ typedef struct rep_case {
     int env;                  /* index into rep_set.envs */
     const char *study, *variant, *size_name, *status, *error, *baseline, *run_id, *time;
     const char *reduced_reason;
+    const char *builds_on;    /* the variant this one is an optimisation of, or NULL */
     long size;
     int reduced, extrapolated, threads;
     int ntimes;
@@ -70,6 +76,12 @@ int rep_sizes(const rep_set *s, int env, const char *study, long *sizes, int max
 const rep_case *rep_find(const rep_set *s, int env, const char *study, const char *variant, long size);
 int rep_is_gpu(const char *variant);
 int rep_is_ok(const rep_case *c);
+
+/* The environment of a record's env object, added when new (envs.c); -1 when out of memory. */
+int rep_env_index(rep_set *s, const json_t *env);
+void rep_env_free(rep_env *e);
+/* 1 when two optional strings are equal (both absent counts as equal). */
+int rep_same_opt(const char *a, const char *b);
 
 /* ---- statistics ------------------------------------------------------------------------------- */
 
@@ -133,6 +145,12 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study);
 /* Each variant's objective series (cost per iteration, train_loss per epoch) against the baseline's. */
 rep_table *rep_tab_agreement(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_unavailable(const rep_set *s, int env, const char *study);
+/* Inversions: at each size, every ok variant whose median is slower than the ok median of the variant it
+ * builds on (same machine, same work). Fills lines with malloc'd sentences ("simd is 0.58× naive at
+ * B=16384 on avx2: an optimisation that does not pay here"); returns how many (at most max). */
+int rep_inversions(const rep_set *s, int env, const char *study, char **lines, int max);
+/* The note that says how inversions are found and how to read one at a small size. */
+extern const char rep_inversion_legend[];
 /* One bottleneck table per variant (its largest ok size with a profile); returns count. */
 int rep_tab_bottleneck(const rep_set *s, int env, const char *study, rep_table **out, int max);
 /* Per function name (all call sites summed; seed 002's Table 2.1 shape), one per profiled variant. */

@@ -5,7 +5,7 @@
  *   OUT/<machine>/<study>.md            every table and figure of a study on one machine
  *   OUT/<machine>/tables/<table>.{md,csv,tex}
  *   OUT/<machine>/figures/<study>-<kind>.{dat,png,pdf,svg}
- * One <machine> directory per environment (env.host + env.cpu_model): never averaged together.
+ * One <machine> directory per environment (env.host + env.cpu_model + env.isa): never averaged together.
  * Exit status: 0, or 3 when some input was skipped (bad lines, unreadable files), 2 on usage errors,
  * 1 when nothing could be read or written. */
 #define _DEFAULT_SOURCE
@@ -168,6 +168,12 @@ static void headline(FILE *f, const rep_set *s, int env, const char *study)
             fprintf(f, ", %.3g× the baseline `%s`", base->median / best->median, base->variant);
         fputs(best->reduced ? " (reduced run)\n" : "\n", f);
     }
+    char *inv[64];
+    int ni = rep_inversions(s, env, study, inv, 64);
+    for (int i = 0; i < ni; i++) {
+        fprintf(f, "- %s\n", inv[i]);
+        free(inv[i]);
+    }
 }
 
 static void bottleneck_line(FILE *f, const rep_table *t)
@@ -218,7 +224,7 @@ static void write_page(const rep_set *s, int env, const char *study, const char 
         free(page);
         return;
     }
-    fprintf(f, "# %s on %s\n\n", study, s->envs[env].host);
+    fprintf(f, "# %s on %s\n\n", study, s->envs[env].name);
     fputs("Times are per repetition (one kernel call, or one whole training run). "
           "Marks: † reduced run, ‡ extrapolated. [Back to the report](../REPORT.md)\n\n", f);
     for (int i = 0; i < st->n; i++) {
@@ -289,19 +295,25 @@ static void study_page(const rep_set *s, int env, const char *study, const char 
 
 static void env_section(FILE *f, const rep_set *s, int env)
 {
-    static const char *keys[] = {"host", "cpu_model", "cpu_cores", "os", "compiler", "cflags", "git_describe",
-                                 "speedlab_version", "threads", "papi_version", "blas", "cuda_device",
-                                 "cuda_driver", "cuda_runtime"};
+    /* The ISA fields (after cflags) are shown only when present: records written before they existed
+     * do not say which level ran, and "absent" there would read as "none". */
+    static const struct {
+        const char *key;
+        int optional;
+    } keys[] = {{"host", 0}, {"cpu_model", 0}, {"cpu_cores", 0}, {"os", 0}, {"compiler", 0}, {"cflags", 0},
+                {"isa", 1}, {"isa_mode", 1}, {"isa_march", 1}, {"isa_forced", 1}, {"cpu_flags", 1},
+                {"git_describe", 0}, {"speedlab_version", 0}, {"threads", 0}, {"papi_version", 0}, {"blas", 0},
+                {"cuda_device", 0}, {"cuda_driver", 0}, {"cuda_runtime", 0}};
     const rep_env *e = &s->envs[env];
-    fprintf(f, "## Machine: %s (%s)\n\n| environment | value |\n| --- | --- |\n", e->host, e->cpu_model);
+    fprintf(f, "## Machine: %s (%s)\n\n| environment | value |\n| --- | --- |\n", e->name, e->cpu_model);
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        json_t *v = json_object_get(e->env, keys[i]);
+        json_t *v = json_object_get(e->env, keys[i].key);
         if (json_is_string(v))
-            fprintf(f, "| %s | %s |\n", keys[i], json_string_value(v));
+            fprintf(f, "| %s | %s |\n", keys[i].key, json_string_value(v));
         else if (json_is_integer(v))
-            fprintf(f, "| %s | %lld |\n", keys[i], (long long)json_integer_value(v));
-        else
-            fprintf(f, "| %s | absent |\n", keys[i]);
+            fprintf(f, "| %s | %lld |\n", keys[i].key, (long long)json_integer_value(v));
+        else if (!keys[i].optional)
+            fprintf(f, "| %s | absent |\n", keys[i].key);
     }
     if (e->ceilings) {
         fprintf(f, "| ceilings (calibration %s) | FMA %.4g GFLOP/s (1 thread %.4g), triad %.4g GB/s (1 thread %.4g)",
@@ -354,7 +366,7 @@ static void contents(FILE *f, const rep_set *s)
 {
     fputs("Contents:\n\n", f);
     for (int e = 0; e < s->nenvs; e++) {
-        fprintf(f, "- machine **%s** (%s):", s->envs[e].host, s->envs[e].cpu_model);
+        fprintf(f, "- machine **%s** (%s):", s->envs[e].name, s->envs[e].cpu_model);
         const char *studies[MAXST];
         int nst = rep_studies(s, e, studies, MAXST);
         for (int i = 0; i < nst; i++)
@@ -401,7 +413,8 @@ int rep_report_main(int argc, char **argv)
         else if (!rep_gnuplot())
             fputs("Figures: gnuplot not found on PATH; data files written, no images. "
                   "Install gnuplot and re-run, or run the scripts in plots/ by hand.\n\n", f);
-        fputs("Results from different machines are reported separately, never averaged together. "
+        fputs("Results from different machines (host, CPU model and ISA level) are reported separately, "
+              "never averaged together. "
               "Each study page has the speedup, crossover, summary, roofline and bottleneck tables, the "
               "figures, and the write-up's own numbers (from another machine) for comparison.\n\n", f);
         contents(f, &s);

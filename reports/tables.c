@@ -91,6 +91,19 @@ static const char *study_size_name(const rep_set *s, int env, const char *study)
     return "size";
 }
 
+/* Beside the speedup table: every variant slower than the one it builds on, then how to read them. */
+static void inversion_notes(rep_table *t, const rep_set *s, int env, const char *study)
+{
+    char *lines[MAXV * MAXS / 8];
+    int n = rep_inversions(s, env, study, lines, (int)(sizeof lines / sizeof *lines));
+    for (int i = 0; i < n; i++) {
+        rep_table_note(t, "%s", lines[i]);
+        free(lines[i]);
+    }
+    if (n)
+        rep_table_note(t, "%s", rep_inversion_legend);
+}
+
 rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study)
 {
     const char *vs[MAXV];
@@ -146,6 +159,7 @@ rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study)
     }
     rep_table_note(t, "median and IQR (interquartile range) over the timed repetitions; × columns: "
                       "median of the reference ÷ median of the row (above 1 = faster).");
+    inversion_notes(t, s, env, study);
     return t;
 }
 

@@ -91,9 +91,9 @@ static void fake_teardown(void *st)
 static const long fake_sizes[] = {8, 16, 99};
 static const long fake_quick[] = {4};
 static const sl_variant fake_variants[] = {
-    {"good", NULL, "sums the inputs"},
-    {"bad", NULL, "fails its check"},
-    {"gpu", "cuda", "needs a CUDA device"},
+    {"good", NULL, "sums the inputs", NULL},
+    {"bad", NULL, "fails its check", "good"},
+    {"gpu", "cuda", "needs a CUDA device", "good"},
 };
 static const sl_param fake_params[] = {{"scale", "2", "unused"}};
 
@@ -116,7 +116,7 @@ static int slow_run(void *st, int v, sl_record *rec, sl_error *err)
 }
 
 static const long slow_sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
-static const sl_variant slow_variants[] = {{"naive", NULL, "sleeps"}};
+static const sl_variant slow_variants[] = {{"naive", NULL, "sleeps", NULL}};
 static const sl_study slow_study = {
     .name = "slow", .title = "a slow study", .kind = SL_KERNEL, .size_name = "N",
     .sizes = slow_sizes, .n_sizes = 20, .baseline = "naive", .tolerance = 1e-3,

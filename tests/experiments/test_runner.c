@@ -159,6 +159,7 @@ static void test_records_schema(void **state)
     assert_string_equal(str(good, "status"), "ok");
     assert_string_equal(str(good, "size_name"), "N");
     assert_string_equal(str(good, "baseline"), "good");
+    assert_null(json_object_get(good, "builds_on")); /* a starting point: the field is absent */
     json_t *env = json_object_get(good, "env");
     assert_non_null(json_object_get(env, "host"));
     assert_true(json_integer_value(json_object_get(env, "cpu_cores")) >= 1);
@@ -186,6 +187,7 @@ static void test_records_schema(void **state)
     /* A failed check: the error and rel_err, and no time of any kind. */
     json_t *bad = find_case(all, "bad", 8);
     assert_string_equal(str(bad, "status"), "failed");
+    assert_string_equal(str(bad, "builds_on"), "good");
     assert_non_null(strstr(str(bad, "error"), "tolerance"));
     json_t *chk = json_object_get(bad, "check");
     assert_true(json_number_value(json_object_get(chk, "rel_err")) == 1.0);
@@ -465,7 +467,7 @@ static void test_sigint_keeps_finished_records(void **state)
 
 static void expect_avail(const char *requires, int built, const char *why_built_without)
 {
-    sl_variant v = {"x", requires, ""};
+    sl_variant v = {"x", requires, "", NULL};
     char why[256];
     int ok = sl_variant_available(&v, why, sizeof why);
     if (!built) {
@@ -493,15 +495,17 @@ static void test_availability_reasons(void **state)
     expect_avail("cuda", have_gpu, cuda_why);
     expect_avail("cublas", have_gpu && SL_HAVE_CUBLAS, have_gpu ? "cublas: built without cuBLAS" : cuda_why);
     expect_avail("cudnn", have_gpu && SL_HAVE_CUDNN, have_gpu ? "cudnn: built without cuDNN" : cuda_why);
-    sl_variant odd = {"x", "quantum", ""};
+    sl_variant odd = {"x", "quantum", "", NULL};
     char why[256];
     assert_false(sl_variant_available(&odd, why, sizeof why));
     assert_non_null(strstr(why, "unknown requirement"));
 
     /* Threaded variants: omp, blas, cuda*, or requires "openmp"; everything else runs on one thread. */
-    const sl_variant th[] = {{"omp", "openmp", ""}, {"blas", "blas", ""}, {"cuda", "cuda", ""},
-                             {"cuda_tiled", "cuda", ""}, {"layout", "openmp", ""}};
-    const sl_variant one[] = {{"naive", NULL, ""}, {"simd", NULL, ""}, {"cublas", "cublas", ""}};
+    const sl_variant th[] = {{"omp", "openmp", "", NULL}, {"blas", "blas", "", NULL},
+                             {"cuda", "cuda", "", NULL}, {"cuda_tiled", "cuda", "", NULL},
+                             {"layout", "openmp", "", NULL}};
+    const sl_variant one[] = {{"naive", NULL, "", NULL}, {"simd", NULL, "", NULL},
+                              {"cublas", "cublas", "", NULL}};
     for (size_t i = 0; i < sizeof th / sizeof *th; i++)
         assert_true(sl_variant_threaded(&th[i]));
     for (size_t i = 0; i < sizeof one / sizeof *one; i++)

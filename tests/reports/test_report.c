@@ -214,6 +214,14 @@ static int run_report(const char *out, int nin, const char *const *in)
     return rc;
 }
 
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
 /* ---- tests ------------------------------------------------------------------------------------ */
 
 /* The kernel study (with cuda, a failed and an unavailable variant and a calibration record, read
@@ -238,6 +246,49 @@ static void report_matches_golden(void **state)
     assert_int_equal(missing_from(g, out), 0);
     free(g);
     free(out);
+}
+
+/* One CPU measured at two ISA levels (fixtures/isa: avx512, then forced to avx2) is two machines, each
+ * with its ISA rows in the machine table; at avx2 the planted inversions (simd slower than naive, omp a
+ * hair slower than simd) are flagged under the speedup table and in REPORT.md's summary, and none at
+ * avx512. Every file written matches golden/isa/. */
+static void isa_levels_and_inversions(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"isa"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    if (update_golden()) {
+        char *g = rep_printf("%s/isa", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "isa", &n), 0);
+    char *g = rep_printf("%s/isa", gold);
+    assert_int_equal(missing_from(g, out), 0);
+    const char *inv = "inversion: simd is 0.58× naive at B=16384 on avx2: an optimisation that does not pay here";
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "- machine **devbox (avx512)**"));
+    assert_non_null(strstr(r, "- machine **devbox (avx2)**"));
+    assert_non_null(strstr(r, "| isa | avx2 |\n| isa_mode | dispatch |\n| isa_march | x86-64-v2,x86-64-v3,"
+                              "x86-64-v4 |\n| isa_forced | v3 |\n| cpu_flags | avx2 fma avx512f"));
+    char line[256];
+    snprintf(line, sizeof line, "- %s\n", inv);
+    assert_non_null(strstr(r, line)); /* the summary's bullet */
+    assert_int_equal(count(r, "- inversion: "), 3);
+    char *ap = rep_printf("%s/devbox-avx2/tables/entropy_mi-speedup.md", out), *a = slurp(ap);
+    char *bp = rep_printf("%s/devbox-avx512/tables/entropy_mi-speedup.md", out), *b = slurp(bp);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(strstr(a, inv)); /* the table's note */
+    assert_non_null(strstr(a, "omp is 0.99× simd at B=1024 on avx2: an optimisation that does not pay here "
+                              "(the IQRs overlap: may be noise)"));
+    assert_null(strstr(a, "factorized is")); /* failed at B=1024, faster at B=16384 */
+    assert_null(strstr(a, "cuda is"));       /* unavailable: no time */
+    assert_null(strstr(b, "inversion"));
+    free(g), free(rp), free(r), free(ap), free(a), free(bp), free(b), free(out);
 }
 
 /* Results of different machines go to separate directories, never into one table. */
@@ -316,14 +367,6 @@ static char *run_compare(const char *a, const char *b, const char *fmt, int *rc)
     return text;
 }
 
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
-}
-
 /* Two runs of the same build: no significant difference for most cases. */
 static void compare_same_build(void **state)
 {
@@ -361,6 +404,22 @@ static void compare_finds_slowdown(void **state)
     free(run_compare("a", "c", "tex", &rc));
 }
 
+/* The same CPU at two ISA levels: every case is flagged "different ISA", none "different machines". */
+static void compare_flags_isa(void **state)
+{
+    (void)state;
+    char *out = tmpdir(), *file = rep_printf("%s/isa.md", out);
+    char *a = rep_printf("%s/isa/run-20261123-090000", fix), *b = rep_printf("%s/isa/run-20261123-091000", fix);
+    char *argv[] = {"compare", a, b, "--format", "md", "--out", file};
+    assert_int_equal(rep_compare_main(7, argv), 0);
+    char *t = slurp(file);
+    assert_non_null(t);
+    assert_int_equal(count(t, "different ISA (avx512 / avx2)"), 7); /* the cases with times on both sides */
+    assert_int_equal(count(t, "different machines"), 0);
+    assert_non_null(strstr(t, "7 cases ran at different ISA levels in A and B"));
+    free(t), free(a), free(b), free(file), free(out);
+}
+
 /* Identical samples: p = 1; fewer than 9 repetitions and CV above 5 % are flagged. */
 static void compare_flags_noise_and_few_reps(void **state)
 {
@@ -392,11 +451,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(report_matches_golden),
         cmocka_unit_test(machines_are_grouped),
+        cmocka_unit_test(isa_levels_and_inversions),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(compare_same_build),
         cmocka_unit_test(compare_finds_slowdown),
         cmocka_unit_test(compare_flags_noise_and_few_reps),
+        cmocka_unit_test(compare_flags_isa),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

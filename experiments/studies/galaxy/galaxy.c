@@ -29,12 +29,13 @@
 enum { V_DEFAULT, V_LAYOUT, V_SIMD, V_OMP, V_BLAS, V_CUDA, N_VARIANTS };
 
 static const sl_variant variants[] = {
-    {"default", NULL, "per-example loop as Mocz's gradient (copies into preallocated scratch)"},
-    {"layout", NULL, "matrix form, one-hot by indexing, no per-example copies"},
-    {"simd", NULL, "fused pass over blocks of 32 rows (X read once per call), explicit vectors"},
-    {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads by segments (same bits as simd)"},
-    {"blas", "blas", "fused blocks with the two products by cblas_dgemm"},
-    {"cuda", "cuda", "warp per row forward + column-block backward on the GPU (X uploaded once)"},
+    {"default", NULL, "per-example loop as Mocz's gradient (copies into preallocated scratch)", NULL},
+    {"layout", NULL, "matrix form, one-hot by indexing, no per-example copies", "default"},
+    {"simd", NULL, "fused pass over blocks of 32 rows (X read once per call), explicit vectors", "layout"},
+    {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads by segments (same bits as simd)",
+     "simd"},
+    {"blas", "blas", "fused blocks with the two products by cblas_dgemm", "simd"},
+    {"cuda", "cuda", "warp per row forward + column-block backward on the GPU (X uploaded once)", "omp"},
 };
 static const sl_param params[] = {
     {"max_iter", "300", "CG iterations (the write-up's MAX_ITER); when given, overrides the size"},

@@ -21,12 +21,15 @@
 enum { V_NAIVE, V_LOOP, V_SIMD, V_OMP, V_BLAS, V_CUDA, V_COUNT };
 
 static const sl_variant tm_variants[V_COUNT] = {
-    [V_NAIVE] = {"naive", NULL, "per triplet a D^3 outer-product temporary, then added (the einsum baseline)"},
-    [V_LOOP] = {"loop", NULL, "accumulate a_i b_j c_k straight into A, no temporary"},
-    [V_SIMD] = {"simd", NULL, "register-blocked rank-1 updates, A in L2, input chunks in L1, vector tanh"},
-    [V_OMP] = {"omp", "openmp", "simd with the rows i of A split across OpenMP threads"},
-    [V_BLAS] = {"blas", "blas", "Khatri-Rao product (timed) then one cblas_sgemm"},
-    [V_CUDA] = {"cuda", "cuda", "one thread per (i,j,k) element (as written up); time includes copies"},
+    [V_NAIVE] = {"naive", NULL, "per triplet a D^3 outer-product temporary, then added (the einsum baseline)",
+                 NULL},
+    [V_LOOP] = {"loop", NULL, "accumulate a_i b_j c_k straight into A, no temporary", "naive"},
+    [V_SIMD] = {"simd", NULL, "register-blocked rank-1 updates, A in L2, input chunks in L1, vector tanh",
+                "loop"},
+    [V_OMP] = {"omp", "openmp", "simd with the rows i of A split across OpenMP threads", "simd"},
+    [V_BLAS] = {"blas", "blas", "Khatri-Rao product (timed) then one cblas_sgemm", "loop"},
+    [V_CUDA] = {"cuda", "cuda", "one thread per (i,j,k) element (as written up); time includes copies",
+                "omp"},
 };
 /* The workspace each CPU variant needs (tensor_mean.h's enum), -1 for none. */
 static const int tm_kind_of[V_COUNT] = {TM_NAIVE, TM_LOOP, TM_SIMD, TM_OMP, TM_BLAS, -1};
