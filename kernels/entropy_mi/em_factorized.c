@@ -1,27 +1,77 @@
 /* entropy_mi, factorized: sum_ij (p_i q_j)^2 = (sum_i p_i^2)(sum_j q_j^2). An algorithmic change
  * (O(D) instead of O(D^2) per row), reported as its own variant and timed against the study's nominal
- * work. Single thread, with em_simd's vector softmax, so the difference from simd is the identity alone. */
+ * work. Single thread. With only sum p_i^2 needed, the softmax is never stored: with e_i = exp(x_i - max)
+ * and S1 = sum e_i, S2 = sum e_i^2, sum p_i^2 = S2 / S1^2, so a row costs a max pass and an exp pass
+ * over data in L1; x's and y's rows go through together, so one row's dependent chain (max, then the
+ * sums) overlaps the other's. On a Zen 5 VM, B = 16384: 3.6 ms (store p, normalise, read back) ->
+ * 3.2 ms (one exp pass) -> 2.2 ms (rows paired) with AVX-512; 4.1 -> 3.8 -> 3.1 ms with AVX2. */
 #include "em_simd_row.h"
+
+/* The largest of x[0..D), two vector chains (a row's passes are short: their latency counts). */
+static inline float em_row_max(const float *x, long D, long Dv)
+{
+    vf32 m0 = vf32_splat(x[0]), m1 = m0;
+    long i = 0;
+    for (; i + 2 * EM_W <= Dv; i += 2 * EM_W) {
+        m0 = vf32_max(m0, vf32_load(x + i));
+        m1 = vf32_max(m1, vf32_load(x + i + EM_W));
+    }
+    if (i < Dv)
+        m0 = vf32_max(m0, vf32_load(x + i));
+    float m = vf32_hmax(vf32_max(m0, m1));
+    for (i = Dv; i < D; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+/* e = exp(x - m) of the last D - Dv values, padding lanes zero (as em_softmax_vec). */
+static inline vf32 em_tail_exp(const float *x, long D, long Dv, float m)
+{
+    float tail[EM_W];
+    for (int k = 0; k < EM_W; k++)
+        tail[k] = Dv + k < D ? x[Dv + k] - m : -100.0f;
+    vf32 e = vf32_exp_neg(vf32_load(tail));
+    for (long k = D - Dv; k < EM_W; k++)
+        e[k] = 0.0f;
+    return e;
+}
+
+/* sum_i p_i^2 and sum_j q_j^2 of the softmaxes of x and y, the two rows' passes interleaved. */
+static inline void em_sum_p2_pair(const float *x, const float *y, long D, float *hp, float *hq)
+{
+    const long Dv = D / EM_W * EM_W;
+    const float mx = em_row_max(x, D, Dv), my = em_row_max(y, D, Dv);
+    vf32 sx1 = {0}, sx2 = {0}, sy1 = {0}, sy2 = {0};
+    for (long i = 0; i < Dv; i += EM_W) {
+        const vf32 ex = vf32_exp_neg(vf32_load(x + i) - mx);
+        const vf32 ey = vf32_exp_neg(vf32_load(y + i) - my);
+        sx1 += ex;
+        sx2 += ex * ex;
+        sy1 += ey;
+        sy2 += ey * ey;
+    }
+    if (Dv < D) {
+        const vf32 ex = em_tail_exp(x, D, Dv, mx), ey = em_tail_exp(y, D, Dv, my);
+        sx1 += ex;
+        sx2 += ex * ex;
+        sy1 += ey;
+        sy2 += ey * ey;
+    }
+    const float tx = vf32_hsum(sx1), ty = vf32_hsum(sy1);
+    *hp = vf32_hsum(sx2) / (tx * tx);
+    *hq = vf32_hsum(sy2) / (ty * ty);
+}
 
 int em_factorized(const float *X, const float *Y, long B, long D, double *H, double *MI)
 {
     if (B < 1 || D < 1 || D > EM_MAX_D)
         return -1;
-    _Alignas(64) float p[EM_MAX_D + EM_W], q[EM_MAX_D + EM_W];
-    const long Dp = (D + EM_W - 1) / EM_W * EM_W;
     double h = 0.0, mi = 0.0;
     for (long b = 0; b < B; b++) {
-        em_softmax_vec(X + b * D, D, p);
-        em_softmax_vec(Y + b * D, D, q);
-        vf32 sp = {0}, sq = {0};
-        for (long i = 0; i < Dp; i += EM_W) { /* padding lanes are zero */
-            const vf32 pv = vf32_load(p + i), qv = vf32_load(q + i);
-            sp += pv * pv;
-            sq += qv * qv;
-        }
-        const float hp = vf32_hsum(sp);
+        float hp, hq;
+        em_sum_p2_pair(X + b * D, Y + b * D, D, &hp, &hq);
         h += hp;
-        mi += (double)hp * vf32_hsum(sq);
+        mi += (double)hp * hq;
     }
     *H = -h / (double)B;
     *MI = mi / (double)B;
