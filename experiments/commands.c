@@ -90,7 +90,8 @@ static void list_study(const sl_study *s)
         if (var->builds_on) /* which variant the report expects this one to beat */
             snprintf(on, sizeof on, " (builds on %s)", var->builds_on);
         printf("    %-12s %-28s %s%s%s\n", var->name, ok ? "available" : why,
-               var->description ? var->description : "", on, sl_variant_threaded(var) ? " [uses --threads]" : "");
+               var->description ? var->description : "", on,
+               sl_variant_threaded(var) ? " [uses --threads]" : "");
     }
     printf("  params:%s\n", s->n_params ? "" : " (none)");
     for (int p = 0; p < s->n_params; p++)

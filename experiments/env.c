@@ -26,10 +26,11 @@ static int proc_field(const char *file, const char *key, char *out, size_t n)
     FILE *f = fopen(file, "r");
     if (!f)
         return -1;
-    char line[1024];
+    char *line = NULL; /* getline: a flags line is longer than any fixed buffer on a big CPU */
+    size_t cap = 0;
     int rc = -1;
     size_t klen = strlen(key);
-    while (fgets(line, sizeof line, f)) {
+    while (getline(&line, &cap, f) > 0) {
         if (strncmp(line, key, klen) != 0 || !strchr(" \t:", line[klen]))
             continue;
         char *v = strchr(line, ':');
@@ -43,6 +44,7 @@ static int proc_field(const char *file, const char *key, char *out, size_t n)
         rc = 0;
         break;
     }
+    free(line);
     fclose(f);
     return rc;
 }
@@ -83,21 +85,23 @@ static void set_str(json_t *o, const char *key, const char *v)
  * /proc/cpuinfo's flags line (lscpu's names); none found: "" (the field is then left out). */
 static void cpu_flags(char *out, size_t n)
 {
-    static const char *const wanted[] = {"avx2", "fma", "avx512f", "avx512bf16", "f16c"};
-    char flags[4096];
+    /* the kernel's name in /proc/cpuinfo, and the name the record uses (the and GCC's) */
+    static const char *const wanted[][2] = {{"avx2", "avx2"}, {"fma", "fma"}, {"avx512f", "avx512f"},
+                                            {"avx512_bf16", "avx512bf16"}, {"f16c", "f16c"}};
+    char flags[8192];
     out[0] = '\0';
     if (proc_field("/proc/cpuinfo", "flags", flags, sizeof flags) != 0)
         return;
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
         const char *p = flags;
-        size_t len = strlen(wanted[i]);
-        while ((p = strstr(p, wanted[i])) != NULL) {
+        size_t len = strlen(wanted[i][0]);
+        while ((p = strstr(p, wanted[i][0])) != NULL) {
             if ((p == flags || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
                 break;
             p += len;
         }
         if (p)
-            snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? " " : "", wanted[i]);
+            snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? " " : "", wanted[i][1]);
     }
 }
 

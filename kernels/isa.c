@@ -31,13 +31,18 @@ static int level_named(const char *s)
 }
 
 #if SL_ISA_DISPATCH
-/* The best level this CPU supports (GCC's x86-64 level names, as -march uses them). */
+/* The best level this CPU supports, by the features that decide it (the level names of
+ * __builtin_cpu_supports need GCC 12; these work with older compilers too). */
 static int cpu_level(void)
 {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4")) return 4;
-    if (__builtin_cpu_supports("x86-64-v3")) return 3;
-    if (__builtin_cpu_supports("x86-64-v2")) return 2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return 4;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
+        return 3;
+    if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt"))
+        return 2;
     return 1;
 }
 
@@ -67,31 +72,22 @@ void kern_isa_install(void (**slot)(void), void (*const *const tables[3])(void),
     for (int i = 0; i < n; i++) slot[i] = tables[level - 2][i];
 }
 #else
-/* The level this copy was compiled for, from the target's macros (isa.c takes the kernels' flags in
- * a native build). */
-static int built_level(void)
-{
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
-    return 4;
-#elif defined(__AVX2__) && defined(__FMA__) && defined(__BMI2__)
-    return 3;
-#elif defined(__SSE4_2__) && defined(__POPCNT__)
-    return 2;
-#else
-    return 1;
-#endif
-}
-
+/* A native build honours SPEEDLAB_ISA only when it names the one level built (kern_isa(): the names
+ * simd.h gives by the target's widest vectors). */
 __attribute__((constructor)) static void kern_isa_check(void)
 {
+    static const char *const names[] = {"", "", "sse4.2", "avx2", "avx512"};
     const char *want = getenv("SPEEDLAB_ISA");
     if (!want || !*want) return;
-    int w = level_named(want), b = built_level();
-    if (w == b)
+    int w = level_named(want);
+    if (w && strcmp(names[w], kern_isa()) == 0)
         isa_forced = want;
+    else if (!w)
+        snprintf(isa_error, sizeof isa_error, "SPEEDLAB_ISA=%s: not a level; use v2, v3 or v4 (sse4.2, "
+                 "avx2, avx512), and only the one this build has (%s), or unset it", want, kern_isa());
     else
         snprintf(isa_error, sizeof isa_error, "SPEEDLAB_ISA=%s: this build (-Disa=native, -march=%s) "
-                 "has only the x86-64-v%d kernels (%s); unset it, or configure a build that has every "
-                 "level: meson setup build-dispatch -Disa=dispatch", want, SL_KERNEL_MARCH, b, kern_isa());
+                 "has only the %s kernels; unset it, or configure a build that has every level: meson "
+                 "setup build-dispatch -Disa=dispatch", want, SL_KERNEL_MARCH, kern_isa());
 }
 #endif

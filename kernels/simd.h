@@ -141,7 +141,8 @@ SIMD_INLINE double vf64_hsum(vf64 v)
 }
 
 /* exp and log of every lane by glibc's libmvec (within 4 ulp of libm; each lane's result depends on
- * that lane's input only) at the target's width: _ZGVeN8v (AVX-512), _ZGVdN4v (AVX2), _ZGVbN2v (SSE4).
+ * that lane's input only) at the target's width: _ZGVeN8v (AVX-512), _ZGVdN4v (AVX2), _ZGVcN4v
+ * (AVX), _ZGVbN2v (SSE4).
  * SIMD_HAVE_VEXP is 0 where libmvec is absent or has no entry at this width: callers use libm then. */
 #if SL_HAVE_MVEC && defined(__x86_64__) && defined(__AVX512F__)
 #define SIMD_HAVE_VEXP 1
@@ -155,6 +156,12 @@ vf64 _ZGVdN4v_exp(vf64 x);
 vf64 _ZGVdN4v_log(vf64 x);
 static inline vf64 vf64_exp(vf64 x) { return _ZGVdN4v_exp(x); }
 static inline vf64 vf64_log(vf64 x) { return _ZGVdN4v_log(x); }
+#elif SL_HAVE_MVEC && defined(__x86_64__) && defined(__AVX__)
+#define SIMD_HAVE_VEXP 1
+vf64 _ZGVcN4v_exp(vf64 x);
+vf64 _ZGVcN4v_log(vf64 x);
+static inline vf64 vf64_exp(vf64 x) { return _ZGVcN4v_exp(x); }
+static inline vf64 vf64_log(vf64 x) { return _ZGVcN4v_log(x); }
 #elif SL_HAVE_MVEC && defined(__x86_64__) && defined(__SSE4_1__) && SIMD_BYTES == 16
 #define SIMD_HAVE_VEXP 1
 vf64 _ZGVbN2v_exp(vf64 x);

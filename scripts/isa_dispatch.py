@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """The dispatch build's two steps (meson -Disa=dispatch; kernels/isa.h explains the scheme).
 
-  isa_dispatch.py rename SUFFIX IN.a OUT.a
+  isa_dispatch.py --nm NM --objcopy OBJCOPY --ar AR rename SUFFIX IN.a OUT.a
       OUT.a is IN.a with every global symbol it defines renamed NAME -> NAME_SUFFIX, in definitions and
       in the references between its own objects, so three copies of the kernels (one per x86-64 level)
       link into one program. Functions only: a kernel library that exports data is refused (a
       trampoline can only forward calls).
-  isa_dispatch.py table OUT.c V2.a V3.a V4.a
+  isa_dispatch.py --nm NM table OUT.c V2.a V3.a V4.a
       OUT.c defines, for every function the renamed archives define, a trampoline with the original
       name (one indirect jump through a slot), the three levels' tables, and a constructor that has
-      kern_isa_install() (kernels/isa.c) fill the slots. The three archives must define the same names.
+      kern_isa_install() (kernels/isa.c) fill the slots. The slots start at v2's functions (which run
+      on every CPU the build accepts), so a call before the constructor is slow, never a crash. The
+      three archives must define the same names.
+The tools (nm, objcopy, ar) are the ones meson found (kernels/meson.build passes them).
 """
 import os
 import subprocess
@@ -32,30 +35,36 @@ def defined_globals(archive, nm):
     return syms
 
 
-def rename(suffix, src, dst, nm, objcopy):
+def rename(suffix, src, dst, nm, objcopy, ar):
     syms = defined_globals(src, nm)
     data = sorted(n for n, t in syms.items() if t not in "Ti")
     if data:
         sys.exit("isa_dispatch.py: %s exports data, which a dispatch build cannot forward: %s; make it "
                  "static (or const static) inside its kernel file" % (src, ", ".join(data)))
-    # Meson's archives are thin (they list object paths), which objcopy cannot copy: rename each member
-    # object into a temporary directory and archive the copies.
-    ar = os.environ.get("AR", "ar")
-    members = subprocess.run([ar, "t", src], check=True, capture_output=True, text=True).stdout.split()
-    base = os.path.dirname(os.path.abspath(src))
     with tempfile.TemporaryDirectory() as tmp:
         mapfile = os.path.join(tmp, "rename.syms")
         with open(mapfile, "w") as f:
             for name in sorted(syms):
                 f.write("%s %s%s\n" % (name, name, suffix))
+        if os.path.exists(dst):
+            os.unlink(dst)
+        with open(src, "rb") as f:
+            thin = f.read(8) == b"!<thin>\n"
+        if not thin:
+            subprocess.run([objcopy, "--redefine-syms=" + mapfile, src, dst], check=True)
+            return
+        # A thin archive (Meson's kind) lists its objects' paths, and objcopy cannot copy it: rename
+        # each object into the temporary directory and archive the copies.
+        members = subprocess.run([ar, "t", src], check=True, capture_output=True,
+                                 text=True).stdout.splitlines()
         objs = []
         for i, m in enumerate(members):
-            path = m if os.path.isabs(m) or os.path.exists(m) else os.path.join(base, m)
+            path = m if os.path.isabs(m) else os.path.join(os.path.dirname(os.path.abspath(src)), m)
+            if not os.path.exists(path):
+                path = os.path.abspath(m)  # GNU ar prints paths relative to the current directory
             obj = os.path.join(tmp, "%03d_%s" % (i, os.path.basename(m)))
             subprocess.run([objcopy, "--redefine-syms=" + mapfile, path, obj], check=True)
             objs.append(obj)
-        if os.path.exists(dst):
-            os.unlink(dst)
         subprocess.run([ar, "rcs", dst] + objs, check=True)
 
 
@@ -76,17 +85,22 @@ def table(out, archives, nm):
         lines.append("static void (*const table_%s[%d])(void) = {%s};" % (
             level, n, ", ".join("%s_%s" % (name, level) for name in names)))
     lines += ["",
-              "/* The trampolines' targets; filled once, before main, by the constructor below. */",
-              "__attribute__((visibility(\"hidden\"))) void (*kern_isa_slot[%d])(void);" % n,
+              "/* The trampolines' targets: v2's until the constructor below chooses, before main. */",
+              "__attribute__((visibility(\"hidden\"))) void (*kern_isa_slot[%d])(void) = {%s};" % (
+                  n, ", ".join("%s_v2" % name for name in names)),
               "void kern_isa_install(void (**slot)(void), void (*const *const tables[3])(void), int n);",
               "__attribute__((constructor)) static void kern_isa_init(void)",
               "{",
               "    static void (*const *const tables[3])(void) = {table_v2, table_v3, table_v4};",
               "    kern_isa_install(kern_isa_slot, tables, %d);" % n,
-              "}", "", "__asm__(\".text\\n\""]
+              "}", "",
+              "/* An indirect-branch target mark where control-flow protection is on (-fcf-protection). */",
+              "#if defined(__CET__)", "#define KERN_ENDBR \"\\tendbr64\\n\"", "#else",
+              "#define KERN_ENDBR \"\"", "#endif",
+              "__asm__(\".text\\n\""]
     for i, name in enumerate(names):
-        lines.append('        ".globl %s\\n.type %s, @function\\n.p2align 4\\n%s:\\n'
-                     '\\tjmp *kern_isa_slot+%d(%%rip)\\n.size %s, .-%s\\n"' % (name, name, name, 8 * i,
+        lines.append('        ".globl %s\\n.type %s, @function\\n.p2align 4\\n%s:\\n" KERN_ENDBR '
+                     '"\\tjmp *kern_isa_slot+%d(%%rip)\\n.size %s, .-%s\\n"' % (name, name, name, 8 * i,
                                                                               name, name))
     lines += ["        \".previous\\n\");", ""]
     with open(out, "w") as f:
@@ -94,12 +108,17 @@ def table(out, archives, nm):
 
 
 def main(argv):
-    nm = os.environ.get("NM", "nm")
-    objcopy = os.environ.get("OBJCOPY", "objcopy")
-    if len(argv) == 5 and argv[1] == "rename":
-        rename(argv[2], argv[3], argv[4], nm, objcopy)
-    elif len(argv) == 6 and argv[1] == "table":
-        table(argv[2], argv[3:], nm)
+    tools = {"--nm": "nm", "--objcopy": "objcopy", "--ar": "ar"}
+    args = argv[1:]
+    while args and args[0] in tools:
+        if len(args) < 2:
+            sys.exit(__doc__)
+        tools[args[0]] = args[1]
+        args = args[2:]
+    if len(args) == 4 and args[0] == "rename":
+        rename(args[1], args[2], args[3], tools["--nm"], tools["--objcopy"], tools["--ar"])
+    elif len(args) == 5 and args[0] == "table":
+        table(args[1], args[2:], tools["--nm"])
     else:
         sys.exit(__doc__)
 

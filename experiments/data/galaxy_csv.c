@@ -53,7 +53,7 @@ static int parse_row(const char *buf, double *x, unsigned char *y, const char *p
 }
 
 /* X moved to a 64-byte aligned block (a row is 8 KB, so every row starts on a cache line): the
- * kernels' 64-byte vector loads of X then never straddle two lines (5-7 % of a gradient call). */
+ * kernels' vector loads of X (up to 64 bytes) then never straddle two lines (5-7 % of a gradient call). */
 static int align_rows(galaxy_set *s)
 {
     size_t bytes = (size_t)s->m * GALAXY_PIXELS * sizeof(double);

@@ -21,10 +21,11 @@
  * - galaxy_grad_finish and galaxy_cost_reg for the scaling and the regularisation.
  * The order is the same at every vector width (simd.c holds lane k % 8 in vector k % 8 / VF64_LANES), so
  * only libmvec's exp and log, whose 8-, 4- and 2-lane versions may round differently, and the lack of
- * an FMA instruction at x86-64-v2 can make a build for one level differ in bits from another; within
+ * an FMA instruction at x86-64-v2 can make a build for one level differ in bits from another (with
+ * -Dmvec=disabled, v3 and v4 reach the same final cost, docs/isa-levels.md); within
  * one build every variant agrees. The scalar code says galaxy_fma() where it means one (below); simd.c's
- * vector `acc += a * b` becomes one only because the kernels are built with -ffp-contract=fast (meson.build's kernel_c_args): without it the
- * variants still agree to rounding, but not bit for bit (test_galaxy_fused.c's same-bits tests fail).
+ * vector `acc += a * b` becomes one only because the kernels are built with -ffp-contract=fast
+ * (meson.build's kernel_base_args): without it the variants still agree to rounding, but not bit for bit (test_galaxy_fused.c's same-bits tests fail).
  */
 #ifndef SL_KERNELS_GALAXY_CANON_H
 #define SL_KERNELS_GALAXY_CANON_H

@@ -21,7 +21,7 @@ size_t galaxy_fused_ws_doubles(const galaxy_problem *p, int threads);
 size_t galaxy_fused_slice_doubles(const galaxy_problem *p);
 double *galaxy_fused_slice(const galaxy_problem *p, double *ws, int thread);
 
-/* simd: one thread, explicit 8-wide vectors (GCC/Clang vector extensions). */
+/* simd: one thread, explicit vectors (kernels/simd.h: as wide as the target). */
 double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws);
 void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad, double *ws);
 

@@ -151,9 +151,9 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const do
     const size_t N1 = (size_t)N + 1;
     for (int t = 0; t < nb; t++)
         for (int h = 0; h < H; h++) Z[t * H + h] = theta[h * N1];          /* the bias column */
-    /* The fast path (packed Theta1, a block of at most GALAXY_FUSED_BLOCK rows): three rows at a time,
-     * vector sums kept across the k chunks in acc (GALAXY_FUSED_BLOCK x 8 vectors, 16 KB, per group
-     * of 8 hidden units). Other shapes: galaxy_dot per row and hidden unit (same order, slower). */
+    /* The fast path (packed Theta1, a block of at most GALAXY_FUSED_BLOCK rows): FW_MR rows at a time,
+     * vector sums kept across the k chunks in acc (GALAXY_FUSED_BLOCK x 8 canonical groups, 16 KB, per
+     * group of 8 hidden units). Other shapes: galaxy_dot per row and hidden unit (same order, slower). */
     if (T1p && nb <= GALAXY_FUSED_BLOCK) {
         vf64 acc[GALAXY_FUSED_BLOCK * 8 * G8];
         const double *Tp = T1p;     /* the chunk's 8 x KC slice (16 KB, stays in L1 for the block) */
@@ -173,7 +173,7 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const do
             Z[t * H + h] += galaxy_dot(theta + h * N1 + 1, p->X + (size_t)(t0 + t) * N, N);
 }
 
-/* The block's output layer as whole-block passes (so the exp and log run eight at a time): hidden
+/* The block's output layer as whole-block passes (so the exp and log run a vector at a time): hidden
  * activations, output activations, the cost terms, then the per-row Theta2 gradient and delta2, each
  * in canon.h's order. */
 void galaxy_fused_output(const galaxy_problem *p, const double *theta, long t0, int nb, const double *Z,

@@ -1,5 +1,5 @@
 /* entropy_mi kernels against a double reference that computes the D x D sum directly, at odd sizes
- * (tails that are not multiples of the 16-lane vector width, fewer rows than the 8-row i block). */
+ * (tails that are not multiples of the vector width (up to 16 lanes), fewer rows than the 8-row i block). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

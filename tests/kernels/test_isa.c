@@ -28,9 +28,13 @@ static int cpu_has_level(int level)
 {
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if (level == 4) return __builtin_cpu_supports("x86-64-v4");
-    if (level == 3) return __builtin_cpu_supports("x86-64-v3");
-    if (level == 2) return __builtin_cpu_supports("x86-64-v2");
+    if (level == 4)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    if (level == 3)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               __builtin_cpu_supports("bmi2");
+    if (level == 2) return __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt");
 #endif
     return 0;
 }

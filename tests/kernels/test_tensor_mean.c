@@ -1,5 +1,5 @@
-/* tensor_mean kernels against a double reference at odd sizes (D not a multiple of the 16-lane vector
- * or of the 8-wide j block; N not a multiple of the 64-triplet chunk; fewer rows than threads). */
+/* tensor_mean kernels against a double reference at odd sizes (D not a multiple of the vector width
+ * (16 lanes with AVX-512, 8 with AVX2) or of the j block; N not a multiple of the 64-triplet chunk; fewer rows than threads). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
