@@ -74,7 +74,14 @@ typedef double vf64 __attribute__((vector_size(SIMD_BYTES)));
 /* ---- float lanes ----------------------------------------------------------------------------------- */
 SIMD_INLINE vf32 vf32_load(const float *p) { vf32 v; memcpy(&v, p, sizeof v); return v; }
 SIMD_INLINE void vf32_store(float *p, vf32 v) { memcpy(p, &v, sizeof v); }
-SIMD_INLINE vf32 vf32_splat(float x) { return (vf32){0} + x; }
+/* x in every lane. Not `(vf32){0} + x`: adding +0.0 is not the identity for -0.0 (it gives +0.0), so
+ * GCC keeps the add, one more instruction in every loop that splats, and splat(-0.0f) is +0.0. */
+SIMD_INLINE vf32 vf32_splat(float x)
+{
+    vf32 v;
+    for (int k = 0; k < VF32_LANES; k++) v[k] = x;
+    return v;
+}
 /* n (< VF32_LANES, possibly <= 0) floats, the other lanes zero; and the store of n lanes. */
 SIMD_INLINE vf32 vf32_load_n(const float *p, int n)
 {
@@ -132,7 +139,12 @@ SIMD_INLINE vf32 vf32_exp_neg(vf32 x)
 /* ---- double lanes ---------------------------------------------------------------------------------- */
 SIMD_INLINE vf64 vf64_load(const double *p) { vf64 v; memcpy(&v, p, sizeof v); return v; }
 SIMD_INLINE void vf64_store(double *p, vf64 v) { memcpy(p, &v, sizeof v); }
-SIMD_INLINE vf64 vf64_splat(double x) { return (vf64){0} + x; }
+SIMD_INLINE vf64 vf64_splat(double x) /* as vf32_splat */
+{
+    vf64 v;
+    for (int k = 0; k < VF64_LANES; k++) v[k] = x;
+    return v;
+}
 SIMD_INLINE double vf64_hsum(vf64 v)
 {
     double s = 0.0;

@@ -103,6 +103,21 @@ static void test_tanh_fast(void **st)
     }
 }
 
+/* Large arguments of either sign saturate to +-1 (the vector tanh works on |x| and puts the sign back:
+ * exp(-2x) of a large negative x would overflow), and -0 keeps its sign. */
+static void test_tanh_fast_extremes(void **st)
+{
+    (void)st;
+    const float in[] = {-1000.0f, -90.0f, -50.0f, -45.0f, 45.0f, 50.0f, 90.0f, 1000.0f, -0.0f};
+    enum { N = sizeof in / sizeof in[0] };
+    float out[N];
+    tm_tanh_fast(in, N, out);
+    for (int i = 0; i < N - 1; i++)
+        if (!(fabs(out[i] - tanh((double)in[i])) <= 3e-7))
+            fail_msg("tanh(%g): %.9g, libm %.9g", in[i], out[i], tanh((double)in[i]));
+    assert_true(out[N - 1] == 0.0f && signbit(out[N - 1]));
+}
+
 static void test_bad_arguments(void **st)
 {
     (void)st;
@@ -121,6 +136,7 @@ int main(void)
         cmocka_unit_test(test_naive),      cmocka_unit_test(test_loop),
         cmocka_unit_test(test_simd),       cmocka_unit_test(test_omp),
         cmocka_unit_test(test_blas),       cmocka_unit_test(test_tanh_fast),
+        cmocka_unit_test(test_tanh_fast_extremes),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests_name("tensor_mean kernels", tests, NULL, NULL);
