@@ -1,6 +1,6 @@
 /* entropy_mi, factorized: sum_ij (p_i q_j)^2 = (sum_i p_i^2)(sum_j q_j^2). An algorithmic change
- * (O(D) instead of O(D^2) per row), reported as its own variant and timed against the study's nominal
- * work. Single thread. With only sum p_i^2 needed, the softmax is never stored: with e_i = exp(x_i - max)
+ * (O(D) instead of O(D^2) per row), reported as its own variant, with its own work (the study records
+ * B (16 D + 2) flops for it). Single thread. With only sum p_i^2 needed, the softmax is never stored: with e_i = exp(x_i - max)
  * and S1 = sum e_i, S2 = sum e_i^2, sum p_i^2 = S2 / S1^2, so a row costs a max pass and an exp pass
  * over data in L1; x's and y's rows go through together, so one row's dependent chain (max, then the
  * sums) overlaps the other's. On a Zen 5 VM, B = 16384: 3.6 ms (store p, normalise, read back) ->
