@@ -29,7 +29,9 @@ static const char run_usage[] =
     "  --param NAME=VALUE    study parameter (repeatable; `speedlab list` shows them)\n"
     "  --calibrate           write a calibration record first (as `speedlab calibrate`)\n"
     "  --timerstats          print every case's TimerStats table at the end\n"
-    "  -h, --help            this text\n";
+    "  -h, --help            this text\n"
+    "environment: SPEEDLAB_ISA=v2|v3|v4 runs a dispatch build's kernels at that level (records say\n"
+    "  which in env.isa; docs/speedlab.md, \"ISA levels\")\n";
 
 int sl_parse_long(const char *flag, const char *s, long lo, long hi, long *out)
 {

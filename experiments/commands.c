@@ -36,7 +36,9 @@ static const char list_usage[] =
 static const char calibrate_usage[] =
     "usage: speedlab calibrate [--out DIR] [--threads N]\n"
     "  --out DIR      results directory; the record goes to a new DIR/run-... (default results)\n"
-    "  --threads N    threads for the all-threads ceilings (default: online CPUs)\n";
+    "  --threads N    threads for the all-threads ceilings (default: online CPUs)\n"
+    "  The FMA peak is that of the kernels' ISA level: SPEEDLAB_ISA=v3 calibrates a dispatch build's\n"
+    "  AVX2 kernels (docs/speedlab.md, \"ISA levels\").\n";
 
 /* ---- interrupts --------------------------------------------------------------------------------- */
 
