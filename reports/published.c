@@ -1,6 +1,7 @@
-/* reports/published.c: the case-study write-ups' own tables (shared/CASE_STUDIES.md, seeds/), stored as
- * data so that REPORT.md can print them beside ours. They were measured on other machines with other
- * software (Python, Numba, CuPy): read them for shape (ratios, crossovers), not for absolute time. */
+/* reports/published.c: the case-study write-ups' own tables (CASE_STUDIES.md and the seeds, not in this
+ * repository), stored as data so that REPORT.md can print them beside ours. They were measured on other
+ * machines with other software (Python, Numba, CuPy): read them for shape (ratios, crossovers), not for
+ * absolute time. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,10 +1,17 @@
-/* experiments/data/galaxy_csv.c: the galaxy CSV reader (see galaxy_csv.h). */
+/* experiments/data/galaxy_csv.c: the galaxy CSV reader (see galaxy_csv.h). Files are read through zlib's
+ * gzopen/gzgets, which inflate a gzip file and pass a plain one through unchanged (the same bytes reach
+ * the parser either way, so a .csv and its .csv.gz give the same doubles). */
 #include "galaxy_csv.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* zlib's input buffer (default 8 KiB): larger means fewer read() calls on the 11 MB training set. */
+#define GZ_BUFFER (128u * 1024u)
 
 /* Parses one integer field in [lo, hi] from *p up to ',' or end of line; 0 on success. */
 static int field(const char **p, long lo, long hi, long *v, const char *path, long line, int col,
@@ -65,21 +72,89 @@ static int align_rows(galaxy_set *s)
     return 0;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* After a gzgets: -1 with a message if zlib met a broken stream (bad data, a gzip file cut short, a bad
+ * CRC, a read error); 0 if all is well so far. A gzip file cut short still hands out the bytes before the
+ * cut, so this is asked after every line, before the line is parsed. */
+static int stream_error(gzFile f, const char *path, long line, char *err, size_t errlen)
+{
+    int errnum;
+    const char *zmsg = gzerror(f, &errnum);
+    if (errnum == Z_OK)
+        return 0;
+    size_t plen = strlen(path); /* zlib prefixes its message with the path; ours already starts with it */
+    if (strncmp(zmsg, path, plen) == 0 && strncmp(zmsg + plen, ": ", 2) == 0)
+        zmsg += plen + 2;
+    if (errnum == Z_ERRNO)
+        snprintf(err, errlen, "%s:%ld: read error: %s", path, line, strerror(errno));
+    else
+        snprintf(err, errlen, "%s:%ld: corrupt gzip stream: %s (zlib): the file is truncated or damaged "
+                 "(want a whole gzip file: `gzip -t` checks one)", path, line, zmsg);
+    return -1;
+}
+
+/* Reads one line (with its '\n', if any) into *buf, growing it: its length, 0 at the end, -1 when out
+ * of memory. Errors of the stream are left to stream_error. */
+static long gz_line(gzFile f, char **buf, size_t *cap)
+{
+    size_t len = 0;
+    for (;;) {
+        if (*cap - len < 2) {
+            size_t ncap = *cap ? 2 * *cap : 8192;
+            char *nb = realloc(*buf, ncap);
+            if (!nb) return -1;
+            *buf = nb, *cap = ncap;
+        }
+        size_t room = *cap - len > (size_t)1 << 30 ? (size_t)1 << 30 : *cap - len;
+        if (!gzgets(f, *buf + len, (int)room)) {
+            (*buf)[len] = '\0';
+            return (long)len; /* the end (or an error) */
+        }
+        size_t k = strlen(*buf + len);
+        len += k;
+        if ((len && (*buf)[len - 1] == '\n') || k + 1 < room)
+            return (long)len; /* a whole line, or the last one without '\n' */
+    }
+}
+
+int galaxy_csv_find(const char *dir, const char *name, char *path, size_t n)
+{
+    int k = snprintf(path, n, "%s/%s.csv", dir, name);
+    if (k < 0 || (size_t)k + 3 >= n) return -1;
+    if (access(path, R_OK) == 0) return 0;
+    strcat(path, ".gz");
+    return access(path, R_OK) == 0 ? 0 : -1;
+}
+
 int galaxy_csv_load(const char *path, galaxy_set *out, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
+    errno = 0;
+    gzFile f = gzopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+        return -1;
+    }
+    gzbuffer(f, GZ_BUFFER); /* must come before the first read */
+    if (ends_with(path, ".gz") && gzdirect(f)) {
+        snprintf(err, errlen, "%s: not a gzip file (no gzip header): want gzip-compressed rows "
+                 "label,p0,...,p%d, or a plain CSV named .csv", path, GALAXY_PIXELS - 1);
+        gzclose(f);
         return -1;
     }
     size_t cap = 0, len = 0;
     char *buf = NULL;
     galaxy_set s = {0};
-    long capm = 0, line = 0;
-    ssize_t n;
+    long capm = 0, line = 0, n;
     int rc = 0;
-    while ((n = getline(&buf, &cap, f)) >= 0) {
+    while ((n = gz_line(f, &buf, &cap)) != 0) {
         line++;
+        if (n < 0) { snprintf(err, errlen, "%s:%ld: out of memory for the line", path, line); rc = -1; break; }
+        if (stream_error(f, path, line, err, errlen)) { rc = -1; break; }
         len = (size_t)n;
         while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) buf[--len] = '\0';
         if (len == 0) continue; /* blank lines (a trailing newline) are not rows */
@@ -91,11 +166,21 @@ int galaxy_csv_load(const char *path, galaxy_set *out, char *err, size_t errlen)
             if (!ny) { snprintf(err, errlen, "%s:%ld: out of memory", path, line); rc = -1; break; }
             s.y = ny;
         }
-        if (parse_row(buf, s.X + (size_t)s.m * GALAXY_PIXELS, s.y + s.m, path, line, err, errlen)) { rc = -1; break; }
+        if (parse_row(buf, s.X + (size_t)s.m * GALAXY_PIXELS, s.y + s.m, path, line, err, errlen)) {
+            rc = -1;
+            /* In a gzip file a bad row may be damage zlib has not caught yet: read on to the end (and
+             * its CRC); if the stream is broken, that is the error to report. */
+            if (!gzdirect(f)) {
+                while (gzread(f, buf, (unsigned)cap) > 0) {}
+                stream_error(f, path, line, err, errlen);
+            }
+            break;
+        }
         s.m++;
     }
+    if (rc == 0 && stream_error(f, path, line + 1, err, errlen)) rc = -1; /* broken before any byte of a line */
     free(buf);
-    fclose(f);
+    gzclose(f);
     if (rc == 0 && s.m == 0) {
         snprintf(err, errlen, "%s: empty file (want rows label,p0,...,p%d)", path, GALAXY_PIXELS - 1);
         rc = -1;

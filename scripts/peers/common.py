@@ -38,7 +38,7 @@ GALAXY_HIDDEN, GALAXY_LAMBDA = 8, 1.0
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-GALAXY_DIRS = [os.path.join(REPO, "..", "shared", "data", "galaxy"), "/work/shared/data/galaxy"]
+GALAXY_DIR = os.path.join(REPO, "data", "galaxy")   # the repository's copy (train.csv.gz, test.csv.gz)
 MNIST_DIR = "/usr/share/datasets/fashion-mnist"
 
 

@@ -2,9 +2,10 @@
 
 Imported by peers.py only after common.load_libraries(): np, torch and fmin_cg are taken from common,
 which loads them once the thread environment is set."""
+import gzip
 import os
 
-from common import (GALAXY_DIRS, GALAXY_HIDDEN, GALAXY_LAMBDA, Skipped, fmin_cg, max_rel, np, require,
+from common import (GALAXY_DIR, GALAXY_HIDDEN, GALAXY_LAMBDA, Skipped, fmin_cg, max_rel, np, require,
                     splitmix_draws, torch)
 
 
@@ -12,16 +13,29 @@ from common import (GALAXY_DIRS, GALAXY_HIDDEN, GALAXY_LAMBDA, Skipped, fmin_cg,
 # 1024-8-3, sigmoid on both layers, bias units, J = sum(-y log a3 - (1-y) log(1-a3))/m
 # + lambda/(2m)(sum Theta1[:,1:]^2 + sum Theta2[:,1:]^2), lambda = 1, float64, X = pixels/255.
 
+def galaxy_file(d, name):
+    """DIR/NAME.csv, else DIR/NAME.csv.gz (the plain file wins, as galaxy_csv_find decides), or None."""
+    for path in (os.path.join(d, name + ".csv"), os.path.join(d, name + ".csv.gz")):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 def galaxy_data_dir(ctx):
-    for d in ([ctx.galaxy_data] if ctx.galaxy_data else GALAXY_DIRS):
-        if os.path.isfile(os.path.join(d, "train.csv")):
-            return d
-    raise Skipped("galaxy: no train.csv in " + " or ".join(GALAXY_DIRS) + " (pass --galaxy-data DIR)")
+    d = ctx.galaxy_data or GALAXY_DIR
+    if galaxy_file(d, "train"):
+        return d
+    raise Skipped(f"galaxy: no train.csv[.gz] in {d} (the repository's data/galaxy, or pass --galaxy-data DIR)")
 
 
 def galaxy_load(path):
-    """Rows label,p0,...,p1023 as experiments/data/galaxy_csv.c reads them: X = pixel / 255 (float64)."""
-    data = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
+    """Rows label,p0,...,p1023 as experiments/data/galaxy_csv.c reads them, from a .csv or a .csv.gz:
+    X = pixel / 255 (float64)."""
+    if path.endswith(".gz"):
+        with gzip.open(path, "rt") as f:
+            data = np.loadtxt(f, delimiter=",", dtype=np.float64, ndmin=2)
+    else:
+        data = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
     require(data.shape[1] == 1025, f"{path}: {data.shape[1]} columns, want 1025")
     return data[:, 1:] / 255.0, data[:, 0].astype(np.int64)
 
@@ -132,8 +146,9 @@ def galaxy_cost_loop(X, y, theta, H, K, lam):
 
 def peer_galaxy(form, maxiter, ctx):
     d = galaxy_data_dir(ctx)
-    X, y = galaxy_load(os.path.join(d, "train.csv"))
-    test = galaxy_load(os.path.join(d, "test.csv")) if os.path.isfile(os.path.join(d, "test.csv")) else None
+    X, y = galaxy_load(galaxy_file(d, "train"))
+    test_path = galaxy_file(d, "test")
+    test = galaxy_load(test_path) if test_path else None
     H, K, lam = GALAXY_HIDDEN, 3, GALAXY_LAMBDA
     nt = H * (X.shape[1] + 1) + K * (H + 1)
     theta0 = galaxy_theta0(ctx.seed, nt)

@@ -147,8 +147,8 @@ def parse_args(argv):
     ap.add_argument("--quick", action="store_true", help="the suite's quick sizes and at most 2 reps (a smoke check)")
     ap.add_argument("--max-iter", type=int, metavar="N", help="galaxy: CG iterations (default 300, --quick 20)")
     ap.add_argument("--seed", type=int, default=42, help="the suite's --seed: inputs, weights, shuffle (default 42)")
-    ap.add_argument("--galaxy-data", metavar="DIR", help="directory with train.csv (and test.csv) "
-                    "(default ../shared/data/galaxy from the repository, else /work/shared/data/galaxy)")
+    ap.add_argument("--galaxy-data", metavar="DIR", help="directory with train.csv[.gz] (and test.csv[.gz]) "
+                    "(default the repository's data/galaxy)")
     ap.add_argument("--mnist-data", metavar="DIR", help=f"Fashion-MNIST IDX files (default {MNIST_DIR})")
     ap.add_argument("--json", metavar="FILE", help="also write the records and the environment as JSON")
     a = ap.parse_args(argv)

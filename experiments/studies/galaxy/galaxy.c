@@ -62,15 +62,33 @@ typedef struct gstate {
     double train_acc, test_acc, train_time_s;
 } gstate;
 
+/* Where the data set is looked for without --data: the repository's copy in the source tree the build
+ * was configured from, else the installed copy (meson install puts data/galaxy there). */
+static const char *const default_dirs[] = {SL_SOURCE_ROOT "/data/galaxy", SL_GALAXY_INSTALL_DIR};
+#define N_DEFAULT_DIRS (sizeof default_dirs / sizeof default_dirs[0])
+
+/* Whether DIR holds train and test, each as .csv or .csv.gz. */
+static int dir_complete(const char *dir)
+{
+    char p[1024];
+    return galaxy_csv_find(dir, "train", p, sizeof p) == 0 && galaxy_csv_find(dir, "test", p, sizeof p) == 0;
+}
+
 static int find_dir(const sl_opts *o, char *dir, size_t n, sl_error *err)
 {
-    if (o->data_dir) snprintf(dir, n, "%s", o->data_dir);
-    else snprintf(dir, n, "%s/../shared/data/galaxy", SL_SOURCE_ROOT);
-    char p[1024];
-    snprintf(p, sizeof p, "%s/train.csv", dir);
-    if (access(p, R_OK) == 0) return 0;
-    sl_error_set(err, "galaxy: %s not found: pass --data DIR with train.csv and test.csv (rows "
-                 "label,p0,...,p1023) from Philip Mocz's repository pmocz/artificialneuralnetwork-python", p);
+    if (o->data_dir) {
+        snprintf(dir, n, "%s", o->data_dir);
+        if (dir_complete(dir)) return 0;
+        sl_error_set(err, "galaxy: no train.csv[.gz] and test.csv[.gz] in %s: pass --data DIR with both "
+                     "(rows label,p0,...,p1023; the repository's data/galaxy holds them)", dir);
+        return -1;
+    }
+    for (size_t i = 0; i < N_DEFAULT_DIRS; i++)
+        if (dir_complete(default_dirs[i])) { snprintf(dir, n, "%s", default_dirs[i]); return 0; }
+    sl_error_set(err, "galaxy: no train.csv[.gz] and test.csv[.gz] in %s (the repository's data/galaxy) "
+                 "nor in %s (installed): restore data/galaxy from git, or pass --data DIR with both "
+                 "(rows label,p0,...,p1023, from Philip Mocz's pmocz/artificialneuralnetwork-python)",
+                 default_dirs[0], default_dirs[1]);
     return -1;
 }
 
@@ -101,9 +119,9 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     char dir[900], p[1024], msg[512];
     if (find_dir(o, dir, sizeof dir, err)) return NULL;
     gstate *s = calloc(1, sizeof *s);
-    snprintf(p, sizeof p, "%s/train.csv", dir);
+    galaxy_csv_find(dir, "train", p, sizeof p);
     if (galaxy_csv_load(p, &s->train, msg, sizeof msg)) { sl_error_set(err, "%s", msg); free(s); return NULL; }
-    snprintf(p, sizeof p, "%s/test.csv", dir);
+    galaxy_csv_find(dir, "test", p, sizeof p);
     if (galaxy_csv_load(p, &s->test, msg, sizeof msg)) { sl_error_set(err, "%s", msg); teardown(s); return NULL; }
     int h = (int)sl_param_long(o, &sl_study_galaxy, "hidden");
     if (h < 1 || h > 64) { sl_error_set(err, "galaxy: hidden=%d, want 1-64", h); teardown(s); return NULL; }
