@@ -141,6 +141,8 @@ rep_table *rep_tab_summary(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study);
 /* Per-call roofline of the regions a study declares work for (record field region_work). */
 rep_table *rep_tab_region_roofline(const rep_set *s, int env, const char *study);
+/* Whether the study records series (per epoch or iteration): a training study. */
+int rep_is_training(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_training(const rep_set *s, int env, const char *study);
 /* Each variant's objective series (cost per iteration, train_loss per epoch) against the baseline's. */
 rep_table *rep_tab_agreement(const rep_set *s, int env, const char *study);

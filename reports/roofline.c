@@ -299,6 +299,18 @@ static int series_present(const rep_set *s, int env, const char *study, int *whi
     return n;
 }
 
+/* Only studies that record series (per epoch or iteration) are training runs; kernel studies may
+ * record metrics too (entropy_mi's H and MI). */
+int rep_is_training(const rep_set *s, int env, const char *study)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !strcmp(c->study, study) && json_object_size(json_object_get(c->rec, "series")))
+            return 1;
+    }
+    return 0;
+}
+
 rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
 {
     const char *ms[MAXM], *vs[MAXV];
@@ -317,15 +329,7 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
         csv[4 + nm + k] = sums[which[k]].csv;
     }
     char title[256], m[64], sd[64];
-    /* Only studies that record series (per epoch or iteration) are training runs; kernel studies may
-     * record metrics too. */
-    int training = 0;
-    for (int vi = 0; vi < nv; vi++)
-        for (int si = 0; si < ns; si++) {
-            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
-            if (c && json_object_size(json_object_get(c->rec, "series")) > 0)
-                training = 1;
-        }
+    int training = rep_is_training(s, env, study);
     snprintf(title, sizeof title, "%s: %s, time and study metrics per variant", study,
              training ? "training runs" : "results");
     rep_table *t = rep_table_new("", title, 4 + nm + nsum, cols, csv);
