@@ -181,6 +181,19 @@ static void add_rates(json_t *rec)
     json_object_set_new(rec, "rates", rates);
 }
 
+/* peak_rss_bytes: VmHWM once the case is done (before release). The peak was reset as the case began,
+ * so it covers prepare, the check, warm-up, the timed repetitions and finish, on top of the study's
+ * set-up data still resident; where that reset failed it is the process's peak so far, which
+ * peak_rss_scope says (docs/results-schema.md). */
+static void add_peak_rss(json_t *rec, int reset)
+{
+    size_t peak = prof_peak_rss_bytes();
+    if (peak == 0)
+        return; /* no /proc/self/status: unknown, not 0 */
+    json_object_set_new(rec, "peak_rss_bytes", json_integer((json_int_t)peak));
+    json_object_set_new(rec, "peak_rss_scope", json_string(reset ? "case" : "process"));
+}
+
 /* The TimerStats table of the case, under a heading, into timerstats.txt. */
 static void append_timerstats(sl_run_ctx *c, const sl_study *s, const char *variant, long size)
 {
@@ -223,7 +236,8 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     prof_reset();
     /* peak memory per case: what the study's setup holds plus what this variant adds */
     static int warned;
-    if (prof_peak_rss_reset() != 0 && !warned++)
+    int rss_reset = prof_peak_rss_reset() == 0;
+    if (!rss_reset && !warned++)
         fprintf(stderr, "speedlab: cannot reset the peak RSS (/proc/self/clear_refs): peak memory "
                 "figures are the process's since it started\n");
     if (s->prepare && s->prepare(state, v, &err) != 0)
@@ -252,6 +266,8 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
         add_rates(rec);
     else
         json_object_del(rec, "phases"); /* a failed variant has no times of any kind */
+    if (prepared)
+        add_peak_rss(rec, rss_reset);
     if (prepared && s->release)
         s->release(state, v);
     /* The table and the record go out together: an interrupt waits until both are written. */

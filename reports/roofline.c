@@ -225,6 +225,19 @@ rep_table *rep_tab_region_roofline(const rep_set *s, int env, const char *study)
 
 /* ---- training ------------------------------------------------------------------------------- */
 
+/* The runner's record field (docs/results-schema.md); older mlp and galaxy records have it as a metric. */
+#define PEAK "peak_rss_bytes"
+
+static int add_name(const char **names, int n, int max, const char *k)
+{
+    int j = 0;
+    while (j < n && strcmp(names[j], k))
+        j++;
+    if (j == n && n < max)
+        names[n++] = k;
+    return n;
+}
+
 static int metric_names(const rep_set *s, int env, const char *study, const char **names, int max)
 {
     int n = 0;
@@ -235,15 +248,23 @@ static int metric_names(const rep_set *s, int env, const char *study, const char
             continue;
         const char *k;
         json_t *v;
-        json_object_foreach(m, k, v) {
-            int j = 0;
-            while (j < n && strcmp(names[j], k))
-                j++;
-            if (j == n && n < max)
-                names[n++] = k;
-        }
+        json_object_foreach(m, k, v)
+            n = add_name(names, n, max, k);
+    }
+    for (int i = 0; i < s->ncases; i++) { /* the runner's peak memory, after the study's metrics */
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !c->superseded && !strcmp(c->study, study) &&
+            json_is_number(json_object_get(c->rec, PEAK)))
+            n = add_name(names, n, max, PEAK);
     }
     return n;
+}
+
+/* A metric of the case: from its metrics, or the runner's peak_rss_bytes record field. */
+static double case_metric(const rep_case *c, const char *name)
+{
+    double v = rep_jnum(json_object_get(c->rec, "metrics"), name);
+    return !isfinite(v) && !strcmp(name, PEAK) ? rep_jnum(c->rec, PEAK) : v;
 }
 
 static void fmt_metric(rep_table *t, int r, int col, const char *name, double v)
@@ -351,9 +372,8 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
             rep_fmt_time(m, sizeof m, c->mean);
             rep_fmt_time(sd, sizeof sd, c->std);
             rep_cell_num(t, r, 3, c->mean, "%s ± %s%s", m, sd, rep_case_mark(t, c));
-            json_t *mo = json_object_get(c->rec, "metrics");
             for (int i = 0; i < nm; i++) {
-                double v = rep_jnum(mo, ms[i]);
+                double v = case_metric(c, ms[i]);
                 if (isfinite(v))
                     fmt_metric(t, r, 4 + i, ms[i], v);
                 else

@@ -184,6 +184,10 @@ static void test_records_schema(void **state)
     assert_true(json_number_value(json_object_get(json_object_get(good, "metrics"), "sum")) > 0);
     assert_string_equal(json_string_value(json_array_get(json_object_get(good, "notes"), 0)), "fake note");
     assert_true(json_is_object(json_object_get(good, "profile")));
+    /* the runner records the case's peak memory for every study, kernel ones included */
+    assert_true(json_integer_value(json_object_get(good, "peak_rss_bytes")) > 0);
+    const char *scope = str(good, "peak_rss_scope");
+    assert_true(strcmp(scope, "case") == 0 || strcmp(scope, "process") == 0);
 
     /* A failed check: the error and rel_err, and no time of any kind. */
     json_t *bad = find_case(all, "bad", 8);
