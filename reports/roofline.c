@@ -94,6 +94,7 @@ rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study)
                 continue;
             int r = rep_table_row(t, first);
             first = 0;
+            rep_row_status(t, r, c->status);
             rep_cell_text(t, r, 0, "%s", c->variant);
             rep_cell_num(t, r, 1, (double)c->size, "%ld", c->size);
             rep_cell_num(t, r, 2, c->threads, "%d", c->threads);
@@ -362,6 +363,7 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
             if (!c || !strcmp(c->status, "unavailable"))
                 continue;
             int r = rep_table_row(t, 1);
+            rep_row_status(t, r, c->status);
             rep_cell_text(t, r, 0, "%s", c->variant);
             rep_cell_num(t, r, 1, (double)c->size, "%ld", c->size);
             if (!rep_is_ok(c)) {
