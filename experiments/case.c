@@ -10,6 +10,7 @@
 
 #include <speedlab/prof.h>
 
+#include "counters.h"
 #include "record.h"
 #include "runner_case.h"
 
@@ -142,68 +143,6 @@ static int timed_reps(sl_run_ctx *c, const sl_study *s, void *state, int v, long
     return n;
 }
 
-/* Finds the profile node at path (names from the root) in the profiler's JSON: a tree of nodes with
- * "name" and "children" under "regions" (docs/profile-schema.md), or, failing that, a node whose "path"
- * is the names joined by '/'. */
-static json_t *find_node(json_t *nodes, const char *const *path, int depth, const char *joined)
-{
-    size_t i;
-    json_t *node;
-    json_array_foreach(nodes, i, node) {
-        const char *p = json_string_value(json_object_get(node, "path"));
-        if (p && strcmp(p, joined) == 0)
-            return node;
-        const char *name = json_string_value(json_object_get(node, "name"));
-        if (!name || strcmp(name, path[0]) != 0)
-            continue;
-        if (depth == 1)
-            return node;
-        json_t *hit = find_node(json_object_get(node, "children"), path + 1, depth - 1, joined);
-        if (hit)
-            return hit;
-    }
-    return NULL;
-}
-
-/* A counter's total: a number, or an object holding it as "total" (or "value"). */
-static int counter_total(json_t *v, double *out)
-{
-    if (json_is_object(v))
-        v = json_object_get(v, "total") ? json_object_get(v, "total") : json_object_get(v, "value");
-    if (!json_is_number(v))
-        return -1;
-    *out = json_number_value(v);
-    return 0;
-}
-
-/* counters (per repetition) from the repetition region's totals; counters_absent for the rest. */
-static void add_counters(json_t *rec, json_t *profile, const char *const *path, int reps)
-{
-    char joined[512];
-    snprintf(joined, sizeof joined, "%s/%s/%s", path[0], path[1], path[2]);
-    json_t *node = profile ? find_node(json_object_get(profile, "regions"), path, 3, joined) : NULL;
-    json_t *totals = node ? json_object_get(node, "counters") : NULL;
-    json_t *counters = json_object(), *absent = json_array();
-    for (int i = 0; i < prof_counter_count(); i++) {
-        const char *name = prof_counter_name(i);
-        double total;
-        if (reps > 0 && counter_total(json_object_get(totals, name), &total) == 0)
-            json_object_set_new(counters, name, json_real(total / reps));
-        else
-            json_array_append_new(absent, json_string(name)); /* could not be read: absent, not 0 */
-    }
-    for (int i = 0; i < prof_counter_absent_count(); i++)
-        json_array_append_new(absent, json_string(prof_counter_absent_name(i)));
-    if (json_object_size(counters))
-        json_object_set_new(rec, "counters", counters);
-    else
-        json_decref(counters);
-    if (json_array_size(absent))
-        json_object_set_new(rec, "counters_absent", absent);
-    else
-        json_decref(absent);
-}
-
 /* times_s and stats of an ok case (rates: add_rates, after finish). */
 static void add_times(json_t *rec, const double *t, int n)
 {
@@ -240,6 +179,19 @@ static void add_rates(json_t *rec)
     if (flops > 0 && bytes > 0)
         json_object_set_new(rates, "ai", json_real(flops / bytes));
     json_object_set_new(rec, "rates", rates);
+}
+
+/* peak_rss_bytes: VmHWM once the case is done (before release). The peak was reset as the case began,
+ * so it covers prepare, the check, warm-up, the timed repetitions and finish, on top of the study's
+ * set-up data still resident; where that reset failed it is the process's peak so far, which
+ * peak_rss_scope says (docs/results-schema.md). */
+static void add_peak_rss(json_t *rec, int reset)
+{
+    size_t peak = prof_peak_rss_bytes();
+    if (peak == 0)
+        return; /* no /proc/self/status: unknown, not 0 */
+    json_object_set_new(rec, "peak_rss_bytes", json_integer((json_int_t)peak));
+    json_object_set_new(rec, "peak_rss_scope", json_string(reset ? "case" : "process"));
 }
 
 /* The TimerStats table of the case, under a heading, into timerstats.txt. */
@@ -284,7 +236,8 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     prof_reset();
     /* peak memory per case: what the study's setup holds plus what this variant adds */
     static int warned;
-    if (prof_peak_rss_reset() != 0 && !warned++)
+    int rss_reset = prof_peak_rss_reset() == 0;
+    if (!rss_reset && !warned++)
         fprintf(stderr, "speedlab: cannot reset the peak RSS (/proc/self/clear_refs): peak memory "
                 "figures are the process's since it started\n");
     if (s->prepare && s->prepare(state, v, &err) != 0)
@@ -300,7 +253,7 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
         char *text = prof_json();
         json_t *profile = text ? json_loads(text, 0, NULL) : NULL;
         free(text);
-        add_counters(rec, profile, path, n);
+        sl_add_counters(rec, profile, path, n);
         if (profile)
             json_object_set_new(rec, "profile", profile);
         if (s->finish)
@@ -313,6 +266,8 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
         add_rates(rec);
     else
         json_object_del(rec, "phases"); /* a failed variant has no times of any kind */
+    if (prepared)
+        add_peak_rss(rec, rss_reset);
     if (prepared && s->release)
         s->release(state, v);
     /* The table and the record go out together: an interrupt waits until both are written. */

@@ -18,7 +18,9 @@ set boxwidth 0.6
 set yrange [0:STATS_max * 1.18]   # room for the value labels
 set xrange [-0.6:STATS_records-0.4]
 set ylabel 'time per repetition (s)'
-set xlabel 'variant'.(strlen(subtitle) ? ' ('.subtitle.')' : '')
+# names come from the data (variants, galaxy's max_iter): plain text, not enhanced-text markup
+set xlabel 'variant'.(strlen(subtitle) ? ' ('.subtitle.')' : '') noenhanced
+set xtics noenhanced
 set grid ytics lc rgb '#dddddd'
 set bars 2
 unset key

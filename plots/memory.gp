@@ -13,7 +13,10 @@ set linetype 5 lc rgb '#a07000'   # gnuplot's default yellow is too faint on pap
 stats datafile using 0 nooutput
 set xlabel 'time since the case started (s)'
 set ylabel 'resident memory (MiB)'
-set key top left samplen 2
+# below the plot, not on the curves; variant names are plain text, not enhanced-text markup
+set key outside bottom center horizontal samplen 2 noenhanced
 set grid xtics ytics lc rgb '#dddddd'
-set yrange [0:*]
+# y autoscales from the data (from 0, a few MiB of change on a 50 MiB base read as flat lines), with
+# a margin so the lowest and highest steps stay off the border
+set offsets 0, 0, graph 0.05, graph 0.05
 plot for [i=0:STATS_blocks-1] datafile index i using 1:2 with steps dashtype i+1 title columnheader(1)

@@ -16,7 +16,7 @@ stats datafile using 0 nooutput
 set logscale xy
 set xlabel 'arithmetic intensity (flop/byte)'
 set ylabel 'GFLOP/s'
-set key outside top center horizontal samplen 1 width -2 maxrows 2
+set key outside top center horizontal samplen 1 width -2 maxrows 2 noenhanced   # variant names: plain text, not enhanced-text markup
 set grid xtics ytics lc rgb '#dddddd'
 plot for [i=0:nroofs-1] datafile index i using 1:2 with lines lw 2 lc rgb '#444444' dashtype i+1 title columnheader(1), \
      for [i=nroofs:STATS_blocks-1] datafile index i using 1:2 with points pt (i+5) ps 1.5 title columnheader(1)

@@ -15,8 +15,8 @@ set linetype 5 lc rgb '#a07000'   # gnuplot's default yellow is too faint on pap
 stats datafile using 0 nooutput
 # points on every line only when there are few of them
 pint = (STATS_records > 30 * STATS_blocks) ? int(STATS_records / (10 * STATS_blocks)) : 1
-set xlabel xlab
-set ylabel ylab
-set key top right samplen 2
+set xlabel xlab noenhanced
+set ylabel ylab noenhanced
+set key top right samplen 2 noenhanced   # variant names: plain text, not enhanced-text markup
 set grid xtics ytics lc rgb '#dddddd'
 plot for [i=0:STATS_blocks-1] datafile index i using 1:2 with linespoints pt (i+5) ps 1 pi pint dashtype i+1 title columnheader(1)

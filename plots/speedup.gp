@@ -15,9 +15,9 @@ set linetype 5 lc rgb '#a07000'   # gnuplot's default yellow is too faint on pap
 
 stats datafile using 0 nooutput
 set logscale xy
-set xlabel xlab.' (log scale)'
-set ylabel 'speedup over '.baseline.' (×)'
-set key outside top center horizontal samplen 1 width -2 maxrows 2
+set xlabel xlab.' (log scale)' noenhanced   # names (sizes, the baseline) are plain text
+set ylabel 'speedup over '.baseline.' (×)' noenhanced
+set key outside top center horizontal samplen 1 width -2 maxrows 2 noenhanced   # variant names: plain text, not enhanced-text markup
 set grid xtics ytics lc rgb '#dddddd'
 set autoscale fix
 set offsets graph 0.08, graph 0.08, graph 0.1, graph 0.1

@@ -18,7 +18,7 @@ set format y '10^{%L}'
 stats datafile using 1 nooutput
 xinc = (STATS_max > 12 ? ceil(STATS_max / 10.0) : 1)
 set xtics xinc
-set key at screen 0.58, screen 0.995 center top horizontal samplen 1.5
+set key at screen 0.58, screen 0.995 center top horizontal samplen 1.5 noenhanced   # variant names: plain text, not enhanced-text markup
 set multiplot layout 2,1 margins 0.2,0.96,0.15,0.87 spacing 0,0.07
 set ylabel 'samples/s'
 set format x ''

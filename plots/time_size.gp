@@ -17,9 +17,9 @@ set linetype 5 lc rgb '#a07000'   # gnuplot's default yellow is too faint on pap
 stats datafile using 0 nooutput
 set logscale xy
 set format y '10^{%L}'
-set xlabel xlab.' (log scale)'
+set xlabel xlab.' (log scale)' noenhanced   # a size name is plain text
 set ylabel 'time per repetition (s)'
-set key outside top center horizontal samplen 1 width -2 maxrows 2
+set key outside top center horizontal samplen 1 width -2 maxrows 2 noenhanced   # variant names: plain text, not enhanced-text markup
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set bars small
 set autoscale fix

@@ -36,6 +36,9 @@ void rep_table_free(rep_table *t)
     }
     for (int i = 0; i < t->nrows * t->ncols; i++)
         free(t->cells[i].text);
+    for (int i = 0; t->status && i < t->nrows; i++)
+        free(t->status[i]);
+    free(t->status);
     for (int i = 0; i < t->nnotes; i++)
         free(t->notes[i]);
     free(t->cols);
@@ -54,12 +57,20 @@ int rep_table_row(rep_table *t, int group_start)
         int cap = t->caprows ? 2 * t->caprows : 16;
         t->cells = realloc(t->cells, sizeof *t->cells * (size_t)cap * (size_t)t->ncols);
         t->group_start = realloc(t->group_start, sizeof *t->group_start * (size_t)cap);
+        t->status = realloc(t->status, sizeof *t->status * (size_t)cap);
         t->caprows = cap;
     }
     int r = t->nrows++;
     memset(&t->cells[r * t->ncols], 0, sizeof *t->cells * (size_t)t->ncols);
     t->group_start[r] = group_start;
+    t->status[r] = NULL;
     return r;
+}
+
+void rep_row_status(rep_table *t, int row, const char *status)
+{
+    free(t->status[row]);
+    t->status[row] = rep_strdup(status);
 }
 
 static void set_cell(rep_table *t, int row, int col, double num, int has_num, const char *fmt, va_list ap)
@@ -184,14 +195,32 @@ static void csv_field(const char *s, FILE *f)
     }
 }
 
+static int has_status(const rep_table *t)
+{
+    for (int r = 0; r < t->nrows; r++)
+        if (t->status[r])
+            return 1;
+    return 0;
+}
+
+/* A column with a number in some row: a spreadsheet reads it as numbers, so it holds nothing else. */
+static int numeric_column(const rep_table *t, int c)
+{
+    for (int r = 0; r < t->nrows; r++)
+        if (t->cells[r * t->ncols + c].has_num)
+            return 1;
+    return 0;
+}
+
 void rep_write_csv(const rep_table *t, FILE *f)
 {
+    int status = has_status(t);
     for (int c = 0; c < t->ncols; c++) {
         if (c)
             fputc(',', f);
         csv_field(t->csv_cols[c], f);
     }
-    fputc('\n', f);
+    fputs(status ? ",status\n" : "\n", f);
     for (int r = 0; r < t->nrows; r++) {
         for (int c = 0; c < t->ncols; c++) {
             const rep_cell *cell = &t->cells[r * t->ncols + c];
@@ -199,8 +228,12 @@ void rep_write_csv(const rep_table *t, FILE *f)
                 fputc(',', f);
             if (cell->has_num)
                 fprintf(f, "%.10g", cell->num);
-            else
+            else if (!status || !numeric_column(t, c)) /* a case's state goes to status, not here */
                 csv_field(cell_text(t, r, c), f);
+        }
+        if (status) {
+            fputc(',', f);
+            csv_field(t->status[r] ? t->status[r] : "", f);
         }
         fputc('\n', f);
     }

@@ -112,6 +112,7 @@ typedef struct rep_table {
     int nrows, caprows;
     rep_cell *cells;   /* nrows * ncols */
     int *group_start;  /* row starts a new group (a rule in LaTeX, repeated key blanked) */
+    char **status;     /* per row, the case's status ("ok", "failed", ...), or NULL: see rep_row_status */
     int nnotes;
     char **notes;      /* lines printed under the table */
 } rep_table;
@@ -120,6 +121,9 @@ rep_table *rep_table_new(const char *id, const char *title, int ncols, const cha
                          const char *const *csv_cols);
 void rep_table_free(rep_table *t);
 int rep_table_row(rep_table *t, int group_start);           /* new row, returns its index */
+/* The case status of a row of cases. A table with row statuses gets a CSV `status` column, and its
+ * numeric CSV columns hold numbers only: "unavailable", "failed: ..." or "—" there is written empty. */
+void rep_row_status(rep_table *t, int row, const char *status);
 void rep_cell_text(rep_table *t, int row, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void rep_cell_num(rep_table *t, int row, int col, double num, const char *fmt, ...)
@@ -141,6 +145,8 @@ rep_table *rep_tab_summary(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study);
 /* Per-call roofline of the regions a study declares work for (record field region_work). */
 rep_table *rep_tab_region_roofline(const rep_set *s, int env, const char *study);
+/* Whether the study records series (per epoch or iteration): a training study. */
+int rep_is_training(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_training(const rep_set *s, int env, const char *study);
 /* Each variant's objective series (cost per iteration, train_loss per epoch) against the baseline's. */
 rep_table *rep_tab_agreement(const rep_set *s, int env, const char *study);

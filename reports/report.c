@@ -257,6 +257,7 @@ static void write_summary(FILE *summary, const rep_set *s, int env, const char *
     fprintf(summary, "### [%s](%s/%s.md)\n\n", study, s->envs[env].slug, study);
     headline(summary, s, env, study);
     const rep_table *main_table = NULL;
+    int training = rep_is_training(s, env, study); /* a kernel study's metrics table is not its summary */
     for (int i = 0; i < st->first_bottleneck; i++) {
         const rep_table *t = st->ts[i];
         const char *kind = t->id + strlen(study);
@@ -264,7 +265,7 @@ static void write_summary(FILE *summary, const rep_set *s, int env, const char *
             for (int r = 0; r < t->nrows; r++)
                 fprintf(summary, "- crossover of `%s` against the best CPU variant: %s\n", t->cells[r * 4].text,
                         t->cells[r * 4 + 1].text);
-        if (!strcmp(kind, "-training") || (!main_table && !strcmp(kind, "-speedup")))
+        if ((training && !strcmp(kind, "-training")) || (!main_table && !strcmp(kind, "-speedup")))
             main_table = t;
     }
     if (st->nb)

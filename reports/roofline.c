@@ -94,6 +94,7 @@ rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study)
                 continue;
             int r = rep_table_row(t, first);
             first = 0;
+            rep_row_status(t, r, c->status);
             rep_cell_text(t, r, 0, "%s", c->variant);
             rep_cell_num(t, r, 1, (double)c->size, "%ld", c->size);
             rep_cell_num(t, r, 2, c->threads, "%d", c->threads);
@@ -225,6 +226,19 @@ rep_table *rep_tab_region_roofline(const rep_set *s, int env, const char *study)
 
 /* ---- training ------------------------------------------------------------------------------- */
 
+/* The runner's record field (docs/results-schema.md); older mlp and galaxy records have it as a metric. */
+#define PEAK "peak_rss_bytes"
+
+static int add_name(const char **names, int n, int max, const char *k)
+{
+    int j = 0;
+    while (j < n && strcmp(names[j], k))
+        j++;
+    if (j == n && n < max)
+        names[n++] = k;
+    return n;
+}
+
 static int metric_names(const rep_set *s, int env, const char *study, const char **names, int max)
 {
     int n = 0;
@@ -235,15 +249,23 @@ static int metric_names(const rep_set *s, int env, const char *study, const char
             continue;
         const char *k;
         json_t *v;
-        json_object_foreach(m, k, v) {
-            int j = 0;
-            while (j < n && strcmp(names[j], k))
-                j++;
-            if (j == n && n < max)
-                names[n++] = k;
-        }
+        json_object_foreach(m, k, v)
+            n = add_name(names, n, max, k);
+    }
+    for (int i = 0; i < s->ncases; i++) { /* the runner's peak memory, after the study's metrics */
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !c->superseded && !strcmp(c->study, study) &&
+            json_is_number(json_object_get(c->rec, PEAK)))
+            n = add_name(names, n, max, PEAK);
     }
     return n;
+}
+
+/* A metric of the case: from its metrics, or the runner's peak_rss_bytes record field. */
+static double case_metric(const rep_case *c, const char *name)
+{
+    double v = rep_jnum(json_object_get(c->rec, "metrics"), name);
+    return !isfinite(v) && !strcmp(name, PEAK) ? rep_jnum(c->rec, PEAK) : v;
 }
 
 static void fmt_metric(rep_table *t, int r, int col, const char *name, double v)
@@ -299,6 +321,18 @@ static int series_present(const rep_set *s, int env, const char *study, int *whi
     return n;
 }
 
+/* Only studies that record series (per epoch or iteration) are training runs; kernel studies may
+ * record metrics too (entropy_mi's H and MI). */
+int rep_is_training(const rep_set *s, int env, const char *study)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !strcmp(c->study, study) && json_object_size(json_object_get(c->rec, "series")))
+            return 1;
+    }
+    return 0;
+}
+
 rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
 {
     const char *ms[MAXM], *vs[MAXV];
@@ -317,15 +351,7 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
         csv[4 + nm + k] = sums[which[k]].csv;
     }
     char title[256], m[64], sd[64];
-    /* Only studies that record series (per epoch or iteration) are training runs; kernel studies may
-     * record metrics too. */
-    int training = 0;
-    for (int vi = 0; vi < nv; vi++)
-        for (int si = 0; si < ns; si++) {
-            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
-            if (c && json_object_size(json_object_get(c->rec, "series")) > 0)
-                training = 1;
-        }
+    int training = rep_is_training(s, env, study);
     snprintf(title, sizeof title, "%s: %s, time and study metrics per variant", study,
              training ? "training runs" : "results");
     rep_table *t = rep_table_new("", title, 4 + nm + nsum, cols, csv);
@@ -337,6 +363,7 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
             if (!c || !strcmp(c->status, "unavailable"))
                 continue;
             int r = rep_table_row(t, 1);
+            rep_row_status(t, r, c->status);
             rep_cell_text(t, r, 0, "%s", c->variant);
             rep_cell_num(t, r, 1, (double)c->size, "%ld", c->size);
             if (!rep_is_ok(c)) {
@@ -347,9 +374,8 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
             rep_fmt_time(m, sizeof m, c->mean);
             rep_fmt_time(sd, sizeof sd, c->std);
             rep_cell_num(t, r, 3, c->mean, "%s ± %s%s", m, sd, rep_case_mark(t, c));
-            json_t *mo = json_object_get(c->rec, "metrics");
             for (int i = 0; i < nm; i++) {
-                double v = rep_jnum(mo, ms[i]);
+                double v = case_metric(c, ms[i]);
                 if (isfinite(v))
                     fmt_metric(t, r, 4 + i, ms[i], v);
                 else

@@ -131,6 +131,7 @@ rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study)
                 continue;
             int r = rep_table_row(t, first);
             first = 0;
+            rep_row_status(t, r, c->status);
             rep_cell_num(t, r, 0, (double)c->size, "%s=%ld", sn, c->size);
             rep_cell_text(t, r, 1, "%s", c->variant);
             if (!rep_is_ok(c)) {
@@ -303,6 +304,7 @@ rep_table *rep_tab_summary(const rep_set *s, int env, const char *study)
                 continue;
             int r = rep_table_row(t, first);
             first = 0;
+            rep_row_status(t, r, c->status);
             rep_cell_text(t, r, 0, "%s", vs[vi]);
             rep_cell_num(t, r, 1, (double)c->size, "%ld", c->size);
             if (!rep_is_ok(c)) {

@@ -261,7 +261,6 @@ static void finish(void *vs, int v, sl_record *rec)
     epoch_s /= epochs;
     double step_flops = mlp_step_flops(&s->dims, s->cfg.batch) * (double)(s->cfg.n_train / s->cfg.batch);
     sl_record_metric(rec, "epoch_gflops", step_flops / epoch_s * 1e-9); /* training steps only */
-    sl_record_metric(rec, "peak_rss_bytes", (double)prof_peak_rss_bytes());
     if (mlp_is_device(v))
         sl_record_metric(rec, "peak_gpu_bytes", s->peak_dev_bytes);
     train_series_record(&s->series, rec);

@@ -1,0 +1,70 @@
+/*
+ * counters.c: a case record's counters, from the profile's region of its timed repetitions.
+ */
+#include <string.h>
+
+#include <speedlab/prof.h>
+
+#include "counters.h"
+
+/* Whether a region's "path" (an array of names from the root) is path[0..depth). */
+static int path_is(json_t *p, const char *const *path, int depth)
+{
+    if (!json_is_array(p) || json_array_size(p) != (size_t)depth)
+        return 0;
+    for (int i = 0; i < depth; i++) {
+        const char *name = json_string_value(json_array_get(p, (size_t)i));
+        if (!name || strcmp(name, path[i]) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The profile's regions are one flat list, each with its full path (profiler/src/output.c), so a
+ * region is found by comparing paths, not by walking names down a tree. */
+json_t *sl_profile_region(json_t *profile, const char *const *path, int depth)
+{
+    size_t i;
+    json_t *node;
+    json_array_foreach(json_object_get(profile, "regions"), i, node) {
+        if (path_is(json_object_get(node, "path"), path, depth))
+            return node;
+    }
+    return NULL;
+}
+
+/* A counter's total: a number, or an object holding it as "total" (or "value"). */
+static int counter_total(json_t *v, double *out)
+{
+    if (json_is_object(v))
+        v = json_object_get(v, "total") ? json_object_get(v, "total") : json_object_get(v, "value");
+    if (!json_is_number(v))
+        return -1;
+    *out = json_number_value(v);
+    return 0;
+}
+
+void sl_add_counters(json_t *rec, json_t *profile, const char *const *path, int reps)
+{
+    json_t *node = profile ? sl_profile_region(profile, path, 3) : NULL;
+    json_t *totals = node ? json_object_get(node, "counters") : NULL;
+    json_t *counters = json_object(), *absent = json_array();
+    for (int i = 0; i < prof_counter_count(); i++) {
+        const char *name = prof_counter_name(i);
+        double total;
+        if (reps > 0 && counter_total(json_object_get(totals, name), &total) == 0)
+            json_object_set_new(counters, name, json_real(total / reps));
+        else
+            json_array_append_new(absent, json_string(name)); /* could not be read: absent, not 0 */
+    }
+    for (int i = 0; i < prof_counter_absent_count(); i++)
+        json_array_append_new(absent, json_string(prof_counter_absent_name(i)));
+    if (json_object_size(counters))
+        json_object_set_new(rec, "counters", counters);
+    else
+        json_decref(counters);
+    if (json_array_size(absent))
+        json_object_set_new(rec, "counters_absent", absent);
+    else
+        json_decref(absent);
+}
