@@ -327,7 +327,6 @@ static void finish(void *vs, int v, sl_record *rec)
     sl_record_metric(rec, "final_cost", s->res.f);
     sl_record_metric(rec, "train_time_s", s->train_time_s);
     sl_record_metric(rec, "cg_status", s->res.status);
-    sl_record_metric(rec, "peak_rss_bytes", (double)prof_peak_rss_bytes());
     /* Work per call for the region roofline: the forward X Theta1' (2 m N H flops) and, in the gradient,
      * the Theta1 gradient D' X (as many again); the output layer's few flops per row are left out. The
      * bytes are what any variant must move at least: X once (the fused variants do just that). */
