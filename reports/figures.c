@@ -21,14 +21,43 @@
 #define SL_PLOTS_INSTALL_DIR "/usr/local/share/speedlab/plots"
 #endif
 
+#ifndef SL_PLOTS_FROM_BINDIR
+#define SL_PLOTS_FROM_BINDIR "../share/speedlab/plots"
+#endif
+
+/* The plots beside the running binary when it is an installed one (BIN/../share/speedlab/plots), so
+ * an installed tree finds its own scripts wherever it was put; 0 when there are none. */
+static int plots_beside_binary(char *dir, size_t n)
+{
+    char exe[1024];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return 0;
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    char probe[2200];
+    snprintf(probe, sizeof probe, "%s/%s/time_size.gp", exe, SL_PLOTS_FROM_BINDIR);
+    if (access(probe, R_OK) != 0)
+        return 0;
+    snprintf(dir, n, "%s/%s", exe, SL_PLOTS_FROM_BINDIR);
+    return 1;
+}
+
+/* $SPEEDLAB_PLOTS_DIR; else the installed scripts beside an installed binary; else the source tree's
+ * plots/ (a build tree's binary); else the configured prefix's. */
 const char *rep_plots_dir(void)
 {
-    static char dir[1024];
+    static char dir[2200];
     const char *env = getenv("SPEEDLAB_PLOTS_DIR");
     if (env && *env)
         return env;
+    if (plots_beside_binary(dir, sizeof dir))
+        return dir;
     snprintf(dir, sizeof dir, "%s/plots/time_size.gp", SL_SOURCE_ROOT);
-    if (access(dir, R_OK) != 0) /* no source tree here: the installed scripts */
+    if (access(dir, R_OK) != 0)
         return SL_PLOTS_INSTALL_DIR;
     snprintf(dir, sizeof dir, "%s/plots", SL_SOURCE_ROOT);
     return dir;

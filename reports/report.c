@@ -38,7 +38,8 @@ static void usage(FILE *f)
           "  --out DIR       output directory (default: report)\n"
           "  --format LIST   table files to write, any of md,csv,tex (default: all three)\n"
           "  --no-plots      write figure data files but do not run gnuplot\n"
-          "  Figures use the gnuplot scripts in $SPEEDLAB_PLOTS_DIR (default: the source tree's plots/).\n"
+          "  Figures use the gnuplot scripts in $SPEEDLAB_PLOTS_DIR (default: an installed speedlab's own\n"
+          "  share/speedlab/plots, else the source tree's plots/).\n"
           "  Exit status: 0 ok, 3 some input skipped (see the errors), 2 usage, 1 nothing read.\n", f);
 }
 
@@ -446,6 +447,9 @@ int rep_report_main(int argc, char **argv)
             status = 1;
         } else {
             fprintf(stderr, "speedlab report: wrote %s\n", rp);
+            if (o.plots && rep_gnuplot()) /* which scripts drew the figures: a restyled copy, or not */
+                fprintf(stderr, "speedlab report: figures drawn with the gnuplot scripts in %s\n",
+                        rep_plots_dir());
         }
     }
     free(rp);
