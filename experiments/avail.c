@@ -1,5 +1,5 @@
 /*
- * avail.c: which variants can run here, and how many threads each uses.
+ * avail.c: which variants can run here.
  * The only place outside gpu.c that looks at the build's optional features (sl_config.h).
  */
 #include <stdio.h>
@@ -8,14 +8,6 @@
 
 #include "runner.h"
 #include "sl_config.h"
-
-#if SL_HAVE_OPENMP
-#include <omp.h>
-#endif
-#if SL_HAVE_BLAS && defined(SL_OPENBLAS)
-/* OpenBLAS's own calls (declared by its cblas.h too; repeated here to avoid depending on which). */
-extern void openblas_set_num_threads(int num_threads);
-#endif
 
 static int cuda_feature(const char *feature, int built, const char *lib, char *why, size_t n)
 {
@@ -56,24 +48,6 @@ int sl_variant_available(const sl_variant *v, char *why, size_t n)
         return cuda_feature("cudnn", SL_HAVE_CUDNN, "cuDNN", why, n);
     snprintf(why, n, "%s: unknown requirement (study.h lists openmp, blas, cuda, cublas, cudnn)", r);
     return 0;
-}
-
-int sl_variant_threaded(const sl_variant *v)
-{
-    const char *s = v->name;
-    return strcmp(s, "omp") == 0 || strcmp(s, "blas") == 0 || strncmp(s, "cuda", 4) == 0 ||
-           (v->requires && strcmp(v->requires, "openmp") == 0);
-}
-
-void sl_set_threads(int n)
-{
-#if SL_HAVE_OPENMP
-    omp_set_num_threads(n);
-#endif
-#if SL_HAVE_BLAS && defined(SL_OPENBLAS)
-    openblas_set_num_threads(n);
-#endif
-    (void)n;
 }
 
 int sl_online_cpus(void)

@@ -13,6 +13,7 @@
 #include "record.h"
 #include "runner.h"
 #include "runner_case.h"
+#include "kern_blas.h"
 #include "sl_config.h"
 
 #if SL_HAVE_BLAS
@@ -151,7 +152,7 @@ static double sgemm_gflops(int threads)
             B[i] = (float)(i % 5) * 0.1f;
             C[i] = 0;
         }
-        sl_set_threads(threads);
+        kern_blas_threads(threads);
         for (int p = 0; p < 4; p++) {
             uint64_t t0 = prof_now_ns();
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);

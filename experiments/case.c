@@ -26,6 +26,7 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
     json_t *rec = sl_record_header("case", c->id, c->env);
     json_object_set_new(rec, "study", json_string(s->name));
     json_object_set_new(rec, "variant", json_string(var->name));
+    json_object_set_new(rec, "traits", sl_traits_json(var->traits)); /* reports read these, not the name */
     if (var->builds_on) /* the report compares the two: an optimisation slower than its base is flagged */
         json_object_set_new(rec, "builds_on", json_string(var->builds_on));
     json_object_set_new(rec, "size", json_integer(size));
@@ -41,7 +42,7 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
                             json_string(sl_param_str(&c->opts, s, s->params[i].name)));
     json_object_set_new(rec, "params", params);
     json_object_set_new(rec, "seed", json_integer((json_int_t)c->cfg->seed));
-    json_object_set_new(rec, "threads", json_integer(sl_variant_threaded(var) ? c->cfg->threads : 1));
+    json_object_set_new(rec, "threads", json_integer(sl_variant_threads(var, c->cfg->threads)));
     json_object_set_new(rec, "warmup", json_integer(warmup));
     json_object_set_new(rec, "reps", json_integer(0));
     json_t *work = json_object();
@@ -227,7 +228,6 @@ static void summary_line(char *buf, size_t n, const sl_study *s, const char *var
 void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size)
 {
     const sl_variant *var = &s->variants[v];
-    sl_set_threads(sl_variant_threaded(var) ? c->cfg->threads : 1);
     json_t *rec = sl_case_base(c, s, v, size);
     sl_record *r = sl_record_new();
     sl_error err = {{0}};

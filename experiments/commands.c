@@ -93,7 +93,7 @@ static void list_study(const sl_study *s)
             snprintf(on, sizeof on, " (builds on %s)", var->builds_on);
         printf("    %-12s %-28s %s%s%s\n", var->name, ok ? "available" : why,
                var->description ? var->description : "", on,
-               sl_variant_threaded(var) ? " [uses --threads]" : "");
+               (var->traits & SL_THREADED) ? " [uses --threads]" : "");
     }
     printf("  params:%s\n", s->n_params ? "" : " (none)");
     for (int p = 0; p < s->n_params; p++)
@@ -213,6 +213,8 @@ int sl_main(int argc, char **argv, const sl_study *const *studies, int n_studies
         fprintf(stderr, "speedlab: %s\n", kern_isa_error());
         return SL_EXIT_USAGE;
     }
+    if ((strcmp(cmd, "list") == 0 || strcmp(cmd, "run") == 0) && sl_registry_check(studies, n_studies) != 0)
+        return SL_EXIT_FAILED; /* a row without its functions would crash a case later */
     if (strcmp(cmd, "list") == 0)
         return sl_list_main(argc - 1, argv + 1, studies, n_studies);
     if (strcmp(cmd, "run") == 0)

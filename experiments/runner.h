@@ -66,10 +66,10 @@ int sl_gpu_available(char *why, size_t n);
 void sl_gpu_env(json_t *env);
 /* GPU ceilings (ceilings.gpu of docs/results-schema.md), or NULL without a device. */
 json_t *sl_gpu_calibrate(void);
-/* True when the variant uses --threads (omp, blas, cuda*, or requires "openmp"), else it runs on 1. */
-int sl_variant_threaded(const sl_variant *v);
-/* Sets OpenMP and BLAS threads for the calling code. */
-void sl_set_threads(int n);
+/* The names of a variant's traits (enum sl_trait), as records and `speedlab list` show them. */
+json_t *sl_traits_json(unsigned traits);
+/* 0 when every study of the registry passes sl_study_validate; else -1 after saying why on stderr. */
+int sl_registry_check(const sl_study *const *studies, int n_studies);
 int sl_online_cpus(void);
 
 /* ---- environment (env.c) ----------------------------------------------------------------------- */

@@ -7,8 +7,12 @@
  * profiler regions, results records. A study never writes results and never times itself; kernels
  * (kernels/<study>/) never know about any of this.
  *
- * Adding a variant: one file in kernels/<study>/, one line in the study's variant table (with the
- * variant it builds on), one case in the study's run callback.
+ * Adding a variant: one kernel file in kernels/<study>/ (with the study's kernel signature, declared in
+ * the kernels' header), one line in kernels/<study>/meson.build, one row in the study's variant table:
+ * its name, requirement, description, the variant it builds on, its traits and its functions. Nothing
+ * else names a variant: no enum, switch or array beside the table. The registry self-check
+ * (sl_study_validate, run by `speedlab list` and `run` and by tests/experiments) refuses an incomplete
+ * row with the study's and the variant's names. docs/speedlab.md has the recipe.
  */
 #ifndef SL_STUDY_H
 #define SL_STUDY_H
@@ -27,7 +31,15 @@ typedef struct sl_error {
 
 void sl_error_set(sl_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A variant. `requires` names the build or machine feature it needs ("openmp", "blas", "cuda",
+/* What the runner and the reports need to know about a variant, declared on its row (never guessed from
+ * its name). Records carry them as names (docs/results-schema.md, "traits"). */
+enum sl_trait {
+    SL_THREADED = 1u << 0, /* reads the thread count: gets --threads (others get 1) */
+    SL_DEVICE = 1u << 1,   /* runs on a GPU: reports keep it out of the CPU comparisons */
+    SL_REDUCED = 1u << 2,  /* does less than the study's work by default (mlp naive: fewer epochs) */
+};
+
+/* A variant: one row of its study's table. `requires` names the build or machine feature it needs ("openmp", "blas", "cuda",
  * "cublas", "cudnn", or NULL for none); the runner reports it unavailable, with the reason, when the
  * feature is missing, and never calls the study for it. `builds_on` names the variant this one is an
  * optimisation of (simd of naive, omp of simd...), or NULL for a starting point: every record carries
@@ -38,7 +50,19 @@ typedef struct sl_variant {
     const char *requires;
     const char *description;
     const char *builds_on;
+    unsigned traits;     /* enum sl_trait flags, or'ed */
+    /* The functions that run it and size its workspace: a struct of the study's own type (the study's
+     * run, prepare and release read it). Required; a study's `incomplete` callback says which of its
+     * fields a row lacks. */
+    const void *kernels;
 } sl_variant;
+
+/* The thread count variant v runs on: `threads` (--threads) when it is SL_THREADED, else 1. The one
+ * channel for it: the study passes this to its kernels as a parameter (none reads a global). */
+static inline int sl_variant_threads(const sl_variant *v, int threads)
+{
+    return (v->traits & SL_THREADED) && threads > 0 ? threads : 1;
+}
 
 /* A study parameter settable with `--param name=value` (shown by `speedlab list`). */
 typedef struct sl_param {
@@ -50,7 +74,7 @@ typedef struct sl_param {
 /* What the runner passes to every callback. */
 typedef struct sl_opts {
     uint64_t seed;          /* --seed: inputs are a pure function of (seed, size) */
-    int threads;            /* --threads: OpenMP and BLAS threads for parallel variants */
+    int threads;            /* --threads: for SL_THREADED variants (sl_variant_threads) */
     int quick;              /* --quick: CI/smoke mode; studies may shrink work and must say so */
     const char *data_dir;   /* --data DIR, or NULL for the study's default */
     int n_params;           /* --param name=value pairs, as given */
@@ -111,6 +135,9 @@ typedef struct sl_study_s {
     const sl_param *params;
     int n_params;
     int default_reps;        /* repetitions when --reps is not given (0: runner default) */
+    /* What row v's `kernels` struct lacks ("no workspace function"), or NULL when it is complete.
+     * Called by the registry self-check for every row; may be NULL (then only `kernels` != NULL). */
+    const char *(*incomplete)(const sl_variant *v);
 
     /* Work per repetition, for GFLOP/s, GB/s and the roofline (bytes: compulsory memory traffic). */
     double (*flops)(long size, const sl_opts *o);
@@ -149,5 +176,10 @@ typedef struct sl_study_s {
 extern const sl_study *const sl_studies[];
 extern const int sl_n_studies;
 const sl_study *sl_find_study(const char *name);
+/* The registry self-check of one study (experiments/validate.c): every row named, described, with its
+ * functions (`kernels`, and the study's `incomplete`), a known requirement, SL_DEVICE exactly when it
+ * requires CUDA, builds_on and the baseline naming rows of the study, no name twice. 0, or -1 with
+ * "study 'S', variant 'V': what is wrong" in why. */
+int sl_study_validate(const sl_study *s, char *why, size_t n);
 
 #endif /* SL_STUDY_H */

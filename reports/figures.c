@@ -287,7 +287,7 @@ static void fig_roofline(figctx *x)
     }
     int pts = 0;
     for (int vi = 0; vi < nv; vi++) {
-        if (rep_is_gpu(vs[vi]))
+        if (rep_is_gpu(x->s, x->env, x->study, vs[vi]))
             continue; /* the GPU has its own roof; its points are in the roofline table */
         int first = 1;
         for (int si = 0; si < ns; si++) {

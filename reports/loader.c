@@ -68,9 +68,30 @@ static const char *jstr(const json_t *o, const char *key)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-int rep_is_gpu(const char *v)
+/* A record's traits say whether its variant runs on a GPU. Records written before traits were recorded
+ * (an optional field within schema version 1) lack them: for those alone, the old rule by name. */
+static int record_is_gpu(const json_t *r, const char *variant)
 {
-    return strcmp(v, "cuda") == 0 || strcmp(v, "cublas") == 0 || strcmp(v, "cudnn") == 0;
+    json_t *traits = json_object_get(r, "traits"), *t;
+    size_t i;
+    if (json_is_array(traits)) {
+        json_array_foreach(traits, i, t)
+            if (json_is_string(t) && strcmp(json_string_value(t), "device") == 0)
+                return 1;
+        return 0;
+    }
+    return variant && (strcmp(variant, "cuda") == 0 || strcmp(variant, "cublas") == 0 ||
+                       strcmp(variant, "cudnn") == 0);
+}
+
+int rep_is_gpu(const rep_set *s, int env, const char *study, const char *variant)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && strcmp(c->study, study) == 0 && strcmp(c->variant, variant) == 0)
+            return c->gpu;
+    }
+    return 0;
 }
 
 int rep_is_ok(const rep_case *c)
@@ -147,6 +168,7 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
     c->reduced = json_is_true(json_object_get(r, "reduced"));
     c->reduced_reason = jstr(r, "reduced_reason");
     c->builds_on = jstr(r, "builds_on");
+    c->gpu = record_is_gpu(r, c->variant);
     c->extrapolated = json_is_true(json_object_get(r, "extrapolated"));
     json_t *th = json_object_get(r, "threads");
     c->threads = json_is_integer(th) ? (int)json_integer_value(th) : 1;

@@ -44,6 +44,7 @@ typedef struct rep_case {
     const char *builds_on;    /* the variant this one is an optimisation of, or NULL */
     long size;
     int reduced, extrapolated, threads;
+    int gpu;                  /* runs on a GPU: its record's traits hold "device" */
     int ntimes;
     double *times;            /* sorted ascending */
     double median, mean, std, min, max, cv, p25, p75;
@@ -74,7 +75,8 @@ int rep_variants(const rep_set *s, int env, const char *study, const char **name
 int rep_sizes(const rep_set *s, int env, const char *study, long *sizes, int max);
 /* The current (not superseded) case, or NULL. */
 const rep_case *rep_find(const rep_set *s, int env, const char *study, const char *variant, long size);
-int rep_is_gpu(const char *variant);
+/* Whether a variant of a study runs on a GPU, from its cases' traits (rep_case.gpu). */
+int rep_is_gpu(const rep_set *s, int env, const char *study, const char *variant);
 int rep_is_ok(const rep_case *c);
 
 /* The environment of a record's env object, added when new (envs.c); -1 when out of memory. */

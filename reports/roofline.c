@@ -24,7 +24,7 @@ static const char *size_name_of(const rep_set *s, int env, const char *study)
 static int ceilings_for(const json_t *ceil, const rep_case *c, int fp64, double *peak, double *bw,
                         const char **which)
 {
-    if (rep_is_gpu(c->variant)) {
+    if (c->gpu) {
         json_t *g = json_object_get(ceil, "gpu");
         *peak = fp64 ? NAN : rep_jnum(g, "cublas_sgemm_gflops");
         *bw = rep_jnum(g, "d2d_gbs");

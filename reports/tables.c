@@ -61,7 +61,7 @@ static const rep_case *best_cpu_case(const rep_set *s, int env, const char *stud
     const rep_case *best = NULL;
     for (int i = 0; i < nv; i++) {
         const rep_case *c = rep_find(s, env, study, vs[i], size);
-        if (rep_is_ok(c) && !rep_is_gpu(vs[i]) && (!best || c->median < best->median))
+        if (rep_is_ok(c) && !c->gpu && (!best || c->median < best->median))
             best = c;
     }
     return best;
@@ -179,7 +179,7 @@ rep_table *rep_tab_crossover(const rep_set *s, int env, const char *study)
     free(t->id);
     t->id = rep_printf("%s-crossover", study);
     for (int vi = 0; vi < nv; vi++) {
-        if (!rep_is_gpu(vs[vi]))
+        if (!rep_is_gpu(s, env, study, vs[vi]))
             continue;
         double lx[MAXS], lr[MAXS];
         long sz[MAXS];

@@ -62,8 +62,9 @@ static inline void em_sum_p2_pair(const float *x, const float *y, long D, float 
     *hq = vf32_hsum(sy2) / (ty * ty);
 }
 
-int em_factorized(const float *X, const float *Y, long B, long D, double *H, double *MI)
+int em_factorized(const float *X, const float *Y, long B, long D, double *H, double *MI, int threads)
 {
+    (void)threads; /* one thread */
     if (B < 1 || D < 1 || D > EM_MAX_D)
         return -1;
     double h = 0.0, mi = 0.0;

@@ -1,8 +1,9 @@
 /* entropy_mi, naive: the direct reading of the maths, scalar loops, the D x D sum in full. */
 #include "entropy_mi.h"
 
-int em_naive(const float *X, const float *Y, long B, long D, double *H, double *MI)
+int em_naive(const float *X, const float *Y, long B, long D, double *H, double *MI, int threads)
 {
+    (void)threads; /* one thread */
     if (B < 1 || D < 1 || D > EM_MAX_D)
         return -1;
     float p[EM_MAX_D], q[EM_MAX_D];

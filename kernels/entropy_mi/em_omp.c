@@ -1,14 +1,17 @@
-/* entropy_mi, omp: em_simd's row kernel, rows split across omp_get_max_threads() threads (static
+/* entropy_mi, omp: em_simd's row kernel, rows split across `threads` threads (static
  * schedule: every row costs the same). Without OpenMP the pragma is ignored and this is em_simd. */
 #include "em_simd_row.h"
 
-int em_omp(const float *X, const float *Y, long B, long D, double *H, double *MI)
+int em_omp(const float *X, const float *Y, long B, long D, double *H, double *MI, int threads)
 {
     if (B < 1 || D < 1 || D > EM_MAX_D)
         return -1;
     double h = 0.0, mi = 0.0;
+#ifndef _OPENMP
+    (void)threads;
+#endif
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) reduction(+ : h, mi)
+#pragma omp parallel for schedule(static) reduction(+ : h, mi) num_threads(threads > 0 ? threads : 1)
 #endif
     for (long b = 0; b < B; b++) {
         float hr, mr;

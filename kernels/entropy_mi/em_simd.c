@@ -6,8 +6,9 @@
  */
 #include "em_simd_row.h"
 
-int em_simd(const float *X, const float *Y, long B, long D, double *H, double *MI)
+int em_simd(const float *X, const float *Y, long B, long D, double *H, double *MI, int threads)
 {
+    (void)threads; /* one thread */
     if (B < 1 || D < 1 || D > EM_MAX_D)
         return -1;
     double h = 0.0, mi = 0.0;

@@ -16,11 +16,15 @@
 
 #define EM_MAX_D 4096
 
-int em_naive(const float *X, const float *Y, long B, long D, double *H, double *MI);
-int em_simd(const float *X, const float *Y, long B, long D, double *H, double *MI);
-/* Uses omp_get_max_threads() threads; without OpenMP it compiles to em_simd. */
-int em_omp(const float *X, const float *Y, long B, long D, double *H, double *MI);
-int em_factorized(const float *X, const float *Y, long B, long D, double *H, double *MI);
+/* Every CPU variant has this signature, so the study's variant row can hold any of them. `threads` is the
+ * thread count for a threaded variant (omp); the one-thread variants ignore it. */
+typedef int em_kernel_fn(const float *X, const float *Y, long B, long D, double *H, double *MI, int threads);
+
+em_kernel_fn em_naive;
+em_kernel_fn em_simd;
+/* Uses `threads` OpenMP threads; without OpenMP it compiles to em_simd. */
+em_kernel_fn em_omp;
+em_kernel_fn em_factorized;
 
 /* Shared by the CPU variants: the stable softmax of one row (vectorisable). */
 void em_softmax_row(const float *x, long D, float *p);

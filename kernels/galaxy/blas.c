@@ -4,6 +4,7 @@
  * X_b is still in cache for the second product. Built only when BLAS is found (kernels/galaxy/meson.build).
  */
 #include "fused.h"
+#include "kern_blas.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -19,8 +20,9 @@ static void block_forward(const galaxy_problem *p, const double *theta, long t0,
                 theta + 1, N + 1, 1.0, Z, H);
 }
 
-double galaxy_cost_blas(const galaxy_problem *p, const double *theta, double *ws)
+double galaxy_cost_blas(const galaxy_problem *p, const double *theta, double *ws, int threads)
 {
+    kern_blas_threads(threads);
     double J = 0.0, *Z = galaxy_fused_slice(p, ws, 0);
     for (long t0 = 0; t0 < p->m; t0 += BLOCK) {
         int nb = p->m - t0 < BLOCK ? (int)(p->m - t0) : BLOCK;
@@ -30,8 +32,9 @@ double galaxy_cost_blas(const galaxy_problem *p, const double *theta, double *ws
     return J / (double)p->m + galaxy_cost_reg(p, theta);
 }
 
-void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad, double *ws)
+void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads)
 {
+    kern_blas_threads(threads);
     const int N = p->n_in, H = p->n_hid;
     double J = 0.0, *Z = galaxy_fused_slice(p, ws, 0);  /* (the cost sum is not needed here) */
     memset(grad, 0, galaxy_n_theta(p) * sizeof *grad);

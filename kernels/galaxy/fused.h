@@ -31,9 +31,10 @@ void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad
 double galaxy_cost_omp(const galaxy_problem *p, const double *theta, double *ws, int threads);
 void galaxy_grad_omp(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads);
 
-/* blas: the block's two matrix products by cblas_dgemm (only built when BLAS is found). */
-double galaxy_cost_blas(const galaxy_problem *p, const double *theta, double *ws);
-void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad, double *ws);
+/* blas: the block's two matrix products by cblas_dgemm (only built when BLAS is found), on `threads`
+ * OpenBLAS threads. */
+double galaxy_cost_blas(const galaxy_problem *p, const double *theta, double *ws, int threads);
+void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads);
 
 /* Building blocks shared by the three files. Rows [t0, t0 + nb) of X; Z is nb x H. */
 /* Theta1's weights (no bias) copied into the slice in the order the forward reads them (per 8 hidden

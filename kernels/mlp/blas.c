@@ -2,8 +2,9 @@
  * kernels/mlp/blas.c: the six products by cblas_sgemm (OpenBLAS), with the element-wise work in plain loops
  * around them: the bias is written into the output first and the product added with beta = 1 (so
  * there is no separate bias pass), ReLU after; the delta's relu'(A_prev) mask after its product. The
- * threads argument is ignored: OpenBLAS's own thread count is set by the runner.
+ * threads argument becomes OpenBLAS's thread count (kern_blas.h).
  */
+#include "kern_blas.h"
 #include "mlp.h"
 
 #include <cblas.h>
@@ -24,7 +25,7 @@ static void dense(const float *A, const float *W, const float *bias, float *Z, i
 
 void mlp_forward_blas(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads)
 {
-    (void)threads;
+    kern_blas_threads(threads);
     if (B <= 0)
         return;
     mlp_layout L = mlp_layout_of(d);
@@ -58,7 +59,7 @@ static void delta_back(const float *D, const float *W, const float *Aprev, float
 void mlp_backward_blas(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,
                        int threads)
 {
-    (void)threads;
+    kern_blas_threads(threads);
     mlp_layout L = mlp_layout_of(d);
     if (B <= 0) { /* no rows: every gradient is an empty sum */
         memset(G, 0, L.n * sizeof(float));

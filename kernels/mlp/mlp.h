@@ -77,7 +77,7 @@ void mlp_gather_omp(const mlp_dims *d, const uint8_t *images, const int32_t *idx
                     int threads);
 /* Each thread updates the parts of P whose gradient it computed in mlp_backward_omp. */
 void mlp_update_omp(const mlp_dims *d, float *P, const float *G, float lr, int threads);
-/* blas: the six products by cblas_sgemm (built only with BLAS; threads as the BLAS library is set). */
+/* blas: the six products by cblas_sgemm (built only with BLAS; `threads` is OpenBLAS's count). */
 void mlp_forward_blas(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);
 void mlp_backward_blas(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,
                        int threads);

@@ -4,7 +4,7 @@
  * For x_n, y_n, z_n in R^D (rows of N x D row-major float32 matrices X, Y, Z):
  *   A[i][j][k] = (1/N) sum_n tanh(x_ni) tanh(y_nj) tanh(z_nk),  A in R^(D x D x D), row-major.
  * Applying tanh is part of every variant's work. Kernels do no I/O, no timing, no heap allocation:
- * the caller passes a workspace of tm_workspace_floats(variant, N, D) floats (0 means none needed).
+ * the caller passes a workspace of the variant's TM_workspace(N, D) floats (tm_loop: tm_loop_workspace).
  * They return 0, or -1 on bad arguments (N < 1, D < 1, missing workspace).
  */
 #ifndef KERNELS_TENSOR_MEAN_H
@@ -12,20 +12,30 @@
 
 #include <stddef.h>
 
-enum tm_kind { TM_NAIVE, TM_LOOP, TM_SIMD, TM_OMP, TM_BLAS };
-size_t tm_workspace_floats(int kind, long N, long D);
+/* Every CPU variant is a pair with these signatures (its kernel file defines both), so the study's
+ * variant row can hold any of them. `threads` is the thread count for a threaded variant (omp, blas);
+ * the one-thread variants ignore it. */
+typedef int tm_kernel_fn(const float *X, const float *Y, const float *Z, long N, long D, float *A,
+                         float *ws, int threads);
+typedef size_t tm_workspace_fn(long N, long D); /* floats */
 
 /* naive: per triplet, the D^3 outer product built in a temporary (the workspace), then added. */
-int tm_naive(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws);
+tm_kernel_fn tm_naive;
+tm_workspace_fn tm_naive_workspace;
 /* loop: the same sum accumulated directly into A. */
-int tm_loop(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws);
+tm_kernel_fn tm_loop;
+tm_workspace_fn tm_loop_workspace;
 /* simd: blocked rank-1 updates, accumulators in registers, A in L2, inputs in L1 chunks. */
-int tm_simd(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws);
-/* omp: tm_simd's blocks split over i across omp_get_max_threads() threads. */
-int tm_omp(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws);
+tm_kernel_fn tm_simd;
+tm_workspace_fn tm_simd_workspace;
+/* omp: tm_simd's blocks split over i across `threads` threads. */
+tm_kernel_fn tm_omp;
+tm_workspace_fn tm_omp_workspace;
 /* blas: A (D^2 x D) = (1/N) KR^T F_z, KR the N x D^2 Khatri-Rao product of tanh(X), tanh(Y), built in
- * the workspace (part of the timed work); one cblas_sgemm. Returns -1 when built without BLAS. */
-int tm_blas(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws);
+ * the workspace (part of the timed work); one cblas_sgemm on `threads` OpenBLAS threads. Returns -1 when
+ * built without BLAS. */
+tm_kernel_fn tm_blas;
+tm_workspace_fn tm_blas_workspace;
 
 /* Shared: tanh of n floats (in == out allowed): libm's tanhf (naive, loop), and a vectorised one
  * (simd, omp, blas; absolute error ~1e-7). */

@@ -1,20 +1,8 @@
-/* tensor_mean: what the CPU variants share (workspace sizes, tanh). */
+/* tensor_mean: what the CPU variants share (tanh). */
 #include <math.h>
 
 #include "simd.h"
 #include "tensor_mean.h"
-
-size_t tm_workspace_floats(int kind, long N, long D)
-{
-    switch (kind) {
-    case TM_NAIVE: return (size_t)(D * D * D + 3 * D);   /* the outer-product temporary + f(x,y,z) */
-    case TM_LOOP: return (size_t)(3 * D);
-    case TM_SIMD:
-    case TM_OMP: return (size_t)(3 * N * D);             /* tanh of all inputs */
-    case TM_BLAS: return (size_t)(N * D * D + 3 * N * D);/* Khatri-Rao product + tanh of all inputs */
-    default: return 0;
-    }
-}
 
 void tm_tanh(const float *in, long n, float *out)
 {

@@ -3,8 +3,16 @@
 
 #include "tensor_mean.h"
 
-int tm_loop(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws)
+size_t tm_loop_workspace(long N, long D)
 {
+    (void)N;
+    return (size_t)(3 * D);
+}
+
+int tm_loop(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws,
+            int threads)
+{
+    (void)threads; /* one thread */
     if (N < 1 || D < 1 || !ws)
         return -1;
     const long D3 = D * D * D;

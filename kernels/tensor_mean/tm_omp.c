@@ -1,4 +1,4 @@
-/* tensor_mean, omp: tm_simd with the i rows of A split evenly across omp_get_max_threads() threads
+/* tensor_mean, omp: tm_simd with the i rows of A split evenly across `threads` threads
  * (each thread owns its rows of A: no reduction, no false sharing beyond one row boundary). Without
  * OpenMP the pragmas are ignored and this is tm_simd. */
 #include "tensor_mean.h"
@@ -6,13 +6,22 @@
 
 #include "kern_omp.h"
 
-int tm_omp(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws)
+size_t tm_omp_workspace(long N, long D)
+{
+    return (size_t)(3 * N * D); /* tanh of all inputs */
+}
+
+int tm_omp(const float *X, const float *Y, const float *Z, long N, long D, float *A, float *ws,
+           int threads)
 {
     if (N < 1 || D < 1 || !ws)
         return -1;
     float *a = ws, *b = a + N * D, *c = b + N * D;
+#ifndef _OPENMP
+    (void)threads;
+#endif
 #ifdef _OPENMP
-#pragma omp parallel
+#pragma omp parallel num_threads(threads > 0 ? threads : 1)
 #endif
     {
         const int t = kern_tid(), T = kern_nthreads();

@@ -3,7 +3,10 @@
  *   fake: a trivial kernel ("good"), a variant that fails its check ("bad"), one that needs CUDA ("gpu"),
  *         a size (99) whose footprint cannot fit in memory: its setup aborts if the runner ever calls it.
  *         With SL_FAKE_NO_DATA set, its default data set is missing (data_missing), unless --data is given.
+ *         "toy" is the recipe of docs/speedlab.md ("Adding a variant") applied to it: one kernel function
+ *         (fake_sum_threaded, standing for a kernel file) and one row, nothing else.
  *   slow: every repetition sleeps 30 ms, so a test can interrupt a run between records.
+ *   broken: a row without its functions, which the registry self-check must refuse by name.
  */
 #ifndef FAKE_STUDY_H
 #define FAKE_STUDY_H
@@ -19,7 +22,34 @@ typedef struct fake_state {
     long n;
     float *x;
     double sum;
+    int threads;      /* --threads */
+    int threads_seen; /* what the last kernel call was given */
 } fake_state;
+
+/* The fake study's kernel signature, and what its rows' `kernels` point to. */
+typedef double fake_kernel_fn(const float *x, long n, int threads, int *threads_seen);
+typedef struct fake_kernels {
+    fake_kernel_fn *sum;
+} fake_kernels;
+
+/* The kernels ("kernels/fake/"): a one-thread sum, and the toy variant's, which takes a thread count. */
+static double fake_sum(const float *x, long n, int threads, int *threads_seen)
+{
+    double sum = 0;
+    for (long i = 0; i < n; i++)
+        sum += x[i];
+    *threads_seen = threads;
+    return sum;
+}
+
+static double fake_sum_threaded(const float *x, long n, int threads, int *threads_seen)
+{
+    double sum = 0;
+    for (long i = n - 1; i >= 0; i--) /* another order; the same exact sum of small integers */
+        sum += x[i];
+    *threads_seen = threads;
+    return sum;
+}
 
 static double fake_flops(long n, const sl_opts *o) { (void)o; return 2.0 * (double)n; }
 static double fake_bytes(long n, const sl_opts *o) { (void)o; return 4.0 * (double)n; }
@@ -48,21 +78,22 @@ static void *fake_setup(long n, const sl_opts *o, sl_error *err)
         return NULL;
     }
     s->n = n;
+    s->threads = o->threads;
     s->x = malloc((size_t)n * sizeof *s->x);
     for (long i = 0; i < n; i++)
         s->x[i] = (float)(i + o->seed % 3);
     return s;
 }
 
+static const sl_study fake_study;
+
 static int fake_run(void *st, int v, sl_record *rec, sl_error *err)
 {
-    (void)v;
     (void)err;
     fake_state *s = st;
-    double sum = 0;
-    for (long i = 0; i < s->n; i++)
-        sum += s->x[i];
-    s->sum = sum;
+    const sl_variant *var = &fake_study.variants[v];
+    const fake_kernels *k = var->kernels;
+    s->sum = k->sum(s->x, s->n, sl_variant_threads(var, s->threads), &s->threads_seen);
     sl_record_note(rec, "fake note");
     return 0;
 }
@@ -79,6 +110,7 @@ static void fake_finish(void *st, int v, sl_record *rec)
 {
     (void)v;
     sl_record_metric(rec, "sum", ((fake_state *)st)->sum);
+    sl_record_metric(rec, "threads_seen", ((fake_state *)st)->threads_seen);
 }
 
 static void fake_teardown(void *st)
@@ -91,16 +123,19 @@ static void fake_teardown(void *st)
 static const long fake_sizes[] = {8, 16, 99};
 static const long fake_quick[] = {4};
 static const sl_variant fake_variants[] = {
-    {"good", NULL, "sums the inputs", NULL},
-    {"bad", NULL, "fails its check", "good"},
-    {"gpu", "cuda", "needs a CUDA device", "good"},
+    {"good", NULL, "sums the inputs", NULL, 0, &(const fake_kernels){fake_sum}},
+    {"bad", NULL, "fails its check", "good", 0, &(const fake_kernels){fake_sum}},
+    {"gpu", "cuda", "needs a CUDA device", "good", SL_DEVICE, &(const fake_kernels){fake_sum}},
+    {"toy", NULL, "sums backwards, reads the thread count", "good", SL_THREADED,
+     &(const fake_kernels){fake_sum_threaded}},
 };
+#define FAKE_N_VARIANTS (int)(sizeof fake_variants / sizeof *fake_variants)
 static const sl_param fake_params[] = {{"scale", "2", "unused"}};
 
 static const sl_study fake_study = {
     .name = "fake", .title = "a fake study", .source = "tests", .kind = SL_KERNEL, .size_name = "N",
     .sizes = fake_sizes, .n_sizes = 3, .quick_sizes = fake_quick, .n_quick_sizes = 1,
-    .baseline = "good", .tolerance = 1e-3, .variants = fake_variants, .n_variants = 3,
+    .baseline = "good", .tolerance = 1e-3, .variants = fake_variants, .n_variants = FAKE_N_VARIANTS,
     .params = fake_params, .n_params = 1, .default_reps = 3,
     .flops = fake_flops, .bytes = fake_bytes, .footprint = fake_footprint,
     .data_missing = fake_data_missing,
@@ -110,13 +145,17 @@ static const sl_study fake_study = {
 
 static int slow_run(void *st, int v, sl_record *rec, sl_error *err)
 {
+    (void)v, (void)err;
     struct timespec ts = {0, 30 * 1000 * 1000};
     nanosleep(&ts, NULL);
-    return fake_run(st, v, rec, err);
+    fake_state *s = st;
+    s->sum = fake_sum(s->x, s->n, 1, &s->threads_seen);
+    sl_record_note(rec, "fake note");
+    return 0;
 }
 
 static const long slow_sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
-static const sl_variant slow_variants[] = {{"naive", NULL, "sleeps", NULL}};
+static const sl_variant slow_variants[] = {{"naive", NULL, "sleeps", NULL, 0, &(const fake_kernels){fake_sum}}};
 static const sl_study slow_study = {
     .name = "slow", .title = "a slow study", .kind = SL_KERNEL, .size_name = "N",
     .sizes = slow_sizes, .n_sizes = 20, .baseline = "naive", .tolerance = 1e-3,
@@ -126,5 +165,19 @@ static const sl_study slow_study = {
 };
 
 static const sl_study *const fake_registry[] = {&fake_study, &slow_study};
+
+/* A row someone forgot to finish: its functions are missing. */
+static const sl_variant broken_variants[] = {
+    {"good", NULL, "sums the inputs", NULL, 0, &(const fake_kernels){fake_sum}},
+    {"half", NULL, "a row without its functions", "good", 0, NULL},
+};
+static const sl_study broken_study = {
+    .name = "broken", .title = "an incomplete study", .kind = SL_KERNEL, .size_name = "N",
+    .sizes = fake_sizes, .n_sizes = 2, .baseline = "good", .tolerance = 1e-3,
+    .variants = broken_variants, .n_variants = 2,
+    .flops = fake_flops, .bytes = fake_bytes, .footprint = fake_footprint,
+    .setup = fake_setup, .run = fake_run, .check = fake_check, .teardown = fake_teardown,
+};
+static const sl_study *const broken_registry[] = {&fake_study, &broken_study};
 
 #endif

@@ -33,16 +33,14 @@
 static char tmpdir[PATH_MAX];
 static char errbuf[16384];
 
-/* Runs `speedlab ARGS...` in a child (stdout to /dev/null, stderr captured in errbuf); its exit code. */
-static int speedlab(const char *first, ...)
+/* Runs `speedlab ARGS...` with the registry `reg` in a child (stdout to /dev/null, stderr captured in
+ * errbuf); its exit code. */
+static int speedlab_with(const sl_study *const *reg, int n_reg, const char *first, va_list ap)
 {
     char *argv[64] = {"speedlab"};
     int argc = 1;
-    va_list ap;
-    va_start(ap, first);
     for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
         argv[argc++] = (char *)a;
-    va_end(ap);
     argv[argc] = NULL;
 
     char errpath[PATH_MAX + 16];
@@ -53,7 +51,7 @@ static int speedlab(const char *first, ...)
         int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644), o = open("/dev/null", O_WRONLY);
         dup2(e, STDERR_FILENO);
         dup2(o, STDOUT_FILENO);
-        int rc = sl_main(argc, argv, fake_registry, 2);
+        int rc = sl_main(argc, argv, reg, n_reg);
         fflush(NULL);
         _exit(rc);
     }
@@ -65,6 +63,25 @@ static int speedlab(const char *first, ...)
     if (f)
         fclose(f);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* `speedlab ARGS...` with the fake registry (fake_study.h). */
+static int speedlab(const char *first, ...)
+{
+    va_list ap;
+    va_start(ap, first);
+    int rc = speedlab_with(fake_registry, 2, first, ap);
+    va_end(ap);
+    return rc;
+}
+
+static int speedlab_broken(const char *first, ...)
+{
+    va_list ap;
+    va_start(ap, first);
+    int rc = speedlab_with(broken_registry, 2, first, ap);
+    va_end(ap);
+    return rc;
 }
 
 /* Every line of OUT/latest/results.jsonl parsed; the array's length is the line count. */
@@ -150,7 +167,7 @@ static void test_records_schema(void **state)
                       NULL);
     assert_int_equal(rc, 1); /* "bad" failed its check: non-zero at the end, after every case ran */
     json_t *all = read_latest(out_dir);
-    assert_int_equal(json_array_size(all), 6); /* 3 variants x 2 sizes */
+    assert_int_equal(json_array_size(all), 2 * FAKE_N_VARIANTS); /* every variant x 2 sizes */
 
     json_t *good = find_case(all, "good", 16);
     assert_string_equal(str(good, "schema"), "speedlab-results");
@@ -161,6 +178,7 @@ static void test_records_schema(void **state)
     assert_string_equal(str(good, "size_name"), "N");
     assert_string_equal(str(good, "baseline"), "good");
     assert_null(json_object_get(good, "builds_on")); /* a starting point: the field is absent */
+    assert_int_equal(json_array_size(json_object_get(good, "traits")), 0); /* declared none */
     json_t *env = json_object_get(good, "env");
     assert_non_null(json_object_get(env, "host"));
     assert_true(json_integer_value(json_object_get(env, "cpu_cores")) >= 1);
@@ -209,7 +227,68 @@ static void test_records_schema(void **state)
         assert_true(strncmp(str(gpu, "error"), "cuda: ", 6) == 0);
         assert_null(json_object_get(gpu, "times_s"));
     }
+    assert_string_equal(json_string_value(json_array_get(json_object_get(gpu, "traits"), 0)), "device");
     json_decref(all);
+}
+
+/* The recipe of docs/speedlab.md: the toy variant is one kernel function and one row of fake_study.h.
+ * It runs, is checked, records its declared trait, and its kernel gets --threads as a parameter, while
+ * a one-thread variant's gets 1. */
+static void test_toy_variant_is_one_row(void **state)
+{
+    (void)state;
+    assert_int_equal(speedlab("run", "fake", "--variants", "good,toy", "--sizes", "16", "--reps", "2",
+                              "--min-time", "0", "--threads", "3", "--out", out_dir, NULL), 0);
+    json_t *all = read_latest(out_dir);
+    json_t *toy = find_case(all, "toy", 16), *good = find_case(all, "good", 16);
+    assert_string_equal(str(toy, "status"), "ok");
+    assert_string_equal(str(toy, "builds_on"), "good");
+    json_t *traits = json_object_get(toy, "traits");
+    assert_int_equal(json_array_size(traits), 1);
+    assert_string_equal(json_string_value(json_array_get(traits, 0)), "threaded");
+    assert_int_equal(json_integer_value(json_object_get(toy, "threads")), 3);
+    assert_int_equal(json_integer_value(json_object_get(good, "threads")), 1);
+    json_t *tm = json_object_get(toy, "metrics"), *gm = json_object_get(good, "metrics");
+    assert_true(json_number_value(json_object_get(tm, "threads_seen")) == 3.0);
+    assert_true(json_number_value(json_object_get(gm, "threads_seen")) == 1.0);
+    assert_true(json_number_value(json_object_get(tm, "sum")) == json_number_value(json_object_get(gm, "sum")));
+    json_decref(all);
+}
+
+/* An incomplete row is refused at start-up, naming the study and the variant, by list and run alike,
+ * before any case runs; the fake studies' rows all pass. */
+static void test_incomplete_row_refused(void **state)
+{
+    (void)state;
+    char why[512];
+    assert_int_equal(sl_study_validate(&fake_study, why, sizeof why), 0);
+    assert_int_equal(sl_study_validate(&slow_study, why, sizeof why), 0);
+    assert_int_equal(sl_study_validate(&broken_study, why, sizeof why), -1);
+    assert_non_null(strstr(why, "study 'broken', variant 'half'"));
+    assert_int_equal(speedlab_broken("list", NULL), 1);
+    assert_non_null(strstr(errbuf, "study 'broken', variant 'half'"));
+    assert_int_equal(speedlab_broken("run", "fake", "--quick", "--out", out_dir, NULL), 1);
+    assert_non_null(strstr(errbuf, "study 'broken', variant 'half'"));
+
+    /* the other ways a row can be incomplete or wrong, each named */
+    const fake_kernels k = {fake_sum};
+    const struct { sl_variant row; const char *what; } wrong[] = {
+        {{"x", NULL, "", NULL, 0, &k}, "no description"},
+        {{"x", "cuda", "d", NULL, 0, &k}, "SL_DEVICE"},
+        {{"x", NULL, "d", NULL, SL_DEVICE, &k}, "SL_DEVICE"},
+        {{"x", NULL, "d", "turbo", 0, &k}, "builds_on 'turbo'"},
+        {{"x", "quantum", "d", NULL, 0, &k}, "unknown requirement"},
+        {{"good", NULL, "d", NULL, 0, &k}, "name is taken"},
+    };
+    for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
+        sl_variant rows[2] = {fake_variants[0], wrong[i].row};
+        sl_study s = broken_study;
+        s.variants = rows;
+        assert_int_equal(sl_study_validate(&s, why, sizeof why), -1);
+        assert_non_null(strstr(why, "study 'broken', variant '"));
+        if (!strstr(why, wrong[i].what))
+            fail_msg("row %zu: '%s' does not say '%s'", i, why, wrong[i].what);
+    }
 }
 
 static void test_ok_run_exits_zero(void **state)
@@ -406,10 +485,9 @@ static void test_missing_data_unavailable(void **state)
     json_t *with_data = read_latest(out_dir);
     unsetenv("SL_FAKE_NO_DATA");
     assert_int_equal(rc, 0);
-    assert_int_equal(json_array_size(all), 3);
-    const char *names[] = {"good", "bad", "gpu"};
-    for (int i = 0; i < 3; i++) {
-        json_t *r = find_case(all, names[i], 8);
+    assert_int_equal(json_array_size(all), FAKE_N_VARIANTS);
+    for (int i = 0; i < FAKE_N_VARIANTS; i++) {
+        json_t *r = find_case(all, fake_variants[i].name, 8);
         assert_string_equal(str(r, "status"), "unavailable");
         assert_non_null(strstr(str(r, "error"), "pass --data DIR"));
     }
@@ -514,7 +592,7 @@ static void test_sigint_keeps_finished_records(void **state)
 
 static void expect_avail(const char *requires, int built, const char *why_built_without)
 {
-    sl_variant v = {"x", requires, "", NULL};
+    sl_variant v = {"x", requires, "", NULL, 0, NULL};
     char why[256];
     int ok = sl_variant_available(&v, why, sizeof why);
     if (!built) {
@@ -542,21 +620,19 @@ static void test_availability_reasons(void **state)
     expect_avail("cuda", have_gpu, cuda_why);
     expect_avail("cublas", have_gpu && SL_HAVE_CUBLAS, have_gpu ? "cublas: built without cuBLAS" : cuda_why);
     expect_avail("cudnn", have_gpu && SL_HAVE_CUDNN, have_gpu ? "cudnn: built without cuDNN" : cuda_why);
-    sl_variant odd = {"x", "quantum", "", NULL};
+    sl_variant odd = {"x", "quantum", "", NULL, 0, NULL};
     char why[256];
     assert_false(sl_variant_available(&odd, why, sizeof why));
     assert_non_null(strstr(why, "unknown requirement"));
 
-    /* Threaded variants: omp, blas, cuda*, or requires "openmp"; everything else runs on one thread. */
-    const sl_variant th[] = {{"omp", "openmp", "", NULL}, {"blas", "blas", "", NULL},
-                             {"cuda", "cuda", "", NULL}, {"cuda_tiled", "cuda", "", NULL},
-                             {"layout", "openmp", "", NULL}};
-    const sl_variant one[] = {{"naive", NULL, "", NULL}, {"simd", NULL, "", NULL},
-                              {"cublas", "cublas", "", NULL}};
-    for (size_t i = 0; i < sizeof th / sizeof *th; i++)
-        assert_true(sl_variant_threaded(&th[i]));
+    /* The thread count a variant gets is its declared trait's, whatever its name: a cuda* variant is
+     * not threaded unless its row says so. */
+    const sl_variant th = {"layout", NULL, "", NULL, SL_THREADED, NULL};
+    const sl_variant one[] = {{"omp", "openmp", "", NULL, 0, NULL}, {"cuda", "cuda", "", NULL, SL_DEVICE, NULL}};
+    assert_int_equal(sl_variant_threads(&th, 4), 4);
+    assert_int_equal(sl_variant_threads(&th, 0), 1);
     for (size_t i = 0; i < sizeof one / sizeof *one; i++)
-        assert_false(sl_variant_threaded(&one[i]));
+        assert_int_equal(sl_variant_threads(&one[i], 4), 1);
 }
 
 /* ---- statistics ---------------------------------------------------------------------------------- */
@@ -622,6 +698,8 @@ int main(void)
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_availability_reasons),
         cmocka_unit_test(test_records_schema),
+        cmocka_unit_test(test_toy_variant_is_one_row),
+        cmocka_unit_test(test_incomplete_row_refused),
         cmocka_unit_test(test_ok_run_exits_zero),
         cmocka_unit_test(test_param_flag),
         cmocka_unit_test(test_calibration_record),

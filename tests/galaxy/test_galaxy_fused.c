@@ -50,7 +50,7 @@ static double diff(fx *f, int v)
     case OMP3: c1 = galaxy_cost_omp(&f->p, f->th, f->fws, 3); galaxy_grad_omp(&f->p, f->th, f->g1, f->fws, 3); break;
     case LAYOUT: c1 = galaxy_cost_layout(&f->p, f->th, f->ws); galaxy_grad_layout(&f->p, f->th, f->g1, f->ws); break;
 #if SL_HAVE_BLAS
-    case BLAS: c1 = galaxy_cost_blas(&f->p, f->th, f->fws); galaxy_grad_blas(&f->p, f->th, f->g1, f->fws); break;
+    case BLAS: c1 = galaxy_cost_blas(&f->p, f->th, f->fws, 1); galaxy_grad_blas(&f->p, f->th, f->g1, f->fws, 1); break;
 #endif
     default: return INFINITY;
     }

@@ -30,7 +30,7 @@ static void test_entropy_mi_cuda(void **st)
             for (long e = 0; e < 2 * B * D; e++)
                 X[e] = rnd(&s);
             double h, mi, rh, rmi;
-            assert_int_equal(em_naive(X, Y, B, D, &rh, &rmi), 0);
+            assert_int_equal(em_naive(X, Y, B, D, &rh, &rmi, 1), 0);
             em_cuda_ctx *c = em_cuda_alloc(B, D);
             assert_non_null(c);
             assert_int_equal(em_cuda_copy_in(c, X, Y), 0);
@@ -53,11 +53,11 @@ static void test_tensor_mean_cuda(void **st)
             const long N = Ns[ni], D = Ds[di], D3 = D * D * D;
             float *X = malloc((size_t)(3 * N * D) * sizeof *X), *Y = X + N * D, *Z = Y + N * D;
             float *A = malloc((size_t)D3 * sizeof *A), *R = malloc((size_t)D3 * sizeof *R);
-            float *ws = malloc(tm_workspace_floats(TM_NAIVE, N, D) * sizeof *ws);
+            float *ws = malloc(tm_naive_workspace(N, D) * sizeof *ws);
             unsigned s = (unsigned)(N * 7 + D);
             for (long e = 0; e < 3 * N * D; e++)
                 X[e] = rnd(&s);
-            assert_int_equal(tm_naive(X, Y, Z, N, D, R, ws), 0);
+            assert_int_equal(tm_naive(X, Y, Z, N, D, R, ws, 1), 0);
             tm_cuda_ctx *c = tm_cuda_alloc(N, D);
             assert_non_null(c);
             assert_int_equal(tm_cuda_copy_in(c, X, Y, Z), 0);

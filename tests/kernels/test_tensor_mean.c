@@ -12,7 +12,7 @@
 #include "sl_config.h"
 #include "tensor_mean/tensor_mean.h"
 
-typedef int (*tm_fn)(const float *, const float *, const float *, long, long, float *, float *);
+typedef tm_kernel_fn *tm_fn;
 
 static uint64_t rng_state;
 static float rnd_normal(void)
@@ -41,7 +41,7 @@ static void reference(const float *X, const float *Y, const float *Z, long N, lo
         R[e] /= (double)N;
 }
 
-static void check_variant(tm_fn f, int kind)
+static void check_variant(tm_fn f, tm_workspace_fn *workspace)
 {
     static const long Ns[] = {1, 5, 63, 130}, Ds[] = {1, 3, 17, 32};
     for (size_t ni = 0; ni < 4; ni++)
@@ -49,13 +49,13 @@ static void check_variant(tm_fn f, int kind)
             const long N = Ns[ni], D = Ds[di], D3 = D * D * D;
             float *X = malloc((size_t)(3 * N * D) * sizeof *X), *Y = X + N * D, *Z = Y + N * D;
             float *A = malloc((size_t)D3 * sizeof *A);
-            float *ws = malloc(tm_workspace_floats(kind, N, D) * sizeof *ws);
+            float *ws = malloc(workspace(N, D) * sizeof *ws);
             double *R = malloc((size_t)D3 * sizeof *R);
             rng_state = 0xabcdefull + (uint64_t)(N * 100 + D);
             for (long e = 0; e < 3 * N * D; e++)
                 X[e] = rnd_normal();
             reference(X, Y, Z, N, D, R);
-            assert_int_equal(f(X, Y, Z, N, D, A, ws), 0);
+            assert_int_equal(f(X, Y, Z, N, D, A, ws, 2), 0); /* two threads: one-thread variants ignore it */
             double d = 0.0, r = 0.0;
             for (long e = 0; e < D3; e++) {
                 d += (A[e] - R[e]) * (A[e] - R[e]);
@@ -70,19 +70,19 @@ static void check_variant(tm_fn f, int kind)
         }
 }
 
-static void test_naive(void **st) { (void)st; check_variant(tm_naive, TM_NAIVE); }
-static void test_loop(void **st) { (void)st; check_variant(tm_loop, TM_LOOP); }
-static void test_simd(void **st) { (void)st; check_variant(tm_simd, TM_SIMD); }
-static void test_omp(void **st) { (void)st; check_variant(tm_omp, TM_OMP); }
+static void test_naive(void **st) { (void)st; check_variant(tm_naive, tm_naive_workspace); }
+static void test_loop(void **st) { (void)st; check_variant(tm_loop, tm_loop_workspace); }
+static void test_simd(void **st) { (void)st; check_variant(tm_simd, tm_simd_workspace); }
+static void test_omp(void **st) { (void)st; check_variant(tm_omp, tm_omp_workspace); }
 
 static void test_blas(void **st)
 {
     (void)st;
 #if SL_HAVE_BLAS
-    check_variant(tm_blas, TM_BLAS);
+    check_variant(tm_blas, tm_blas_workspace);
 #else
     float x[4] = {0}, A[1], ws[64];
-    assert_int_equal(tm_blas(x, x, x, 2, 1, A, ws), -1); /* built without BLAS: refuses, documented */
+    assert_int_equal(tm_blas(x, x, x, 2, 1, A, ws, 1), -1); /* built without BLAS: refuses, documented */
 #endif
 }
 
@@ -124,9 +124,9 @@ static void test_bad_arguments(void **st)
     const tm_fn fns[] = {tm_naive, tm_loop, tm_simd, tm_omp};
     float x[8] = {0}, A[8], ws[64];
     for (int k = 0; k < 4; k++) {
-        assert_int_equal(fns[k](x, x, x, 0, 2, A, ws), -1);
-        assert_int_equal(fns[k](x, x, x, 2, 0, A, ws), -1);
-        assert_int_equal(fns[k](x, x, x, 2, 2, A, NULL), -1);
+        assert_int_equal(fns[k](x, x, x, 0, 2, A, ws, 1), -1);
+        assert_int_equal(fns[k](x, x, x, 2, 0, A, ws, 1), -1);
+        assert_int_equal(fns[k](x, x, x, 2, 2, A, NULL, 1), -1);
     }
 }
 

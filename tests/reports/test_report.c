@@ -347,6 +347,44 @@ static void bad_input_is_reported_and_skipped(void **state)
     free(rp), free(r), free(sp), free(s), free(mp), free(out);
 }
 
+/* GPU or CPU comes from a record's traits, never its name; only a record without traits (written
+ * before they were recorded) falls back to the old rule by name. */
+static void gpu_read_from_traits(void **state)
+{
+    (void)state;
+    char *kp = rep_printf("%s/kernel/run-20261122-100000/results.jsonl", fix), *text = slurp(kp);
+    assert_non_null(text);
+    json_t *base = json_loads(strchr(text, '\n') + 1, JSON_DISABLE_EOF_CHECK, NULL); /* line 2: a case */
+    assert_non_null(base);
+    char *out = tmpdir(), *path = rep_printf("%s/results.jsonl", out);
+    FILE *f = fopen(path, "w");
+    const struct { const char *variant, *traits; } recs[] = {
+        {"tiled", "[\"device\"]"}, {"cuda", "[]"}, {"cublas", NULL}, {"omp", "[\"threaded\"]"}};
+    for (int i = 0; i < 4; i++) {
+        json_t *r = json_deep_copy(base);
+        json_object_set_new(r, "variant", json_string(recs[i].variant));
+        if (recs[i].traits)
+            json_object_set_new(r, "traits", json_loads(recs[i].traits, 0, NULL));
+        char *line = json_dumps(r, JSON_COMPACT);
+        fprintf(f, "%s\n", line);
+        free(line);
+        json_decref(r);
+    }
+    fclose(f);
+    rep_set set = {0};
+    char *paths[] = {out};
+    rep_load(&set, 1, paths, stderr);
+    assert_int_equal(set.nerrors, 0);
+    const int want[] = {1, 0, 1, 0};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(rep_is_gpu(&set, 0, "entropy_mi", recs[i].variant), want[i]);
+        assert_int_equal(rep_find(&set, 0, "entropy_mi", recs[i].variant, 256)->gpu, want[i]);
+    }
+    rep_set_free(&set);
+    json_decref(base);
+    free(kp), free(text), free(out), free(path);
+}
+
 static void usage_errors(void **state)
 {
     (void)state;
@@ -463,6 +501,7 @@ int main(void)
         cmocka_unit_test(isa_levels_and_inversions),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),
+        cmocka_unit_test(gpu_read_from_traits),
         cmocka_unit_test(compare_same_build),
         cmocka_unit_test(compare_finds_slowdown),
         cmocka_unit_test(compare_flags_noise_and_few_reps),

@@ -18,20 +18,6 @@
 
 #define EM_D 256
 
-enum { V_NAIVE, V_SIMD, V_OMP, V_CUDA, V_FACTORIZED, V_COUNT };
-
-static const sl_variant em_variants[V_COUNT] = {
-    [V_NAIVE] = {"naive", NULL, "scalar loops, the D x D sum in full", NULL},
-    [V_SIMD] = {"simd", NULL, "one thread, vector softmax, D x D sum vectorised over j (8 rows of i at once)",
-                "naive"},
-    [V_OMP] = {"omp", "openmp", "simd with rows split across OpenMP threads", "simd"},
-    [V_CUDA] = {"cuda", "cuda", "one block per batch row (as written up); time includes copies",
-                "omp"},
-    [V_FACTORIZED] = {"factorized", NULL,
-                      "algorithmic change: sum_ij (p_i q_j)^2 = (sum p_i^2)(sum q_j^2), O(D) per row",
-                      "simd"},
-};
-
 static const long em_sizes[] = {256, 1024, 4096, 16384, 65536};
 static const long em_quick_sizes[] = {256, 1024};
 
@@ -41,7 +27,37 @@ typedef struct em_state {
     double ref_h, ref_mi; /* double-precision reference */
     double h, mi;         /* the last run's output */
     void *cuda;           /* em_cuda_ctx of the cuda variant, between prepare and release */
+    int threads;          /* --threads */
 } em_state;
+
+/* A device variant's path: it owns its device buffers between prepare and release. */
+typedef struct em_device {
+    int (*prepare)(em_state *s, sl_error *err);
+    int (*run)(em_state *s, sl_record *rec, sl_error *err);
+    void (*release)(em_state *s);
+} em_device;
+
+/* What a variant row's `kernels` points to: a CPU variant's kernel (entropy_mi.h), or an SL_DEVICE
+ * variant's path. `own_flops`: for a variant that does less work than the study's nominal count (an
+ * algorithmic change), the work it does, which its records carry instead. */
+typedef struct em_kernels {
+    em_kernel_fn *run;
+    const em_device *device;
+    double (*own_flops)(long B, long D);
+    const char *own_work_note;
+} em_kernels;
+
+extern const sl_study sl_study_entropy_mi;
+
+static const sl_variant *em_variant(int v)
+{
+    return &sl_study_entropy_mi.variants[v];
+}
+
+static const em_kernels *em_kernels_of(int v)
+{
+    return em_variant(v)->kernels;
+}
 
 static double em_flops(long B, const sl_opts *o)
 {
@@ -108,6 +124,7 @@ static void *em_setup(long B, const sl_opts *o, sl_error *err)
     }
     s->B = B;
     s->D = EM_D;
+    s->threads = o->threads;
     s->X = malloc((size_t)(B * EM_D) * sizeof(float));
     s->Y = malloc((size_t)(B * EM_D) * sizeof(float));
     if (!s->X || !s->Y) {
@@ -125,11 +142,8 @@ static void *em_setup(long B, const sl_opts *o, sl_error *err)
 
 /* ---- CUDA: the one place that knows whether it exists ------------------------------------------- */
 #if SL_HAVE_CUDA
-static int em_prepare(void *state, int v, sl_error *err)
+static int em_prepare_cuda(em_state *s, sl_error *err)
 {
-    em_state *s = state;
-    if (v != V_CUDA)
-        return 0;
     s->cuda = em_cuda_alloc(s->B, s->D);
     if (!s->cuda) {
         sl_error_set(err, "%s:%d: entropy_mi cuda: device allocation failed for B = %ld, D = %ld",
@@ -139,13 +153,10 @@ static int em_prepare(void *state, int v, sl_error *err)
     return 0;
 }
 
-static void em_release(void *state, int v)
+static void em_release_cuda(em_state *s)
 {
-    em_state *s = state;
-    if (v == V_CUDA) {
-        em_cuda_free(s->cuda);
-        s->cuda = NULL;
-    }
+    em_cuda_free(s->cuda);
+    s->cuda = NULL;
 }
 
 /* One repetition on the GPU: copy in, kernel, copy out; each phase a profiler region and device time. */
@@ -175,35 +186,45 @@ static int em_run_cuda(em_state *s, sl_record *rec, sl_error *err)
         sl_record_phases(rec, h2d, k, d2h);
     return 0;
 }
-#else
-#define em_prepare NULL
-#define em_release NULL
-static int em_run_cuda(em_state *s, sl_record *rec, sl_error *err)
+#else /* the row stays complete; the runner reports the variant unavailable and never calls these */
+static int em_prepare_cuda(em_state *s, sl_error *err)
 {
-    (void)s, (void)rec;
+    (void)s;
     sl_error_set(err, "%s:%d: entropy_mi cuda: built without CUDA (configure with -Dcuda=enabled)",
                  __FILE__, __LINE__);
     return -1;
 }
+static void em_release_cuda(em_state *s) { (void)s; }
+static int em_run_cuda(em_state *s, sl_record *rec, sl_error *err)
+{
+    (void)rec;
+    return em_prepare_cuda(s, err);
+}
 #endif
+static const em_device em_cuda_path = {em_prepare_cuda, em_run_cuda, em_release_cuda};
+
+static int em_prepare(void *state, int v, sl_error *err)
+{
+    const em_kernels *k = em_kernels_of(v);
+    return k->device ? k->device->prepare(state, err) : 0;
+}
+
+static void em_release(void *state, int v)
+{
+    const em_kernels *k = em_kernels_of(v);
+    if (k->device)
+        k->device->release(state);
+}
 
 static int em_run(void *state, int v, sl_record *rec, sl_error *err)
 {
     em_state *s = state;
-    int rc;
-    switch (v) {
-    case V_NAIVE: rc = em_naive(s->X, s->Y, s->B, s->D, &s->h, &s->mi); break;
-    case V_SIMD: rc = em_simd(s->X, s->Y, s->B, s->D, &s->h, &s->mi); break;
-    case V_OMP: rc = em_omp(s->X, s->Y, s->B, s->D, &s->h, &s->mi); break;
-    case V_FACTORIZED: rc = em_factorized(s->X, s->Y, s->B, s->D, &s->h, &s->mi); break;
-    case V_CUDA: return em_run_cuda(s, rec, err);
-    default:
-        sl_error_set(err, "%s:%d: entropy_mi: no variant %d (0..%d)", __FILE__, __LINE__, v, V_COUNT - 1);
-        return -1;
-    }
-    if (rc != 0) {
+    const em_kernels *k = em_kernels_of(v);
+    if (k->device)
+        return k->device->run(s, rec, err);
+    if (k->run(s->X, s->Y, s->B, s->D, &s->h, &s->mi, sl_variant_threads(em_variant(v), s->threads))) {
         sl_error_set(err, "%s:%d: entropy_mi %s: kernel rejected B = %ld, D = %ld", __FILE__, __LINE__,
-                     em_variants[v].name, s->B, s->D);
+                     em_variant(v)->name, s->B, s->D);
         return -1;
     }
     return 0;
@@ -230,13 +251,49 @@ static void em_finish(void *state, int v, sl_record *rec)
     em_state *s = state;
     sl_record_metric(rec, "H", s->h);
     sl_record_metric(rec, "MI", s->mi);
-    if (v == V_FACTORIZED) {
-        /* its own work, so rates and the roofline are not credited with ~50x the flops it does: the
-         * two softmaxes as the study counts them (12 D), the two sums of squares (4 D), their product */
-        sl_record_work(rec, (double)s->B * (16.0 * (double)s->D + 2.0), em_bytes(s->B, NULL));
-        sl_record_note(rec, "algorithmic change: O(D) per row; its own work, B (16 D + 2) flops, is recorded");
+    const em_kernels *k = em_kernels_of(v);
+    if (k->own_flops) { /* so rates and the roofline credit it with the flops it does, not the study's */
+        sl_record_work(rec, k->own_flops(s->B, s->D), em_bytes(s->B, NULL));
+        sl_record_note(rec, k->own_work_note);
     }
 }
+
+/* factorized's work: the two softmaxes as the study counts them (12 D), the two sums of squares (4 D),
+ * their product; about 1/50 of the study's nominal count at D = 256. */
+static double em_factorized_flops(long B, long D)
+{
+    return (double)B * (16.0 * (double)D + 2.0);
+}
+
+/* What a row lacks: a CPU variant its kernel, a device variant its path. */
+static const char *em_incomplete(const sl_variant *v)
+{
+    const em_kernels *k = v->kernels;
+    if (v->traits & SL_DEVICE)
+        return k->device && k->device->prepare && k->device->run && k->device->release
+                   ? NULL : "an SL_DEVICE row needs .device with prepare, run and release";
+    if (k->device)
+        return "a .device path on a row that is not SL_DEVICE";
+    if (k->own_flops && !k->own_work_note)
+        return ".own_flops without .own_work_note (the record's note says why the work differs)";
+    return k->run ? NULL : "a CPU row needs .run (its kernel)";
+}
+
+/* One row per variant: name, requirement, description, the variant it builds on, traits, functions. */
+static const sl_variant em_variants[] = {
+    {"naive", NULL, "scalar loops, the D x D sum in full", NULL, 0, &(const em_kernels){.run = em_naive}},
+    {"simd", NULL, "one thread, vector softmax, D x D sum vectorised over j (8 rows of i at once)", "naive", 0,
+     &(const em_kernels){.run = em_simd}},
+    {"omp", "openmp", "simd with rows split across OpenMP threads", "simd", SL_THREADED,
+     &(const em_kernels){.run = em_omp}},
+    {"cuda", "cuda", "one block per batch row (as written up); time includes copies", "omp", SL_DEVICE,
+     &(const em_kernels){.device = &em_cuda_path}},
+    {"factorized", NULL, "algorithmic change: sum_ij (p_i q_j)^2 = (sum p_i^2)(sum q_j^2), O(D) per row",
+     "simd", 0,
+     &(const em_kernels){.run = em_factorized, .own_flops = em_factorized_flops,
+                         .own_work_note = "algorithmic change: O(D) per row; its own work, B (16 D + 2) "
+                                          "flops, is recorded"}},
+};
 
 const sl_study sl_study_entropy_mi = {
     .name = "entropy_mi",
@@ -251,7 +308,8 @@ const sl_study sl_study_entropy_mi = {
     .baseline = "naive",
     .tolerance = 1e-3,
     .variants = em_variants,
-    .n_variants = V_COUNT,
+    .n_variants = sizeof em_variants / sizeof em_variants[0],
+    .incomplete = em_incomplete,
     .flops = em_flops,
     .bytes = em_bytes,
     .footprint = em_footprint,

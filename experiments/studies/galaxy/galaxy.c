@@ -26,17 +26,6 @@
 #include "seeded_normal.h"
 #include <speedlab/prof.h>
 
-enum { V_DEFAULT, V_LAYOUT, V_SIMD, V_OMP, V_BLAS, V_CUDA, N_VARIANTS };
-
-static const sl_variant variants[] = {
-    {"default", NULL, "per-example loop as Mocz's gradient (copies into preallocated scratch)", NULL},
-    {"layout", NULL, "matrix form, one-hot by indexing, no per-example copies", "default"},
-    {"simd", NULL, "fused pass over blocks of 32 rows (X read once per call), explicit vectors", "layout"},
-    {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads by segments (same bits as simd)",
-     "simd"},
-    {"blas", "blas", "fused blocks with the two products by cblas_dgemm", "simd"},
-    {"cuda", "cuda", "warp per row forward + column-block backward on the GPU (X uploaded once)", "omp"},
-};
 static const sl_param params[] = {
     {"max_iter", "300", "CG iterations (the write-up's MAX_ITER); when given, overrides the size"},
     {"lambda", "1", "regularisation"},
@@ -61,6 +50,36 @@ typedef struct gstate {
     cg_result res;
     double train_acc, test_acc, train_time_s;
 } gstate;
+
+/* A device variant's path: the data set goes to the device in prepare, cost and gradient run there. */
+typedef struct gx_device {
+    int (*prepare)(gstate *s, sl_error *err);
+    void (*release)(gstate *s);
+    int (*cost)(gstate *s, const double *th, double *J);     /* 0, or -1 (error() says why) */
+    int (*grad)(gstate *s, const double *th, double *g);
+    const char *(*error)(gstate *s);
+} gx_device;
+
+/* What a variant row's `kernels` points to: cost and gradient in the form its traits call for (a
+ * one-thread variant's, a threaded one's taking the thread count, or an SL_DEVICE path). `fused`: the
+ * fused workspace (fused.h) rather than galaxy.h's. `grad_lines`: optional, the gradient with a region
+ * per statement group (--param lines=1). */
+typedef struct gx_kernels {
+    double (*cost)(const galaxy_problem *p, const double *theta, double *ws);
+    void (*grad)(const galaxy_problem *p, const double *theta, double *grad, double *ws);
+    double (*cost_threaded)(const galaxy_problem *p, const double *theta, double *ws, int threads);
+    void (*grad_threaded)(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads);
+    int fused;
+    void (*grad_lines)(gstate *s, const double *th, double *g);
+    const gx_device *device;
+} gx_kernels;
+
+extern const sl_study sl_study_galaxy;
+
+static const gx_kernels *kernels_of(int v)
+{
+    return sl_study_galaxy.variants[v].kernels;
+}
 
 /* Where the data set is looked for without --data: the repository's copy in the source tree the build
  * was configured from, else the installed copy (meson install puts data/galaxy there). */
@@ -115,7 +134,6 @@ static void teardown(void *vs)
 
 static void *setup(long size, const sl_opts *o, sl_error *err)
 {
-    extern const sl_study sl_study_galaxy;
     char dir[900], p[1024], msg[512];
     if (find_dir(o, dir, sizeof dir, err)) return NULL;
     gstate *s = calloc(1, sizeof *s);
@@ -169,43 +187,30 @@ static void grad_default_lines(gstate *s, const double *th, double *g)
  * which stops CG (status 3); run then reports the error. */
 static double variant_cost(gstate *s, int v, const double *th)
 {
-    switch (v) {
-    case V_DEFAULT: return galaxy_cost_default(&s->p, th, s->ws);
-    case V_LAYOUT: return galaxy_cost_layout(&s->p, th, s->ws);
-    case V_SIMD: return galaxy_cost_simd(&s->p, th, s->fws);
-    case V_OMP: return galaxy_cost_omp(&s->p, th, s->fws, s->threads);
-#if SL_HAVE_BLAS
-    case V_BLAS: return galaxy_cost_blas(&s->p, th, s->fws);
-#endif
-#if SL_HAVE_CUDA
-    case V_CUDA: {
-        double J;
-        if (galaxy_cost_cuda(s->cuda, th, &J) == 0) return J;
-        break;
+    const gx_kernels *k = kernels_of(v);
+    double *ws = k->fused ? s->fws : s->ws, J = NAN;
+    if (k->device) {
+        if (k->device->cost(s, th, &J) != 0)
+            s->dev_failed = 1, J = NAN;
+        return J;
     }
-#endif
-    default: break;
-    }
-    s->dev_failed = 1;
-    return NAN;
+    if (k->cost_threaded)
+        return k->cost_threaded(&s->p, th, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
+    return k->cost(&s->p, th, ws);
 }
 static void variant_grad(gstate *s, int v, const double *th, double *g)
 {
-    switch (v) {
-    case V_DEFAULT: galaxy_grad_default(&s->p, th, g, s->ws); return;
-    case V_LAYOUT: galaxy_grad_layout(&s->p, th, g, s->ws); return;
-    case V_SIMD: galaxy_grad_simd(&s->p, th, g, s->fws); return;
-    case V_OMP: galaxy_grad_omp(&s->p, th, g, s->fws, s->threads); return;
-#if SL_HAVE_BLAS
-    case V_BLAS: galaxy_grad_blas(&s->p, th, g, s->fws); return;
-#endif
-#if SL_HAVE_CUDA
-    case V_CUDA: if (galaxy_grad_cuda(s->cuda, th, g) == 0) return; break;
-#endif
-    default: break;
-    }
-    s->dev_failed = 1;
-    for (size_t i = 0; i < s->nt; i++) g[i] = NAN;
+    const gx_kernels *k = kernels_of(v);
+    double *ws = k->fused ? s->fws : s->ws;
+    if (k->device) {
+        if (k->device->grad(s, th, g) == 0)
+            return;
+        s->dev_failed = 1;
+        for (size_t i = 0; i < s->nt; i++) g[i] = NAN;
+    } else if (k->grad_threaded)
+        k->grad_threaded(&s->p, th, g, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
+    else
+        k->grad(&s->p, th, g, ws);
 }
 static double cost_cb(const double *th, void *ctx)
 {
@@ -219,7 +224,7 @@ static void grad_cb(const double *th, double *g, void *ctx)
 {
     gstate *s = ctx;
     prof_begin("gradient");
-    if (s->v == V_DEFAULT && s->lines) grad_default_lines(s, th, g);
+    if (s->lines && kernels_of(s->v)->grad_lines) kernels_of(s->v)->grad_lines(s, th, g);
     else variant_grad(s, s->v, th, g);
     prof_end("gradient");
 }
@@ -244,29 +249,39 @@ static double accuracy(gstate *s, const galaxy_problem *p, double *ws)
     return (double)ok / (double)p->m;
 }
 
-/* cuda: X and y go to the device once, outside the timed runs. */
+/* ---- the device path: the one place that knows whether CUDA exists ---------------------------- */
+#if SL_HAVE_CUDA
+/* X and y go to the device once, outside the timed runs. */
+static int cuda_prepare(gstate *s, sl_error *err)
+{
+    if (s->cuda) return 0;
+    char msg[256];
+    s->cuda = galaxy_cuda_create(&s->p, msg, sizeof msg);
+    if (!s->cuda) { sl_error_set(err, "%s", msg); return -1; }
+    return 0;
+}
+static void cuda_release(gstate *s) { galaxy_cuda_destroy(s->cuda); s->cuda = NULL; }
+static int cuda_cost(gstate *s, const double *th, double *J) { return galaxy_cost_cuda(s->cuda, th, J); }
+static int cuda_grad(gstate *s, const double *th, double *g) { return galaxy_grad_cuda(s->cuda, th, g); }
+static const char *cuda_error(gstate *s) { return galaxy_cuda_error(s->cuda); }
+#else /* the row stays complete; the runner reports the variant unavailable and never calls these */
+static int cuda_prepare(gstate *s, sl_error *err) { (void)s; sl_error_set(err, "galaxy cuda: built without CUDA"); return -1; }
+static void cuda_release(gstate *s) { (void)s; }
+static int cuda_cost(gstate *s, const double *th, double *J) { (void)s, (void)th, (void)J; return -1; }
+static int cuda_grad(gstate *s, const double *th, double *g) { (void)s, (void)th, (void)g; return -1; }
+static const char *cuda_error(gstate *s) { (void)s; return "galaxy cuda: built without CUDA"; }
+#endif
+static const gx_device cuda_path = {cuda_prepare, cuda_release, cuda_cost, cuda_grad, cuda_error};
+
 static int prepare(void *vs, int v, sl_error *err)
 {
-    (void)vs; (void)err;
-#if SL_HAVE_CUDA
-    gstate *s = vs;
-    if (v == V_CUDA && !s->cuda) {
-        char msg[256];
-        s->cuda = galaxy_cuda_create(&s->p, msg, sizeof msg);
-        if (!s->cuda) { sl_error_set(err, "%s", msg); return -1; }
-    }
-#else
-    (void)v;
-#endif
-    return 0;
+    const gx_kernels *k = kernels_of(v);
+    return k->device ? k->device->prepare(vs, err) : 0;
 }
 static void release(void *vs, int v)
 {
-    (void)vs; (void)v;
-#if SL_HAVE_CUDA
-    gstate *s = vs;
-    if (v == V_CUDA) { galaxy_cuda_destroy(s->cuda); s->cuda = NULL; }
-#endif
+    const gx_kernels *k = kernels_of(v);
+    if (k->device) k->device->release(vs);
 }
 
 static int run(void *vs, int v, sl_record *rec, sl_error *err)
@@ -285,10 +300,7 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     s->train_time_s = (double)(prof_now_ns() - t0) * 1e-9;
     prof_mem_sampler_stop();
     if (s->dev_failed) {
-#if SL_HAVE_CUDA
-        if (v == V_CUDA) { sl_error_set(err, "%s", galaxy_cuda_error(s->cuda)); return -1; }
-#endif
-        sl_error_set(err, "galaxy: variant %d has no cost/gradient in this build", v);
+        sl_error_set(err, "%s", kernels_of(v)->device->error(s));
         return -1;
     }
     s->train_acc = accuracy(s, &s->p, s->ws);
@@ -306,9 +318,7 @@ static int check(void *vs, int v, double *rel_err, sl_error *err)
     s->dev_failed = 0;
     double c1 = variant_cost(s, v, s->theta0);
     variant_grad(s, v, s->theta0, s->grad_tmp);
-#if SL_HAVE_CUDA
-    if (s->dev_failed && v == V_CUDA) { sl_error_set(err, "%s", galaxy_cuda_error(s->cuda)); return -1; }
-#endif
+    if (s->dev_failed) { sl_error_set(err, "%s", kernels_of(v)->device->error(s)); return -1; }
     double gmax = 0, dmax = 0;
     for (size_t i = 0; i < s->nt; i++) { gmax = fmax(gmax, fabs(s->grad_ref[i])); dmax = fmax(dmax, fabs(s->grad_ref[i] - s->grad_tmp[i])); }
     *rel_err = fmax(fabs(c1 - c0) / fabs(c0), dmax / gmax);
@@ -349,6 +359,48 @@ static void finish(void *vs, int v, sl_record *rec)
  * and cost_function regions instead, and the report gives their roofline per call.) */
 static double footprint(long size, const sl_opts *o) { (void)size; (void)o; return 3375.0 * 1024 * 8 * 1.5 + 1e6; }
 
+/* What a row lacks: cost and gradient in one form, the threaded form exactly when SL_THREADED (blas's
+ * exist only with BLAS), or an SL_DEVICE row's path. */
+static const char *incomplete(const sl_variant *v)
+{
+    const gx_kernels *k = v->kernels;
+    int one = k->cost && k->grad, threaded = k->cost_threaded && k->grad_threaded;
+    if (v->traits & SL_DEVICE)
+        return k->device && !one && !threaded ? NULL : "an SL_DEVICE row needs .device and no CPU kernels";
+    if (k->device)
+        return "a .device path on a row that is not SL_DEVICE";
+    if (!SL_HAVE_BLAS && v->requires && strcmp(v->requires, "blas") == 0 && !one && !threaded)
+        return NULL;
+    if (one == threaded)
+        return "a CPU row needs .cost and .grad, or .cost_threaded and .grad_threaded (not both)";
+    if (threaded != !!(v->traits & SL_THREADED))
+        return threaded ? "threaded kernels on a row without SL_THREADED" : "SL_THREADED without threaded kernels";
+    return NULL;
+}
+
+#if SL_HAVE_BLAS
+#define GX_BLAS_KERNELS {.cost_threaded = galaxy_cost_blas, .grad_threaded = galaxy_grad_blas, .fused = 1}
+#else
+#define GX_BLAS_KERNELS {.fused = 1} /* unavailable: the runner never runs it */
+#endif
+
+/* One row per variant: name, requirement, description, the variant it builds on, traits, functions. */
+static const sl_variant variants[] = {
+    {"default", NULL, "per-example loop as Mocz's gradient (copies into preallocated scratch)", NULL, 0,
+     &(const gx_kernels){.cost = galaxy_cost_default, .grad = galaxy_grad_default, .grad_lines = grad_default_lines}},
+    {"layout", NULL, "matrix form, one-hot by indexing, no per-example copies", "default", 0,
+     &(const gx_kernels){.cost = galaxy_cost_layout, .grad = galaxy_grad_layout}},
+    {"simd", NULL, "fused pass over blocks of 32 rows (X read once per call), explicit vectors", "layout", 0,
+     &(const gx_kernels){.cost = galaxy_cost_simd, .grad = galaxy_grad_simd, .fused = 1}},
+    {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads by segments (same bits as simd)",
+     "simd", SL_THREADED,
+     &(const gx_kernels){.cost_threaded = galaxy_cost_omp, .grad_threaded = galaxy_grad_omp, .fused = 1}},
+    {"blas", "blas", "fused blocks with the two products by cblas_dgemm", "simd", SL_THREADED,
+     &(const gx_kernels)GX_BLAS_KERNELS},
+    {"cuda", "cuda", "warp per row forward + column-block backward on the GPU (X uploaded once)", "omp",
+     SL_DEVICE, &(const gx_kernels){.device = &cuda_path}},
+};
+
 const sl_study sl_study_galaxy = {
     .name = "galaxy",
     .title = "galaxy-image ANN (1024-8-3) trained by SciPy-style nonlinear CG",
@@ -358,7 +410,8 @@ const sl_study sl_study_galaxy = {
     .sizes = sizes, .n_sizes = 1, .quick_sizes = quick_sizes, .n_quick_sizes = 1,
     .baseline = "default",
     .tolerance = 1e-10,
-    .variants = variants, .n_variants = N_VARIANTS,
+    .variants = variants, .n_variants = (int)(sizeof variants / sizeof *variants),
+    .incomplete = incomplete,
     .params = params, .n_params = 5,
     .default_reps = 5,
     .footprint = footprint,

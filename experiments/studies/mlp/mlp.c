@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <speedlab/prof.h>
 
@@ -20,15 +21,6 @@
 #include "mlp/mlp_cuda.h"
 #endif
 
-static const sl_variant variants[] = {
-    [V_NAIVE] = {"naive", NULL, "plain loops, weights walked with a stride (trains naive_epochs epochs)",
-                 NULL},
-    [V_SIMD] = {"simd", NULL, "register-blocked products with explicit vectors, one thread", "naive"},
-    [V_OMP] = {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads", "simd"},
-    [V_BLAS] = {"blas", "blas", "the products by cblas_sgemm", "naive"},
-    [V_CUDA] = {"cuda", "cuda", "own CUDA kernels, data resident on the GPU, batch gathered there", "omp"},
-    [V_CUBLAS] = {"cublas", "cublas", "the products by cublasSgemm, the rest as cuda", "cuda"},
-};
 /* Defaults chosen to reach >= 88 % test accuracy on Fashion-MNIST with every variant (docs/study-mlp.md
  * has the measurement); the write-up's own setting is
  * --param epochs=40 --param lr=0.001 --param lr_final=0.001. */
@@ -91,7 +83,6 @@ static int load_data(mlp_state *s, const sl_opts *o, sl_error *err)
 
 static int read_params(mlp_state *s, long batch, const sl_opts *o, sl_error *err)
 {
-    extern const sl_study sl_study_mlp;
     s->epochs = (int)sl_param_long(o, &sl_study_mlp, "epochs");
     s->naive_epochs = (int)sl_param_long(o, &sl_study_mlp, "naive_epochs");
     s->check_steps = (int)sl_param_long(o, &sl_study_mlp, "check_steps");
@@ -169,6 +160,7 @@ static train_model model_of(mlp_state *s, int v)
         return mlp_dev_model(s);
 #endif
     s->v = v;
+    s->vthreads = sl_variant_threads(&sl_study_mlp.variants[v], s->threads);
     return mlp_cpu_model(s);
 }
 
@@ -211,7 +203,7 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     if (mlp_set_weights(s, v, s->P0, err) != 0)
         return -1;
     train_cfg cfg = s->cfg;
-    if (v == V_NAIVE && s->naive_epochs < cfg.epochs)
+    if ((sl_study_mlp.variants[v].traits & SL_REDUCED) && s->naive_epochs < cfg.epochs)
         cfg.epochs = s->naive_epochs;
     train_model m = model_of(s, v);
     s->series.n = 0;
@@ -301,7 +293,6 @@ static void work_of(const mlp_dims *d, long batch, long epochs, long rows, long 
  * finish() records the work the variant ran when it differs (naive's epochs, another data set's rows). */
 static void declared_work(long batch, const sl_opts *o, double *flops, double *bytes)
 {
-    extern const sl_study sl_study_mlp;
     mlp_dims d = {784, 128, 128, 10};
     long epochs = o->quick ? 1 : sl_param_long(o, &sl_study_mlp, "epochs");
     long rows = o->quick ? QUICK_ROWS : 60000, test = o->quick ? QUICK_TEST : 10000;
@@ -329,6 +320,39 @@ static double footprint(long batch, const sl_opts *o)
     return 70000.0 * 785 + 60000.0 * 4 + 4.0 * MLP_EVAL_CHUNK * (784 + 600) + 4.0 * 3 * 118282 + 1e6;
 }
 
+/* What a row lacks: a CPU variant its forward and backward (blas's exist only with BLAS). */
+static const char *incomplete(const sl_variant *v)
+{
+    const mlp_kernels *k = v->kernels;
+    if (v->traits & SL_DEVICE)
+        return k->forward ? "an SL_DEVICE row runs the device model: no CPU kernels" : NULL;
+    if (!SL_HAVE_BLAS && v->requires && strcmp(v->requires, "blas") == 0)
+        return NULL;
+    return k->forward && k->backward ? NULL : "a CPU row needs .forward and .backward";
+}
+
+#if SL_HAVE_BLAS
+#define MLP_BLAS_KERNELS {.forward = mlp_forward_blas, .backward = mlp_backward_blas}
+#else
+#define MLP_BLAS_KERNELS {0} /* unavailable: the runner never runs it */
+#endif
+
+/* One row per variant: name, requirement, description, the variant it builds on, traits, functions. */
+static const sl_variant variants[] = {
+    {"naive", NULL, "plain loops, weights walked with a stride (trains naive_epochs epochs)", NULL,
+     SL_REDUCED, &(const mlp_kernels){.forward = mlp_forward_naive, .backward = mlp_backward_naive}},
+    {"simd", NULL, "register-blocked products with explicit vectors, one thread", "naive", 0,
+     &(const mlp_kernels){.forward = mlp_forward_simd, .backward = mlp_backward_simd}},
+    /* the threads gather X by columns (at two threads, those they read) and update what they wrote */
+    {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads", "simd", SL_THREADED,
+     &(const mlp_kernels){mlp_forward_omp, mlp_backward_omp, mlp_update_omp, mlp_gather_omp, 0}},
+    {"blas", "blas", "the products by cblas_sgemm", "naive", SL_THREADED, &(const mlp_kernels)MLP_BLAS_KERNELS},
+    {"cuda", "cuda", "own CUDA kernels, data resident on the GPU, batch gathered there", "omp", SL_DEVICE,
+     &(const mlp_kernels){.cublas = 0}},
+    {"cublas", "cublas", "the products by cublasSgemm, the rest as cuda", "cuda", SL_DEVICE,
+     &(const mlp_kernels){.cublas = 1}},
+};
+
 const sl_study sl_study_mlp = {
     .name = "mlp",
     .title = "784-128-128-10 MLP trained by minibatch SGD on (Fashion-)MNIST",
@@ -338,7 +362,8 @@ const sl_study sl_study_mlp = {
     .sizes = sizes, .n_sizes = 1, .quick_sizes = quick_sizes, .n_quick_sizes = 1,
     .baseline = "simd",
     .tolerance = 1e-3,
-    .variants = variants, .n_variants = MLP_N_VARIANTS,
+    .variants = variants, .n_variants = (int)(sizeof variants / sizeof *variants),
+    .incomplete = incomplete,
     .params = params, .n_params = (int)(sizeof params / sizeof *params),
     .default_reps = 3,
     .flops = flops,

@@ -14,12 +14,28 @@
 /* The device variants are wired in when the CUDA kernels of kernels/mlp are built. */
 #define MLP_DEVICE SL_HAVE_CUDA
 
-enum { V_NAIVE, V_SIMD, V_OMP, V_BLAS, V_CUDA, V_CUBLAS, MLP_N_VARIANTS };
+/* What a variant row's `kernels` points to (mlp.c's table). A CPU variant: its kernels (kernels/mlp/mlp.h;
+ * a NULL update is mlp_sgd, a NULL gather is train_gather on one thread), run by the CPU model
+ * (models.c). An SL_DEVICE variant: the device model's options (mlp_cuda.h). */
+typedef struct mlp_kernels {
+    mlp_forward_fn forward;
+    mlp_backward_fn backward;
+    mlp_update_fn update;
+    mlp_gather_fn gather;
+    int cublas; /* SL_DEVICE: the products by cuBLAS rather than the own kernels */
+} mlp_kernels;
+
+extern const sl_study sl_study_mlp;
+
+static inline const mlp_kernels *mlp_kernels_of(int v)
+{
+    return sl_study_mlp.variants[v].kernels;
+}
 
 /* The variants whose weights and steps live on the GPU (mlp_cuda.h). */
 static inline int mlp_is_device(int v)
 {
-    return v == V_CUDA || v == V_CUBLAS;
+    return (sl_study_mlp.variants[v].traits & SL_DEVICE) != 0;
 }
 
 #define MLP_EVAL_CHUNK 1000 /* test rows per forward call when evaluating on the host */
@@ -30,13 +46,14 @@ typedef struct mlp_state {
     mlp_dims dims;
     mlp_layout L;
     train_cfg cfg;        /* epochs, batch, lr, seed, n_train, n_test for the timed runs */
-    int epochs, naive_epochs, check_steps, quick, threads;
+    int epochs, naive_epochs, check_steps, quick, threads; /* threads: --threads */
     float *P0, *P, *G;    /* initial weights (He, from the seed), working copy, gradient */
     float *wsblock, *X;   /* workspace for MLP_EVAL_CHUNK rows; batch (or eval chunk) as floats */
     uint8_t *y;
     mlp_ws ws;
     int32_t *perm;
     int v;                /* the variant the CPU model runs */
+    int vthreads;         /* and its thread count (sl_variant_threads) */
     void *dev;            /* mlp_cuda * for cuda/cublas (prepare/release) */
     int dev_per_step;     /* device model: read the loss every step (checks) */
     train_series series;  /* the last repetition's */

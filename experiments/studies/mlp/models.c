@@ -14,40 +14,14 @@
 #include "mlp/mlp_cuda.h"
 #endif
 
-/* The CPU variants' kernels (kernels/mlp/mlp.h). A NULL update is mlp_sgd; a NULL gather is
- * train_gather on one thread. A variant missing here has no CPU kernels in this build (blas without
- * BLAS, the device variants). */
-typedef struct cpu_kernels {
-    mlp_forward_fn forward;
-    mlp_backward_fn backward;
-    mlp_update_fn update;
-    mlp_gather_fn gather;
-} cpu_kernels;
-
-static const cpu_kernels cpu_variants[] = {
-    [V_NAIVE] = {mlp_forward_naive, mlp_backward_naive, NULL, NULL},
-    [V_SIMD] = {mlp_forward_simd, mlp_backward_simd, NULL, NULL},
-    /* the threads gather X by columns (at two threads, those they read) and update what they wrote */
-    [V_OMP] = {mlp_forward_omp, mlp_backward_omp, mlp_update_omp, mlp_gather_omp},
-#if SL_HAVE_BLAS
-    [V_BLAS] = {mlp_forward_blas, mlp_backward_blas, NULL, NULL},
-#endif
-};
-
-static const cpu_kernels *cpu_kernels_of(int v)
-{
-    int n = (int)(sizeof cpu_variants / sizeof *cpu_variants);
-    return v >= 0 && v < n && cpu_variants[v].forward ? &cpu_variants[v] : NULL;
-}
-
 /* X, y := rows idx of set, with variant k's gather. */
-static void gather(const mlp_state *s, const cpu_kernels *k, const idx_set *set, const int32_t *idx, int B)
+static void gather(const mlp_state *s, const mlp_kernels *k, const idx_set *set, const int32_t *idx, int B)
 {
     if (!k->gather) {
         train_gather(set, idx, B, s->X, s->y);
         return;
     }
-    k->gather(&s->dims, set->images, idx, B, s->X, s->threads);
+    k->gather(&s->dims, set->images, idx, B, s->X, s->vthreads);
     for (int b = 0; b < B; b++)
         s->y[b] = set->labels[idx[b]];
 }
@@ -55,7 +29,7 @@ static void gather(const mlp_state *s, const cpu_kernels *k, const idx_set *set,
 static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
 {
     mlp_state *s = ctx;
-    const cpu_kernels *k = cpu_kernels_of(s->v);
+    const mlp_kernels *k = mlp_kernels_of(s->v);
     if (!k) {
         sl_error_set(err, "mlp: variant %d has no CPU kernels in this build", s->v);
         return -1;
@@ -64,17 +38,17 @@ static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     gather(s, k, &s->train, idx, B);
     prof_end("data");
     prof_begin("forward");
-    k->forward(&s->dims, s->P, s->X, B, &s->ws, s->threads);
+    k->forward(&s->dims, s->P, s->X, B, &s->ws, s->vthreads);
     prof_end("forward");
     prof_begin("loss");
     *loss = mlp_loss(&s->dims, s->y, B, &s->ws);
     prof_end("loss");
     prof_begin("backward");
-    k->backward(&s->dims, s->P, s->X, B, &s->ws, s->G, s->threads);
+    k->backward(&s->dims, s->P, s->X, B, &s->ws, s->G, s->vthreads);
     prof_end("backward");
     prof_begin("update");
     if (k->update)
-        k->update(&s->dims, s->P, s->G, lr, s->threads);
+        k->update(&s->dims, s->P, s->G, lr, s->vthreads);
     else
         mlp_sgd(s->P, s->G, s->L.n, lr);
     prof_end("update");
@@ -90,7 +64,7 @@ static int cpu_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *e
 {
     (void)loss_sum, (void)err;
     mlp_state *s = ctx;
-    const cpu_kernels *k = cpu_kernels_of(s->v);
+    const mlp_kernels *k = mlp_kernels_of(s->v);
     int32_t idx[MLP_EVAL_CHUNK];
     long ok = 0;
     for (long r = 0; r < s->cfg.n_test; r += MLP_EVAL_CHUNK) {
@@ -98,7 +72,7 @@ static int cpu_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *e
         for (int b = 0; b < B; b++)
             idx[b] = (int32_t)(r + b);
         gather(s, k, &s->test, idx, B);
-        k->forward(&s->dims, s->P, s->X, B, &s->ws, s->threads);
+        k->forward(&s->dims, s->P, s->X, B, &s->ws, s->vthreads);
         ok += mlp_correct(&s->dims, s->ws.z3, s->y, B);
     }
     *correct = ok;
@@ -172,7 +146,7 @@ int mlp_dev_prepare(mlp_state *s, int v, sl_error *err)
 {
     char msg[512];
     mlp_dev_release(s);
-    s->dev = mlp_cuda_create(&s->dims, v == V_CUBLAS, s->cfg.batch, s->train.images, s->train.labels,
+    s->dev = mlp_cuda_create(&s->dims, mlp_kernels_of(v)->cublas, s->cfg.batch, s->train.images, s->train.labels,
                              s->train.n, s->test.images, s->test.labels, s->cfg.n_test, msg, sizeof msg);
     if (!s->dev) {
         sl_error_set(err, "mlp: %s", msg);

@@ -18,22 +18,6 @@
 
 #define TM_D 32
 
-enum { V_NAIVE, V_LOOP, V_SIMD, V_OMP, V_BLAS, V_CUDA, V_COUNT };
-
-static const sl_variant tm_variants[V_COUNT] = {
-    [V_NAIVE] = {"naive", NULL, "per triplet a D^3 outer-product temporary, then added (the einsum baseline)",
-                 NULL},
-    [V_LOOP] = {"loop", NULL, "accumulate a_i b_j c_k straight into A, no temporary", "naive"},
-    [V_SIMD] = {"simd", NULL, "register-blocked rank-1 updates, A in L2, input chunks in L1, vector tanh",
-                "loop"},
-    [V_OMP] = {"omp", "openmp", "simd with the rows i of A split across OpenMP threads", "simd"},
-    [V_BLAS] = {"blas", "blas", "Khatri-Rao product (timed) then one cblas_sgemm", "loop"},
-    [V_CUDA] = {"cuda", "cuda", "one thread per (i,j,k) element (as written up); time includes copies",
-                "omp"},
-};
-/* The workspace each CPU variant needs (tensor_mean.h's enum), -1 for none. */
-static const int tm_kind_of[V_COUNT] = {TM_NAIVE, TM_LOOP, TM_SIMD, TM_OMP, TM_BLAS, -1};
-
 static const long tm_sizes[] = {64, 256, 1024, 4096, 8192};
 static const long tm_quick_sizes[] = {64, 256};
 
@@ -43,7 +27,38 @@ typedef struct tm_state {
     double *ref;
     float *ws;  /* the prepared variant's workspace */
     void *cuda; /* tm_cuda_ctx of the cuda variant */
+    int threads; /* --threads */
 } tm_state;
+
+/* A device variant's path: it owns its device buffers between prepare and release. */
+typedef struct tm_device {
+    int (*prepare)(tm_state *s, sl_error *err);
+    int (*run)(tm_state *s, sl_record *rec, sl_error *err);
+    void (*release)(tm_state *s);
+} tm_device;
+
+/* What a variant row's `kernels` points to: a CPU variant's kernel and workspace size (the pair its
+ * kernel file defines, tensor_mean.h), or an SL_DEVICE variant's path. */
+typedef struct tm_kernels {
+    tm_kernel_fn *run;
+    tm_workspace_fn *workspace;
+    const tm_device *device;
+} tm_kernels;
+
+/* The row's functions for the CPU kernel K: K and K_workspace. */
+#define TM_CPU(K) (&(const tm_kernels){.run = K, .workspace = K##_workspace})
+
+extern const sl_study sl_study_tensor_mean;
+
+static const sl_variant *tm_variant(int v)
+{
+    return &sl_study_tensor_mean.variants[v];
+}
+
+static const tm_kernels *tm_kernels_of(int v)
+{
+    return tm_variant(v)->kernels;
+}
 
 static double tm_flops(long N, const sl_opts *o)
 {
@@ -63,7 +78,7 @@ static double tm_footprint(long N, const sl_opts *o)
     (void)o;
     const double D3 = (double)TM_D * TM_D * TM_D;
     return (3.0 * N * TM_D + D3) * sizeof(float) + D3 * sizeof(double) +
-           (double)tm_workspace_floats(TM_BLAS, N, TM_D) * sizeof(float);
+           (double)tm_blas_workspace(N, TM_D) * sizeof(float); /* the largest */
 }
 
 static void tm_reference(const tm_state *s)
@@ -111,6 +126,7 @@ static void *tm_setup(long N, const sl_opts *o, sl_error *err)
     const size_t in = (size_t)(N * TM_D), d3 = (size_t)TM_D * TM_D * TM_D;
     s->N = N;
     s->D = TM_D;
+    s->threads = o->threads;
     s->X = malloc(in * sizeof(float));
     s->Y = malloc(in * sizeof(float));
     s->Z = malloc(in * sizeof(float));
@@ -176,7 +192,7 @@ static int tm_run_cuda(tm_state *s, sl_record *rec, sl_error *err)
         sl_record_phases(rec, h2d, k, d2h);
     return 0;
 }
-#else
+#else /* the row stays complete; the runner reports the variant unavailable and never calls these */
 static int tm_prepare_cuda(tm_state *s, sl_error *err)
 {
     (void)s;
@@ -191,17 +207,19 @@ static int tm_run_cuda(tm_state *s, sl_record *rec, sl_error *err)
     return tm_prepare_cuda(s, err);
 }
 #endif
+static const tm_device tm_cuda_path = {tm_prepare_cuda, tm_run_cuda, tm_release_cuda};
 
 static int tm_prepare(void *state, int v, sl_error *err)
 {
     tm_state *s = state;
-    if (v == V_CUDA)
-        return tm_prepare_cuda(s, err);
-    const size_t n = tm_workspace_floats(tm_kind_of[v], s->N, s->D);
+    const tm_kernels *k = tm_kernels_of(v);
+    if (k->device)
+        return k->device->prepare(s, err);
+    const size_t n = k->workspace(s->N, s->D);
     s->ws = malloc((n ? n : 1) * sizeof(float));
     if (!s->ws) {
         sl_error_set(err, "%s:%d: tensor_mean %s: out of memory for a %zu-float workspace", __FILE__,
-                     __LINE__, tm_variants[v].name, n);
+                     __LINE__, tm_variant(v)->name, n);
         return -1;
     }
     return 0;
@@ -210,8 +228,9 @@ static int tm_prepare(void *state, int v, sl_error *err)
 static void tm_release(void *state, int v)
 {
     tm_state *s = state;
-    if (v == V_CUDA)
-        tm_release_cuda(s);
+    const tm_kernels *k = tm_kernels_of(v);
+    if (k->device)
+        k->device->release(s);
     free(s->ws);
     s->ws = NULL;
 }
@@ -219,21 +238,12 @@ static void tm_release(void *state, int v)
 static int tm_run(void *state, int v, sl_record *rec, sl_error *err)
 {
     tm_state *s = state;
-    int rc;
-    switch (v) {
-    case V_NAIVE: rc = tm_naive(s->X, s->Y, s->Z, s->N, s->D, s->A, s->ws); break;
-    case V_LOOP: rc = tm_loop(s->X, s->Y, s->Z, s->N, s->D, s->A, s->ws); break;
-    case V_SIMD: rc = tm_simd(s->X, s->Y, s->Z, s->N, s->D, s->A, s->ws); break;
-    case V_OMP: rc = tm_omp(s->X, s->Y, s->Z, s->N, s->D, s->A, s->ws); break;
-    case V_BLAS: rc = tm_blas(s->X, s->Y, s->Z, s->N, s->D, s->A, s->ws); break;
-    case V_CUDA: return tm_run_cuda(s, rec, err);
-    default:
-        sl_error_set(err, "%s:%d: tensor_mean: no variant %d (0..%d)", __FILE__, __LINE__, v, V_COUNT - 1);
-        return -1;
-    }
-    if (rc != 0) {
+    const tm_kernels *k = tm_kernels_of(v);
+    if (k->device)
+        return k->device->run(s, rec, err);
+    if (k->run(s->X, s->Y, s->Z, s->N, s->D, s->A, s->ws, sl_variant_threads(tm_variant(v), s->threads))) {
         sl_error_set(err, "%s:%d: tensor_mean %s: kernel rejected N = %ld, D = %ld (or no workspace)",
-                     __FILE__, __LINE__, tm_variants[v].name, s->N, s->D);
+                     __FILE__, __LINE__, tm_variant(v)->name, s->N, s->D);
         return -1;
     }
     return 0;
@@ -258,6 +268,32 @@ static int tm_check(void *state, int v, double *rel_err, sl_error *err)
     return 0;
 }
 
+/* What a row lacks: a CPU variant its kernel or workspace size, a device variant its path. */
+static const char *tm_incomplete(const sl_variant *v)
+{
+    const tm_kernels *k = v->kernels;
+    if (v->traits & SL_DEVICE)
+        return k->device && k->device->prepare && k->device->run && k->device->release
+                   ? NULL : "an SL_DEVICE row needs .device with prepare, run and release";
+    if (k->device)
+        return "a .device path on a row that is not SL_DEVICE";
+    return k->run && k->workspace ? NULL : "a CPU row needs .run and .workspace (TM_CPU(kernel))";
+}
+
+/* One row per variant: name, requirement, description, the variant it builds on, traits, functions. */
+static const sl_variant tm_variants[] = {
+    {"naive", NULL, "per triplet a D^3 outer-product temporary, then added (the einsum baseline)", NULL, 0,
+     TM_CPU(tm_naive)},
+    {"loop", NULL, "accumulate a_i b_j c_k straight into A, no temporary", "naive", 0, TM_CPU(tm_loop)},
+    {"simd", NULL, "register-blocked rank-1 updates, A in L2, input chunks in L1, vector tanh", "loop", 0,
+     TM_CPU(tm_simd)},
+    {"omp", "openmp", "simd with the rows i of A split across OpenMP threads", "simd", SL_THREADED,
+     TM_CPU(tm_omp)},
+    {"blas", "blas", "Khatri-Rao product (timed) then one cblas_sgemm", "loop", SL_THREADED, TM_CPU(tm_blas)},
+    {"cuda", "cuda", "one thread per (i,j,k) element (as written up); time includes copies", "omp", SL_DEVICE,
+     &(const tm_kernels){.device = &tm_cuda_path}},
+};
+
 const sl_study sl_study_tensor_mean = {
     .name = "tensor_mean",
     .title = "mean of triple outer products of tanh features (D = 32)",
@@ -271,7 +307,8 @@ const sl_study sl_study_tensor_mean = {
     .baseline = "naive",
     .tolerance = 1e-3,
     .variants = tm_variants,
-    .n_variants = V_COUNT,
+    .n_variants = sizeof tm_variants / sizeof tm_variants[0],
+    .incomplete = tm_incomplete,
     .flops = tm_flops,
     .bytes = tm_bytes,
     .footprint = tm_footprint,
