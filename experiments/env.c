@@ -16,7 +16,7 @@
 #if SL_HAVE_PAPI
 #include <papi.h>
 #endif
-#if SL_HAVE_BLAS && defined(SL_OPENBLAS)
+#if SL_HAVE_OPENBLAS
 extern char *openblas_get_config(void);
 #endif
 
@@ -147,7 +147,7 @@ json_t *sl_env_capture(int threads)
              PAPI_VERSION_INCREMENT(PAPI_VER_CURRENT));
     set_str(env, "papi_version", buf);
 #endif
-#if SL_HAVE_BLAS && defined(SL_OPENBLAS)
+#if SL_HAVE_OPENBLAS
     set_str(env, "blas", openblas_get_config());
 #elif SL_HAVE_BLAS
     set_str(env, "blas", "CBLAS");

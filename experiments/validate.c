@@ -1,6 +1,7 @@
 /*
  * validate.c: the registry self-check. A variant is one row of its study's table; a row left incomplete
- * (no functions, a builds_on that names nothing, a GPU variant not marked SL_DEVICE) is refused here, at
+ * (no functions, a builds_on that names nothing, a GPU variant not marked SL_DEVICE, an OpenMP one not
+ * marked SL_THREADED) is refused here, at
  * start-up, with the study's and the variant's names, rather than crashing in a case later.
  */
 #include <stdarg.h>
@@ -58,6 +59,9 @@ static const char *row_problem(const sl_study *s, int v, char *buf, size_t n)
     }
     if (gpu != !!(r->traits & SL_DEVICE))
         return gpu ? "requires a GPU but lacks the SL_DEVICE trait" : "SL_DEVICE but requires no cuda*";
+    /* an OpenMP variant without the trait would run, and be recorded, on one thread */
+    if (r->requires && strcmp(r->requires, "openmp") == 0 && !(r->traits & SL_THREADED))
+        return "requires openmp but lacks the SL_THREADED trait (it would get one thread)";
     if (r->builds_on && (find_row(s, r->builds_on) < 0 || strcmp(r->builds_on, r->name) == 0)) {
         snprintf(buf, n, "builds_on '%s' names no other variant of the study", r->builds_on);
         return buf;
@@ -73,8 +77,10 @@ int sl_study_validate(const sl_study *s, char *why, size_t n)
         return refuse(why, n, s, "has no name");
     if (!s->variants || s->n_variants < 1)
         return refuse(why, n, s, "has no variants");
-    if (!s->run || !s->setup)
-        return refuse(why, n, s, "has no %s callback", s->run ? "setup" : "run");
+    if (!s->run || !s->setup || !s->teardown)
+        return refuse(why, n, s, "has no %s callback", !s->run ? "run" : !s->setup ? "setup" : "teardown");
+    if (!s->sizes || s->n_sizes < 1)
+        return refuse(why, n, s, "has no sizes");
     for (int v = 0; v < s->n_variants; v++) {
         const char *name = s->variants[v].name;
         char buf[256];

@@ -1,20 +1,21 @@
 /*
  * kernels/kern_blas.h: a BLAS variant's thread count. OpenBLAS has no per-call count, only a library-wide
- * one, so the kernel that makes the call sets it from its own `threads` parameter just before: the
- * thread count reaches every kernel as a parameter, never through a global the runner set.
+ * one, so every kernel that calls CBLAS sets it from its own `threads` parameter just before the call
+ * (the runner never sets it). Another CBLAS (netlib's, found by meson's `cblas` fallback) has no
+ * thread count at all: the call does nothing there.
  */
 #ifndef SL_KERNELS_KERN_BLAS_H
 #define SL_KERNELS_KERN_BLAS_H
 
 #include "sl_config.h"
 
-#if SL_HAVE_BLAS
+#if SL_HAVE_OPENBLAS
 #include <cblas.h> /* OpenBLAS's: declares openblas_set_num_threads */
 #endif
 
 static inline void kern_blas_threads(int threads)
 {
-#if SL_HAVE_BLAS
+#if SL_HAVE_OPENBLAS
     openblas_set_num_threads(threads > 0 ? threads : 1);
 #else
     (void)threads;

@@ -279,6 +279,7 @@ static void test_incomplete_row_refused(void **state)
         {{"x", NULL, "d", "turbo", 0, &k}, "builds_on 'turbo'"},
         {{"x", "quantum", "d", NULL, 0, &k}, "unknown requirement"},
         {{"good", NULL, "d", NULL, 0, &k}, "name is taken"},
+        {{"x", "openmp", "d", NULL, 0, &k}, "SL_THREADED"},
     };
     for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
         sl_variant rows[2] = {fake_variants[0], wrong[i].row};

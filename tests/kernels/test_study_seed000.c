@@ -124,7 +124,6 @@ static void test_factorized_records_own_work(void **state)
     s->teardown(st);
 }
 
-/* A variant index outside the table is refused with a message, not run. */
 /* Every study of the real registry passes the self-check `speedlab list` and `run` start with: each
  * variant is a complete row (the runner only ever passes a row's index, so a study needs no range check). */
 static void test_registry_complete(void **state)

@@ -40,7 +40,7 @@ static const long quick_sizes[] = {20};
 typedef struct gstate {
     galaxy_set train, test;
     galaxy_problem p, pt;
-    double *theta0, *theta, *ws, *wst, *fws, *work, *grad_ref, *grad_tmp;
+    double *theta0, *theta, *ws, *wst, *work, *grad_ref, *grad_tmp;
     int threads, dev_failed;
     void *cuda;      /* galaxy_cuda * for the cuda variant (prepare/release) */
     unsigned char *pred;
@@ -61,15 +61,14 @@ typedef struct gx_device {
 } gx_device;
 
 /* What a variant row's `kernels` points to: cost and gradient in the form its traits call for (a
- * one-thread variant's, a threaded one's taking the thread count, or an SL_DEVICE path). `fused`: the
- * fused workspace (fused.h) rather than galaxy.h's. `grad_lines`: optional, the gradient with a region
+ * one-thread variant's, a threaded one's taking the thread count, or an SL_DEVICE path); every CPU
+ * variant gets the one workspace, sized for the largest need (setup). `grad_lines`: optional, the gradient with a region
  * per statement group (--param lines=1). */
 typedef struct gx_kernels {
     double (*cost)(const galaxy_problem *p, const double *theta, double *ws);
     void (*grad)(const galaxy_problem *p, const double *theta, double *grad, double *ws);
     double (*cost_threaded)(const galaxy_problem *p, const double *theta, double *ws, int threads);
     void (*grad_threaded)(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads);
-    int fused;
     void (*grad_lines)(gstate *s, const double *th, double *g);
     const gx_device *device;
 } gx_kernels;
@@ -127,7 +126,7 @@ static void teardown(void *vs)
     gstate *s = vs;
     if (!s) return;
     galaxy_set_free(&s->train); galaxy_set_free(&s->test);
-    free(s->theta0); free(s->theta); free(s->ws); free(s->wst); free(s->fws); free(s->work);
+    free(s->theta0); free(s->theta); free(s->ws); free(s->wst); free(s->work);
     free(s->grad_ref); free(s->grad_tmp); free(s->pred); free(s->cost_series); free(s->iter_series);
     free(s);
 }
@@ -155,14 +154,22 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     s->nt = galaxy_n_theta(&s->p);
     s->theta0 = malloc(s->nt * sizeof(double)); s->theta = malloc(s->nt * sizeof(double));
     s->grad_ref = malloc(s->nt * sizeof(double)); s->grad_tmp = malloc(s->nt * sizeof(double));
-    s->ws = malloc(galaxy_ws_doubles(&s->p) * sizeof(double));
-    s->wst = malloc(galaxy_ws_doubles(&s->pt) * sizeof(double));
     s->threads = o->threads > 0 ? o->threads : 1;
-    s->fws = malloc(galaxy_fused_ws_doubles(&s->p, s->threads) * sizeof(double));
+    /* one workspace that fits every CPU variant (galaxy.h's and fused.h's), so no row has to say which */
+    size_t wsd = galaxy_ws_doubles(&s->p), fwsd = galaxy_fused_ws_doubles(&s->p, s->threads);
+    s->ws = malloc((wsd > fwsd ? wsd : fwsd) * sizeof(double));
+    s->wst = malloc(galaxy_ws_doubles(&s->pt) * sizeof(double));
     s->work = malloc(cg_work_doubles(s->nt) * sizeof(double));
     s->pred = malloc((size_t)(s->train.m > s->test.m ? s->train.m : s->test.m));
     s->cost_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
     s->iter_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
+    if (!s->theta0 || !s->theta || !s->grad_ref || !s->grad_tmp || !s->ws || !s->wst || !s->work ||
+        !s->pred || !s->cost_series || !s->iter_series) {
+        sl_error_set(err, "galaxy: out of memory for the workspaces (%zu parameters, %ld rows)", s->nt,
+                     (long)s->p.m);
+        teardown(s);
+        return NULL;
+    }
     sn_rng st = {o->seed};  /* initial weights uniform in [-0.2, 0.2] from the run's seed */
     for (size_t i = 0; i < s->nt; i++) s->theta0[i] = (double)(sn_next(&st) >> 11) / 9007199254740992.0 * 0.4 - 0.2;
     long ulps = sl_param_long(o, &sl_study_galaxy, "perturb");
@@ -188,7 +195,7 @@ static void grad_default_lines(gstate *s, const double *th, double *g)
 static double variant_cost(gstate *s, int v, const double *th)
 {
     const gx_kernels *k = kernels_of(v);
-    double *ws = k->fused ? s->fws : s->ws, J = NAN;
+    double *ws = s->ws, J = NAN;
     if (k->device) {
         if (k->device->cost(s, th, &J) != 0)
             s->dev_failed = 1, J = NAN;
@@ -201,7 +208,7 @@ static double variant_cost(gstate *s, int v, const double *th)
 static void variant_grad(gstate *s, int v, const double *th, double *g)
 {
     const gx_kernels *k = kernels_of(v);
-    double *ws = k->fused ? s->fws : s->ws;
+    double *ws = s->ws;
     if (k->device) {
         if (k->device->grad(s, th, g) == 0)
             return;
@@ -379,9 +386,9 @@ static const char *incomplete(const sl_variant *v)
 }
 
 #if SL_HAVE_BLAS
-#define GX_BLAS_KERNELS {.cost_threaded = galaxy_cost_blas, .grad_threaded = galaxy_grad_blas, .fused = 1}
+#define GX_BLAS_KERNELS {.cost_threaded = galaxy_cost_blas, .grad_threaded = galaxy_grad_blas}
 #else
-#define GX_BLAS_KERNELS {.fused = 1} /* unavailable: the runner never runs it */
+#define GX_BLAS_KERNELS {.cost = NULL} /* unavailable: the runner never runs it */
 #endif
 
 /* One row per variant: name, requirement, description, the variant it builds on, traits, functions. */
@@ -391,10 +398,10 @@ static const sl_variant variants[] = {
     {"layout", NULL, "matrix form, one-hot by indexing, no per-example copies", "default", 0,
      &(const gx_kernels){.cost = galaxy_cost_layout, .grad = galaxy_grad_layout}},
     {"simd", NULL, "fused pass over blocks of 32 rows (X read once per call), explicit vectors", "layout", 0,
-     &(const gx_kernels){.cost = galaxy_cost_simd, .grad = galaxy_grad_simd, .fused = 1}},
+     &(const gx_kernels){.cost = galaxy_cost_simd, .grad = galaxy_grad_simd}},
     {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads by segments (same bits as simd)",
      "simd", SL_THREADED,
-     &(const gx_kernels){.cost_threaded = galaxy_cost_omp, .grad_threaded = galaxy_grad_omp, .fused = 1}},
+     &(const gx_kernels){.cost_threaded = galaxy_cost_omp, .grad_threaded = galaxy_grad_omp}},
     {"blas", "blas", "fused blocks with the two products by cblas_dgemm", "simd", SL_THREADED,
      &(const gx_kernels)GX_BLAS_KERNELS},
     {"cuda", "cuda", "warp per row forward + column-block backward on the GPU (X uploaded once)", "omp",
