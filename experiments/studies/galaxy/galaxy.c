@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "data/galaxy_csv.h"
-#include "galaxy/galaxy.h"
+#include "galaxy/galaxy_kernels.h"
 #include "galaxy/fused.h"
 #include "sl_config.h"
 #if SL_HAVE_CUDA
@@ -62,8 +62,8 @@ typedef struct gx_device {
 
 /* What a variant row's `kernels` points to: cost and gradient in the form its traits call for (a
  * one-thread variant's, a threaded one's taking the thread count, or an SL_DEVICE path). `fused`: the
- * fused workspace (fused.h) rather than galaxy.h's. `grad_lines`: optional, the gradient with a region
- * per statement group (--param lines=1). */
+ * fused workspace (fused.h) rather than galaxy_kernels.h's. `grad_lines`: optional, the gradient with a
+ * region per statement group (--param lines=1). */
 typedef struct gx_kernels {
     double (*cost)(const galaxy_problem *p, const double *theta, double *ws);
     void (*grad)(const galaxy_problem *p, const double *theta, double *grad, double *ws);
