@@ -24,11 +24,14 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "avail.h"
+#include "commands.h"
 #include "counters.h"
 #include "fake_study.h"
+#include "gpu.h"
 #include "record.h"
-#include "runner.h"
 #include "sl_config.h"
+#include "stats.h"
 
 static char tmpdir[PATH_MAX];
 static char errbuf[16384];
