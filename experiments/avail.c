@@ -6,7 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner.h"
+#include "avail.h"
+#include "gpu.h"
 #include "sl_config.h"
 
 static int cuda_feature(const char *feature, int built, const char *lib, char *why, size_t n)

@@ -10,10 +10,11 @@
 
 #include <speedlab/prof.h>
 
-#include "record.h"
-#include "runner.h"
-#include "runner_case.h"
+#include "calib/calib.h"
+#include "calibrate.h"
+#include "gpu.h"
 #include "kern_blas.h"
+#include "record.h"
 #include "sl_config.h"
 
 #if SL_HAVE_BLAS

@@ -3,26 +3,56 @@
  * repetitions as profiler regions, statistics, rates, counters and the profile.
  */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <speedlab/prof.h>
 
+#include "case.h"
 #include "counters.h"
+#include "interrupt.h"
 #include "record.h"
-#include "runner_case.h"
+#include "stats.h"
+#include "validate.h"
 
 /* Repetitions stop here even when --min-time is not yet met (a kernel of a few ns). */
 #define SL_MAX_REPS 1000000
+
+/* The effective repetition plan of a case (docs/speedlab.md, "Repetitions"). */
+static void plan(const sl_run_cfg *cfg, const sl_study *s, int *reps, int *warmup, double *min_time)
+{
+    int kernel = s->kind == SL_KERNEL;
+    int def = s->default_reps > 0 ? s->default_reps : (kernel ? 5 : 1);
+    if (cfg->quick)
+        def = def < 2 ? def : 2;
+    *reps = cfg->reps > 0 ? cfg->reps : def;
+    *warmup = cfg->warmup >= 0 ? cfg->warmup : (kernel ? 1 : 0);
+    *min_time = cfg->min_time >= 0 ? cfg->min_time : (kernel && !cfg->quick ? 0.2 : 0.0);
+}
+
+/* Region names must outlive every prof_begin until prof_shutdown: keep them all. */
+static const char *keep_name(sl_run_ctx *c, const char *fmt_name, long size)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s=%ld", fmt_name ? fmt_name : "size", size);
+    for (int i = 0; i < c->n_names; i++)
+        if (strcmp(c->names[i], buf) == 0)
+            return c->names[i];
+    char **grown = realloc(c->names, (size_t)(c->n_names + 1) * sizeof *grown);
+    if (!grown)
+        return "size";
+    c->names = grown;
+    c->names[c->n_names] = strdup(buf);
+    return c->names[c->n_names] ? c->names[c->n_names++] : "size";
+}
 
 json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
 {
     const sl_variant *var = &s->variants[v];
     int reps, warmup;
     double min_time;
-    sl_plan(c->cfg, s, &reps, &warmup, &min_time);
+    plan(c->cfg, s, &reps, &warmup, &min_time);
     json_t *rec = sl_record_header("case", c->id, c->env);
     json_object_set_new(rec, "study", json_string(s->name));
     json_object_set_new(rec, "variant", json_string(var->name));
@@ -52,6 +82,23 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
         json_object_set_new(work, "bytes", sl_json_num(s->bytes(size, &c->opts)));
     json_object_set_new(rec, "work", work);
     return rec;
+}
+
+/* Writes a finished case: the record line, its TimerStats table, a one-line summary on stdout. */
+int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary)
+{
+    sl_error err = {{0}};
+    int rc = sl_record_append(c->fd, rec, &err);
+    if (rc != 0) {
+        fprintf(stderr, "speedlab: %s/results.jsonl: %s\n", c->dir, err.msg);
+        c->write_errors++;
+    }
+    if (c->tty)
+        fprintf(stderr, "\r\033[K");
+    printf("%s\n", summary);
+    fflush(stdout);
+    c->done++;
+    return rc;
 }
 
 static void fail(json_t *rec, const char *fmt, const char *what)
@@ -100,9 +147,9 @@ static int timed_reps(sl_run_ctx *c, const sl_study *s, void *state, int v, long
 {
     int reps, warmup;
     double min_time;
-    sl_plan(c->cfg, s, &reps, &warmup, &min_time);
+    plan(c->cfg, s, &reps, &warmup, &min_time);
     const char *vname = s->variants[v].name;
-    const char *sname = sl_keep_name(c, s->size_name, size);
+    const char *sname = keep_name(c, s->size_name, size);
     sl_error err = {{0}};
     for (int w = 0; w < warmup; w++)
         if (s->run(state, v, r, &err) != 0) {
@@ -249,7 +296,7 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     }
     if (n > 0) {
         add_times(rec, times, n);
-        const char *path[3] = {s->name, var->name, sl_keep_name(c, s->size_name, size)};
+        const char *path[3] = {s->name, var->name, keep_name(c, s->size_name, size)};
         char *text = prof_json();
         json_t *profile = text ? json_loads(text, 0, NULL) : NULL;
         free(text);
@@ -271,18 +318,15 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     if (prepared && s->release)
         s->release(state, v);
     /* The table and the record go out together: an interrupt waits until both are written. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &old);
+    sigset_t old;
+    sl_interrupt_hold(&old);
     append_timerstats(c, s, var->name, size);
     char line[1024];
     summary_line(line, sizeof line, s, var->name, size, rec);
     if (strcmp(json_string_value(json_object_get(rec, "status")), "ok") != 0)
         c->n_failed++;
     sl_emit_case(c, rec, line);
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    sl_interrupt_release(&old);
     json_decref(rec);
     sl_record_free(r);
     free(times);

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "runner.h"
+#include "avail.h"
+#include "cli.h"
 
 static const char run_usage[] =
     "usage: speedlab run STUDY...|all [options]\n"

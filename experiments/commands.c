@@ -1,21 +1,26 @@
 /*
- * commands.c: `speedlab COMMAND`: dispatch, `list`, `calibrate`, help texts and the interrupt handler.
+ * commands.c: `speedlab COMMAND`: dispatch, `list`, `calibrate` and their help texts.
  * `run` is runner.c; `report` and `compare` are the reports' own entry points (reports/report.h).
  */
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <speedlab/prof.h>
 
+#include "avail.h"
+#include "calibrate.h"
+#include "cli.h"
+#include "commands.h"
+#include "env.h"
+#include "interrupt.h"
 #include "isa.h"
-#include "record.h"
 #include "report.h"
+#include "rundir.h"
 #include "runner.h"
-#include "runner_case.h"
 #include "sl_config.h"
+#include "validate.h"
 
 static const char main_usage[] =
     "usage: speedlab COMMAND [options]\n"
@@ -39,29 +44,6 @@ static const char calibrate_usage[] =
     "  --threads N    threads for the all-threads ceilings (default: online CPUs)\n"
     "  The FMA peak is that of the kernels' ISA level: SPEEDLAB_ISA=v3 calibrates a dispatch build's\n"
     "  AVX2 kernels (docs/speedlab.md, \"ISA levels\").\n";
-
-/* ---- interrupts --------------------------------------------------------------------------------- */
-
-static void on_signal(int sig)
-{
-    /* Only async-signal-safe calls here. Records are whole lines (SIGINT is blocked while one is written),
-     * so leaving now keeps every finished case and drops the one in progress. */
-    static const char msg[] = "\nspeedlab: interrupted; finished cases are kept, the case in progress "
-                              "is dropped\n";
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)w;
-    _exit(sig == SIGINT ? SL_EXIT_INTERRUPTED : 128 + sig);
-}
-
-void sl_install_interrupt_handler(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
 
 /* ---- list --------------------------------------------------------------------------------------- */
 
@@ -176,7 +158,7 @@ int sl_calibrate_main(int argc, char **argv)
         perror(path);
         return SL_EXIT_FAILED;
     }
-    sl_install_interrupt_handler();
+    sl_interrupt_install();
     json_t *env = sl_env_capture((int)threads);
     int rc = sl_write_calibration(fd, id, env, (int)threads);
     json_decref(env);

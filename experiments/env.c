@@ -10,7 +10,9 @@
 
 #include "isa.h"
 #include "record.h"
-#include "runner.h"
+#include "avail.h"
+#include "env.h"
+#include "gpu.h"
 #include "sl_config.h"
 
 #if SL_HAVE_PAPI

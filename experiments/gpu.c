@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runner.h"
+#include "gpu.h"
 #include "sl_config.h"
 
 #if !SL_HAVE_CUDA

@@ -1,5 +1,5 @@
-/* main.c: the speedlab command. Everything is in speedlab_core (runner.h); this is the registry's entry. */
-#include "runner.h"
+/* main.c: the speedlab command. Everything is in speedlab_core (commands.h); this is the registry's entry. */
+#include "commands.h"
 
 int main(int argc, char **argv)
 {

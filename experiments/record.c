@@ -6,13 +6,14 @@
 
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "interrupt.h"
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 
@@ -264,11 +265,8 @@ int sl_record_append(int fd, json_t *rec, sl_error *err)
     line[n + 1] = '\0';
 
     /* Hold SIGINT off so the line is written whole and synced, then let a pending one act. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &old);
+    sigset_t old;
+    sl_interrupt_hold(&old);
     ssize_t w = write(fd, line, n + 1);
     int saved = errno;
     int rc = 0;
@@ -279,7 +277,7 @@ int sl_record_append(int fd, json_t *rec, sl_error *err)
         sl_error_set(err, "fsync of results.jsonl: %s", strerror(errno));
         rc = -1;
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    sl_interrupt_release(&old);
     free(line);
     return rc;
 }

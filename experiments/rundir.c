@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner.h"
+#include "rundir.h"
 
 /* mkdir -p: every missing parent of path, then path. */
 static int mkdir_p(const char *path)

@@ -16,9 +16,14 @@
 
 #include <speedlab/prof.h>
 
-#include "record.h"
+#include "avail.h"
+#include "calibrate.h"
+#include "case.h"
+#include "cli.h"
+#include "env.h"
+#include "interrupt.h"
+#include "rundir.h"
 #include "runner.h"
-#include "runner_case.h"
 
 /* Limits of one study's declaration (far above any real study). */
 #define SL_MAX_SIZES 1024
@@ -60,34 +65,6 @@ static int study_variants(const sl_run_ctx *c, const sl_study *s, int *out)
     return n;
 }
 
-/* The effective repetition plan of a case (docs/speedlab.md, "Repetitions"). */
-void sl_plan(const sl_run_cfg *cfg, const sl_study *s, int *reps, int *warmup, double *min_time)
-{
-    int kernel = s->kind == SL_KERNEL;
-    int def = s->default_reps > 0 ? s->default_reps : (kernel ? 5 : 1);
-    if (cfg->quick)
-        def = def < 2 ? def : 2;
-    *reps = cfg->reps > 0 ? cfg->reps : def;
-    *warmup = cfg->warmup >= 0 ? cfg->warmup : (kernel ? 1 : 0);
-    *min_time = cfg->min_time >= 0 ? cfg->min_time : (kernel && !cfg->quick ? 0.2 : 0.0);
-}
-
-/* Region names must outlive every prof_begin until prof_shutdown: keep them all. */
-const char *sl_keep_name(sl_run_ctx *c, const char *fmt_name, long size)
-{
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s=%ld", fmt_name ? fmt_name : "size", size);
-    for (int i = 0; i < c->n_names; i++)
-        if (strcmp(c->names[i], buf) == 0)
-            return c->names[i];
-    char **grown = realloc(c->names, (size_t)(c->n_names + 1) * sizeof *grown);
-    if (!grown)
-        return "size";
-    c->names = grown;
-    c->names[c->n_names] = strdup(buf);
-    return c->names[c->n_names] ? c->names[c->n_names++] : "size";
-}
-
 static void fmt_duration(char *buf, size_t n, double s)
 {
     if (s < 60)
@@ -114,23 +91,6 @@ static void progress(sl_run_ctx *c, const sl_study *s, const char *variant, long
         fprintf(stderr, ", about %s left", b);
     }
     fflush(stderr);
-}
-
-/* Writes a finished case: the record line, its TimerStats table, a one-line summary on stdout. */
-int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary)
-{
-    sl_error err = {{0}};
-    int rc = sl_record_append(c->fd, rec, &err);
-    if (rc != 0) {
-        fprintf(stderr, "speedlab: %s/results.jsonl: %s\n", c->dir, err.msg);
-        c->write_errors++;
-    }
-    if (c->tty)
-        fprintf(stderr, "\r\033[K");
-    printf("%s\n", summary);
-    fflush(stdout);
-    c->done++;
-    return rc;
 }
 
 /* The record of a case that did not run (status failed, skipped or unavailable, with why), counted. */
@@ -303,7 +263,7 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
     }
     rc = SL_EXIT_FAILED;
     if (open_run(&c) == 0) {
-        sl_install_interrupt_handler();
+        sl_interrupt_install();
         c.env = sl_env_capture(cfg.threads);
         c.t0_ns = prof_now_ns();
         c.n_cases = count_cases(&c);

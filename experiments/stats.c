@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner.h"
+#include "stats.h"
 
 static int cmp_double(const void *a, const void *b)
 {

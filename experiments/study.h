@@ -172,7 +172,8 @@ typedef struct sl_study_s {
     void (*teardown)(void *state);
 } sl_study;
 
-/* The registry (experiments/registry.c): every study, in the order `speedlab list` shows them. */
+/* The registry (experiments/registry.c, generated from the top-level meson.build's `studies` list): every
+ * study, in the order `speedlab list` shows them. */
 extern const sl_study *const sl_studies[];
 extern const int sl_n_studies;
 const sl_study *sl_find_study(const char *name);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runner.h"
+#include "validate.h"
 #include "study.h"
 
 /* The requirements study.h documents; those starting "cu" need a GPU. */

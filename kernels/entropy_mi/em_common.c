@@ -1,7 +1,7 @@
 /* The stable row softmax shared by the CPU entropy_mi variants. */
 #include <math.h>
 
-#include "entropy_mi.h"
+#include "entropy_mi_kernels.h"
 
 void em_softmax_row(const float *x, long D, float *p)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 extern "C" {
-#include "entropy_mi.h"
+#include "entropy_mi_kernels.h"
 }
 
 #define EM_THREADS 256

@@ -1,5 +1,5 @@
 /* entropy_mi, naive: the direct reading of the maths, scalar loops, the D x D sum in full. */
-#include "entropy_mi.h"
+#include "entropy_mi_kernels.h"
 
 int em_naive(const float *X, const float *Y, long B, long D, double *H, double *MI, int threads)
 {

@@ -4,7 +4,7 @@
 #ifndef KERNELS_ENTROPY_MI_SIMD_ROW_H
 #define KERNELS_ENTROPY_MI_SIMD_ROW_H
 
-#include "entropy_mi.h"
+#include "entropy_mi_kernels.h"
 #include "simd.h"
 
 #define EM_W VF32_LANES

@@ -32,7 +32,7 @@
 
 #include <math.h>
 
-#include "galaxy.h"
+#include "galaxy_kernels.h"
 
 /* One fused multiply-add where the target has the instruction (x86-64-v3 and up): the vector code's
  * a * b + c contracts to it there (-ffp-contract=fast). Without it (x86-64-v2) the vector code rounds

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "galaxy.h"
+#include "galaxy_kernels.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
  * threads argument becomes OpenBLAS's thread count (kern_blas.h).
  */
 #include "kern_blas.h"
-#include "mlp.h"
+#include "mlp_kernels.h"
 
 #include <cblas.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * O(B * n3) or O(parameters) per step, under 1 % of a step's work, so one plain version serves every
  * variant but omp, whose update stays on the threads that wrote the gradient (omp.c).
  */
-#include "mlp.h"
+#include "mlp_kernels.h"
 
 #include <math.h>
 

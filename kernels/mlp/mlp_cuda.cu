@@ -1,11 +1,12 @@
 /*
- * kernels/mlp/mlp_cuda.cu: the mlp network of mlp.h on the GPU, both device variants of mlp_cuda.h.
+ * kernels/mlp/mlp_cuda.cu: the mlp network of mlp_kernels.h on the GPU, both device variants of
+ * mlp_cuda.h.
  *
  * Design (and why):
  *   - Everything lives in one context on one non-blocking stream: the training and test images as bytes
  *     (uploaded once by mlp_cuda_create; 47 MB for MNIST as floats would be 188 MB and a step only needs
- *     B rows), the parameters P and gradients G in mlp.h's single-array layout (so set/get_params are one
- *     copy and the update is one kernel over L.n floats), and the per-batch activations sized max_batch.
+ *     B rows), the parameters P and gradients G in mlp_kernels.h's single-array layout (so
+ *     set/get_params are one copy and the update is one kernel over L.n floats), and the per-batch activations sized max_batch.
  *   - data: the host's B int32 indices are copied into a pinned staging buffer and sent with
  *     cudaMemcpyAsync (pageable memory would make the copy synchronous). Two staging slots, each guarded
  *     by an event, so the host never overwrites indices a still-queued copy has not read yet and rarely

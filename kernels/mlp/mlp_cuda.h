@@ -1,6 +1,6 @@
 /*
  * kernels/mlp/mlp_cuda.h: the mlp network on the GPU (variants cuda: own kernels; cublas: the products
- * by cublasSgemm, the rest by the same small kernels). Same parameter layout and maths as mlp.h.
+ * by cublasSgemm, the rest by the same small kernels). Same parameter layout and maths as mlp_kernels.h.
  *
  * The training and test images (bytes, n x n0) and labels are uploaded once by mlp_cuda_create (outside
  * the timed path, as the write-up's CuPy code keeps its arrays on the device). A step then takes the
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mlp.h"
+#include "mlp_kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,7 +31,7 @@ mlp_cuda *mlp_cuda_create(const mlp_dims *d, int use_cublas, int max_batch,
 void mlp_cuda_destroy(mlp_cuda *c);
 const char *mlp_cuda_error(const mlp_cuda *c);
 
-/* Parameters to and from the device (P in mlp.h's layout, mlp_layout_of(d).n floats). */
+/* Parameters to and from the device (P in mlp_kernels.h's layout, mlp_layout_of(d).n floats). */
 int mlp_cuda_set_params(mlp_cuda *c, const float *P);
 int mlp_cuda_get_params(mlp_cuda *c, float *P);
 

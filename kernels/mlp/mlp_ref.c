@@ -4,7 +4,7 @@
  * loops, written independently of naive.c (row-major walks, explicit softmax) so the two do not share
  * a mistake.
  */
-#include "mlp.h"
+#include "mlp_kernels.h"
 
 #include <math.h>
 #include <string.h>

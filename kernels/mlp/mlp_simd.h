@@ -24,7 +24,7 @@
 #ifndef SL_KERNELS_MLP_SIMD_H
 #define SL_KERNELS_MLP_SIMD_H
 
-#include "mlp.h"
+#include "mlp_kernels.h"
 #include "simd.h"
 
 #include <stddef.h>

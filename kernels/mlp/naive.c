@@ -4,7 +4,7 @@
  * stored input-major (W[k][j], Z = X W), so the inner dot product walks a column with stride n_out:
  * that is the naive part, and what the simd variant fixes.
  */
-#include "mlp.h"
+#include "mlp_kernels.h"
 
 /* Z[b][j] = act(sum_k X[b][k] W[k][j] + bias[j]) */
 static void dense(const float *X, const float *W, const float *bias, float *Z, int B, int n_in, int n_out,

@@ -19,7 +19,7 @@
  * Ranges are equal even-sized parts (mlps_split): 32 + 32 of the study's 64 rows. Without OpenMP the
  * pragmas are ignored and the one thread takes every range: the same result as simd.
  */
-#include "mlp.h"
+#include "mlp_kernels.h"
 #include "mlp_simd.h"
 
 #include "kern_omp.h"

@@ -7,7 +7,7 @@
  *   backward: relu'(A_prev) masks the delta tile in registers before its store; dW is written once per
  *            tile (the whole batch is one reduction block); the input's delta is never formed.
  */
-#include "mlp.h"
+#include "mlp_kernels.h"
 #include "mlp_simd.h"
 
 void mlp_forward_simd(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads)

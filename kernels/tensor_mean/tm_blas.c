@@ -2,7 +2,7 @@
  * tanh(x_ni) tanh(y_nj), the N x D^2 Khatri-Rao product, built here (timed) and one cblas_sgemm. */
 #include "sl_config.h"
 #include "kern_blas.h"
-#include "tensor_mean.h"
+#include "tensor_mean_kernels.h"
 
 #if SL_HAVE_BLAS
 #include <cblas.h>

@@ -2,7 +2,7 @@
 #include <math.h>
 
 #include "simd.h"
-#include "tensor_mean.h"
+#include "tensor_mean_kernels.h"
 
 void tm_tanh(const float *in, long n, float *out)
 {

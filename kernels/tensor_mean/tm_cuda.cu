@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 extern "C" {
-#include "tensor_mean.h"
+#include "tensor_mean_kernels.h"
 }
 
 struct tm_cuda_ctx {

@@ -1,7 +1,7 @@
 /* tensor_mean, loop: accumulate a_i b_j c_k straight into A (no temporary). */
 #include <string.h>
 
-#include "tensor_mean.h"
+#include "tensor_mean_kernels.h"
 
 size_t tm_loop_workspace(long N, long D)
 {

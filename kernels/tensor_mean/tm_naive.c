@@ -1,7 +1,7 @@
 /* tensor_mean, naive: the einsum baseline's shape: a D^3 temporary per triplet, then A += T. */
 #include <string.h>
 
-#include "tensor_mean.h"
+#include "tensor_mean_kernels.h"
 
 size_t tm_naive_workspace(long N, long D)
 {

@@ -1,7 +1,7 @@
 /* tensor_mean, omp: tm_simd with the i rows of A split evenly across `threads` threads
  * (each thread owns its rows of A: no reduction, no false sharing beyond one row boundary). Without
  * OpenMP the pragmas are ignored and this is tm_simd. */
-#include "tensor_mean.h"
+#include "tensor_mean_kernels.h"
 #include "tm_private.h"
 
 #include "kern_omp.h"

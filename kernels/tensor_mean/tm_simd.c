@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "simd.h"
-#include "tensor_mean.h"
+#include "tensor_mean_kernels.h"
 #include "tm_private.h"
 
 #define TM_W VF32_LANES

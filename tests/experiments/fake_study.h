@@ -6,7 +6,6 @@
  *         "toy" is the recipe of docs/speedlab.md ("Adding a variant") applied to it: one kernel function
  *         (fake_sum_threaded, standing for a kernel file) and one row, nothing else.
  *   slow: every repetition sleeps 30 ms, so a test can interrupt a run between records.
- *   broken: a row without its functions, which the registry self-check must refuse by name.
  */
 #ifndef FAKE_STUDY_H
 #define FAKE_STUDY_H
@@ -165,19 +164,5 @@ static const sl_study slow_study = {
 };
 
 static const sl_study *const fake_registry[] = {&fake_study, &slow_study};
-
-/* A row someone forgot to finish: its functions are missing. */
-static const sl_variant broken_variants[] = {
-    {"good", NULL, "sums the inputs", NULL, 0, &(const fake_kernels){fake_sum}},
-    {"half", NULL, "a row without its functions", "good", 0, NULL},
-};
-static const sl_study broken_study = {
-    .name = "broken", .title = "an incomplete study", .kind = SL_KERNEL, .size_name = "N",
-    .sizes = fake_sizes, .n_sizes = 2, .baseline = "good", .tolerance = 1e-3,
-    .variants = broken_variants, .n_variants = 2,
-    .flops = fake_flops, .bytes = fake_bytes, .footprint = fake_footprint,
-    .setup = fake_setup, .run = fake_run, .check = fake_check, .teardown = fake_teardown,
-};
-static const sl_study *const broken_registry[] = {&fake_study, &broken_study};
 
 #endif

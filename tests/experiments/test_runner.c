@@ -1,12 +1,12 @@
 /*
  * test_runner.c: the speedlab runner driven through sl_main with a fake registry (fake_study.h):
  * records and their schema fields, failed checks, unavailable variants, bad input (exit 2 with the valid
- * names), the memory refusal before setup, new run directories, SIGINT, and the statistics.
+ * names), the memory refusal before setup, new run directories, SIGINT, and the statistics. The variant
+ * rows themselves (the toy variant, incomplete rows) are test_registry.c's.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
@@ -24,138 +24,24 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "avail.h"
+#include "commands.h"
 #include "counters.h"
 #include "fake_study.h"
+#include "gpu.h"
 #include "record.h"
-#include "runner.h"
+#include "runner_test.h"
 #include "sl_config.h"
-
-static char tmpdir[PATH_MAX];
-static char errbuf[16384];
-
-/* Runs `speedlab ARGS...` with the registry `reg` in a child (stdout to /dev/null, stderr captured in
- * errbuf); its exit code. */
-static int speedlab_with(const sl_study *const *reg, int n_reg, const char *first, va_list ap)
-{
-    char *argv[64] = {"speedlab"};
-    int argc = 1;
-    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-        argv[argc++] = (char *)a;
-    argv[argc] = NULL;
-
-    char errpath[PATH_MAX + 16];
-    snprintf(errpath, sizeof errpath, "%s/stderr.txt", tmpdir);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644), o = open("/dev/null", O_WRONLY);
-        dup2(e, STDERR_FILENO);
-        dup2(o, STDOUT_FILENO);
-        int rc = sl_main(argc, argv, reg, n_reg);
-        fflush(NULL);
-        _exit(rc);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    FILE *f = fopen(errpath, "r");
-    size_t n = f ? fread(errbuf, 1, sizeof errbuf - 1, f) : 0;
-    errbuf[n] = '\0';
-    if (f)
-        fclose(f);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+#include "stats.h"
 
 /* `speedlab ARGS...` with the fake registry (fake_study.h). */
 static int speedlab(const char *first, ...)
 {
     va_list ap;
     va_start(ap, first);
-    int rc = speedlab_with(fake_registry, 2, first, ap);
+    int rc = rt_speedlab_va(fake_registry, 2, first, ap);
     va_end(ap);
     return rc;
-}
-
-static int speedlab_broken(const char *first, ...)
-{
-    va_list ap;
-    va_start(ap, first);
-    int rc = speedlab_with(broken_registry, 2, first, ap);
-    va_end(ap);
-    return rc;
-}
-
-/* Every line of OUT/latest/results.jsonl parsed; the array's length is the line count. */
-static json_t *read_latest(const char *out)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/latest/results.jsonl", out);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    json_t *all = json_array();
-    char line[1 << 16];
-    int lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        assert_int_equal(line[strlen(line) - 1], '\n'); /* whole lines only */
-        json_error_t e;
-        json_t *rec = json_loads(line, 0, &e);
-        if (!rec)
-            fail_msg("%s:%d: not JSON: %s", path, lineno, e.text);
-        json_array_append_new(all, rec);
-    }
-    fclose(f);
-    return all;
-}
-
-static json_t *find_case(json_t *all, const char *variant, long size)
-{
-    size_t i;
-    json_t *r;
-    json_array_foreach(all, i, r) {
-        if (strcmp(json_string_value(json_object_get(r, "variant")), variant) == 0 &&
-            json_integer_value(json_object_get(r, "size")) == size)
-            return r;
-    }
-    fail_msg("no record for variant %s size %ld", variant, size);
-    return NULL;
-}
-
-static const char *str(json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    if (!s)
-        fail_msg("record field '%s' is not a string", k);
-    return s;
-}
-
-static char out_dir[PATH_MAX + 16];
-
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/speedlab-test-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return -1;
-    snprintf(out_dir, sizeof out_dir, "%s/out", tmpdir);
-    return 0;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    if (getenv("SPEEDLAB_TEST_KEEP")) { /* for a look at the records after a failure */
-        fprintf(stderr, "# kept %s\n", tmpdir);
-        return 0;
-    }
-    return nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* ---- records ------------------------------------------------------------------------------------ */
@@ -163,20 +49,20 @@ static int remove_dir(void **state)
 static void test_records_schema(void **state)
 {
     (void)state;
-    int rc = speedlab("run", "fake", "--sizes", "8,16", "--min-time", "0", "--reps", "3", "--out", out_dir,
+    int rc = speedlab("run", "fake", "--sizes", "8,16", "--min-time", "0", "--reps", "3", "--out", rt_out_dir,
                       NULL);
     assert_int_equal(rc, 1); /* "bad" failed its check: non-zero at the end, after every case ran */
-    json_t *all = read_latest(out_dir);
+    json_t *all = rt_read_latest(rt_out_dir);
     assert_int_equal(json_array_size(all), 2 * FAKE_N_VARIANTS); /* every variant x 2 sizes */
 
-    json_t *good = find_case(all, "good", 16);
-    assert_string_equal(str(good, "schema"), "speedlab-results");
+    json_t *good = rt_find_case(all, "good", 16);
+    assert_string_equal(rt_str(good, "schema"), "speedlab-results");
     assert_int_equal(json_integer_value(json_object_get(good, "schema_version")), 1);
-    assert_string_equal(str(good, "kind"), "case");
-    assert_true(strncmp(str(good, "run_id"), "run-", 4) == 0);
-    assert_string_equal(str(good, "status"), "ok");
-    assert_string_equal(str(good, "size_name"), "N");
-    assert_string_equal(str(good, "baseline"), "good");
+    assert_string_equal(rt_str(good, "kind"), "case");
+    assert_true(strncmp(rt_str(good, "run_id"), "run-", 4) == 0);
+    assert_string_equal(rt_str(good, "status"), "ok");
+    assert_string_equal(rt_str(good, "size_name"), "N");
+    assert_string_equal(rt_str(good, "baseline"), "good");
     assert_null(json_object_get(good, "builds_on")); /* a starting point: the field is absent */
     assert_int_equal(json_array_size(json_object_get(good, "traits")), 0); /* declared none */
     json_t *env = json_object_get(good, "env");
@@ -198,20 +84,20 @@ static void test_records_schema(void **state)
     assert_true(json_number_value(json_object_get(rates, "ai")) == 0.5);
     assert_true(json_number_value(json_object_get(rates, "gflops")) > 0);
     assert_true(json_is_true(json_object_get(json_object_get(good, "check"), "passed")));
-    assert_string_equal(str(json_object_get(good, "params"), "scale"), "2");
+    assert_string_equal(rt_str(json_object_get(good, "params"), "scale"), "2");
     assert_true(json_number_value(json_object_get(json_object_get(good, "metrics"), "sum")) > 0);
     assert_string_equal(json_string_value(json_array_get(json_object_get(good, "notes"), 0)), "fake note");
     assert_true(json_is_object(json_object_get(good, "profile")));
     /* the runner records the case's peak memory for every study, kernel ones included */
     assert_true(json_integer_value(json_object_get(good, "peak_rss_bytes")) > 0);
-    const char *scope = str(good, "peak_rss_scope");
+    const char *scope = rt_str(good, "peak_rss_scope");
     assert_true(strcmp(scope, "case") == 0 || strcmp(scope, "process") == 0);
 
     /* A failed check: the error and rel_err, and no time of any kind. */
-    json_t *bad = find_case(all, "bad", 8);
-    assert_string_equal(str(bad, "status"), "failed");
-    assert_string_equal(str(bad, "builds_on"), "good");
-    assert_non_null(strstr(str(bad, "error"), "tolerance"));
+    json_t *bad = rt_find_case(all, "bad", 8);
+    assert_string_equal(rt_str(bad, "status"), "failed");
+    assert_string_equal(rt_str(bad, "builds_on"), "good");
+    assert_non_null(strstr(rt_str(bad, "error"), "tolerance"));
     json_t *chk = json_object_get(bad, "check");
     assert_true(json_number_value(json_object_get(chk, "rel_err")) == 1.0);
     assert_true(json_is_false(json_object_get(chk, "passed")));
@@ -220,86 +106,25 @@ static void test_records_schema(void **state)
     assert_null(json_object_get(bad, "rates"));
 
     /* A variant that cannot run here is not a failure. */
-    json_t *gpu = find_case(all, "gpu", 8);
+    json_t *gpu = rt_find_case(all, "gpu", 8);
     char why[256];
     if (!sl_gpu_available(why, sizeof why)) {
-        assert_string_equal(str(gpu, "status"), "unavailable");
-        assert_true(strncmp(str(gpu, "error"), "cuda: ", 6) == 0);
+        assert_string_equal(rt_str(gpu, "status"), "unavailable");
+        assert_true(strncmp(rt_str(gpu, "error"), "cuda: ", 6) == 0);
         assert_null(json_object_get(gpu, "times_s"));
     }
     assert_string_equal(json_string_value(json_array_get(json_object_get(gpu, "traits"), 0)), "device");
     json_decref(all);
 }
 
-/* The recipe of docs/speedlab.md: the toy variant is one kernel function and one row of fake_study.h.
- * It runs, is checked, records its declared trait, and its kernel gets --threads as a parameter, while
- * a one-thread variant's gets 1. */
-static void test_toy_variant_is_one_row(void **state)
-{
-    (void)state;
-    assert_int_equal(speedlab("run", "fake", "--variants", "good,toy", "--sizes", "16", "--reps", "2",
-                              "--min-time", "0", "--threads", "3", "--out", out_dir, NULL), 0);
-    json_t *all = read_latest(out_dir);
-    json_t *toy = find_case(all, "toy", 16), *good = find_case(all, "good", 16);
-    assert_string_equal(str(toy, "status"), "ok");
-    assert_string_equal(str(toy, "builds_on"), "good");
-    json_t *traits = json_object_get(toy, "traits");
-    assert_int_equal(json_array_size(traits), 1);
-    assert_string_equal(json_string_value(json_array_get(traits, 0)), "threaded");
-    assert_int_equal(json_integer_value(json_object_get(toy, "threads")), 3);
-    assert_int_equal(json_integer_value(json_object_get(good, "threads")), 1);
-    json_t *tm = json_object_get(toy, "metrics"), *gm = json_object_get(good, "metrics");
-    assert_true(json_number_value(json_object_get(tm, "threads_seen")) == 3.0);
-    assert_true(json_number_value(json_object_get(gm, "threads_seen")) == 1.0);
-    assert_true(json_number_value(json_object_get(tm, "sum")) == json_number_value(json_object_get(gm, "sum")));
-    json_decref(all);
-}
-
-/* An incomplete row is refused at start-up, naming the study and the variant, by list and run alike,
- * before any case runs; the fake studies' rows all pass. */
-static void test_incomplete_row_refused(void **state)
-{
-    (void)state;
-    char why[512];
-    assert_int_equal(sl_study_validate(&fake_study, why, sizeof why), 0);
-    assert_int_equal(sl_study_validate(&slow_study, why, sizeof why), 0);
-    assert_int_equal(sl_study_validate(&broken_study, why, sizeof why), -1);
-    assert_non_null(strstr(why, "study 'broken', variant 'half'"));
-    assert_int_equal(speedlab_broken("list", NULL), 1);
-    assert_non_null(strstr(errbuf, "study 'broken', variant 'half'"));
-    assert_int_equal(speedlab_broken("run", "fake", "--quick", "--out", out_dir, NULL), 1);
-    assert_non_null(strstr(errbuf, "study 'broken', variant 'half'"));
-
-    /* the other ways a row can be incomplete or wrong, each named */
-    const fake_kernels k = {fake_sum};
-    const struct { sl_variant row; const char *what; } wrong[] = {
-        {{"x", NULL, "", NULL, 0, &k}, "no description"},
-        {{"x", "cuda", "d", NULL, 0, &k}, "SL_DEVICE"},
-        {{"x", NULL, "d", NULL, SL_DEVICE, &k}, "SL_DEVICE"},
-        {{"x", NULL, "d", "turbo", 0, &k}, "builds_on 'turbo'"},
-        {{"x", "quantum", "d", NULL, 0, &k}, "unknown requirement"},
-        {{"good", NULL, "d", NULL, 0, &k}, "name is taken"},
-        {{"x", "openmp", "d", NULL, 0, &k}, "SL_THREADED"},
-    };
-    for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
-        sl_variant rows[2] = {fake_variants[0], wrong[i].row};
-        sl_study s = broken_study;
-        s.variants = rows;
-        assert_int_equal(sl_study_validate(&s, why, sizeof why), -1);
-        assert_non_null(strstr(why, "study 'broken', variant '"));
-        if (!strstr(why, wrong[i].what))
-            fail_msg("row %zu: '%s' does not say '%s'", i, why, wrong[i].what);
-    }
-}
-
 static void test_ok_run_exits_zero(void **state)
 {
     (void)state;
-    assert_int_equal(speedlab("run", "fake", "--variants", "good,gpu", "--quick", "--out", out_dir, NULL), 0);
-    json_t *all = read_latest(out_dir);
+    assert_int_equal(speedlab("run", "fake", "--variants", "good,gpu", "--quick", "--out", rt_out_dir, NULL), 0);
+    json_t *all = rt_read_latest(rt_out_dir);
     assert_int_equal(json_array_size(all), 2); /* --quick: the quick size 4 only */
-    assert_string_equal(str(find_case(all, "good", 4), "status"), "ok");
-    assert_null(strstr(errbuf, "case 1 of")); /* no progress output when stderr is not a terminal */
+    assert_string_equal(rt_str(rt_find_case(all, "good", 4), "status"), "ok");
+    assert_null(strstr(rt_errbuf, "case 1 of")); /* no progress output when stderr is not a terminal */
     json_decref(all);
 }
 
@@ -308,12 +133,12 @@ static void test_calibration_record(void **state)
 {
     (void)state;
     assert_int_equal(speedlab("run", "fake", "--variants", "good", "--quick", "--calibrate", "--threads", "2",
-                              "--out", out_dir, NULL), 0);
-    json_t *all = read_latest(out_dir);
+                              "--out", rt_out_dir, NULL), 0);
+    json_t *all = rt_read_latest(rt_out_dir);
     assert_int_equal(json_array_size(all), 2);
     json_t *cal = json_array_get(all, 0);
-    assert_string_equal(str(cal, "kind"), "calibration");
-    assert_string_equal(str(cal, "schema"), "speedlab-results");
+    assert_string_equal(rt_str(cal, "kind"), "calibration");
+    assert_string_equal(rt_str(cal, "schema"), "speedlab-results");
     assert_non_null(json_object_get(cal, "env"));
     json_t *c = json_object_get(cal, "ceilings");
     /* Loose bounds: any machine that builds this does better, and no memory system does 10 TB/s. */
@@ -324,7 +149,7 @@ static void test_calibration_record(void **state)
     assert_true(json_number_value(json_object_get(c, "triad_gbs")) > 0.5);
     assert_true(fma1 > 1 && fma1 < 100000);
     assert_true(fma > 0.5 * fma1);
-    assert_string_equal(str(json_array_get(all, 1), "kind"), "case");
+    assert_string_equal(rt_str(json_array_get(all, 1), "kind"), "case");
     json_decref(all);
 }
 
@@ -332,9 +157,9 @@ static void test_param_flag(void **state)
 {
     (void)state;
     assert_int_equal(speedlab("run", "fake", "--variants", "good", "--sizes", "8", "--param", "scale=7",
-                              "--min-time", "0", "--out", out_dir, NULL), 0);
-    json_t *all = read_latest(out_dir);
-    assert_string_equal(str(json_object_get(find_case(all, "good", 8), "params"), "scale"), "7");
+                              "--min-time", "0", "--out", rt_out_dir, NULL), 0);
+    json_t *all = rt_read_latest(rt_out_dir);
+    assert_string_equal(rt_str(json_object_get(rt_find_case(all, "good", 8), "params"), "scale"), "7");
     json_decref(all);
 }
 
@@ -359,9 +184,9 @@ static void test_counters_counted_in_record(void **state)
     (void)state;
     const char *ev = "perf::TASK-CLOCK";
     assert_int_equal(speedlab("run", "fake", "--variants", "good", "--sizes", "16", "--min-time", "0",
-                              "--counters", ev, "--out", out_dir, NULL), 0);
-    json_t *all = read_latest(out_dir);
-    json_t *r = find_case(all, "good", 16);
+                              "--counters", ev, "--out", rt_out_dir, NULL), 0);
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *r = rt_find_case(all, "good", 16);
     json_t *profile = json_object_get(r, "profile");
     int absent = listed(json_object_get(r, "counters_absent"), ev);
     if (!SL_HAVE_PAPI || !listed(json_object_get(profile, "counters"), ev)) {
@@ -408,42 +233,42 @@ static void test_profile_region_by_path(void **state)
 static void test_unknown_names_exit_2(void **state)
 {
     (void)state;
-    assert_int_equal(speedlab("run", "nosuch", "--out", out_dir, NULL), 2);
-    assert_non_null(strstr(errbuf, "nosuch"));
-    assert_non_null(strstr(errbuf, "fake"));
-    assert_non_null(strstr(errbuf, "slow"));
+    assert_int_equal(speedlab("run", "nosuch", "--out", rt_out_dir, NULL), 2);
+    assert_non_null(strstr(rt_errbuf, "nosuch"));
+    assert_non_null(strstr(rt_errbuf, "fake"));
+    assert_non_null(strstr(rt_errbuf, "slow"));
 
-    assert_int_equal(speedlab("run", "fake", "--variants", "good,turbo", "--out", out_dir, NULL), 2);
-    assert_non_null(strstr(errbuf, "turbo"));
-    assert_non_null(strstr(errbuf, "good bad gpu"));
+    assert_int_equal(speedlab("run", "fake", "--variants", "good,turbo", "--out", rt_out_dir, NULL), 2);
+    assert_non_null(strstr(rt_errbuf, "turbo"));
+    assert_non_null(strstr(rt_errbuf, "good bad gpu"));
 
-    assert_int_equal(speedlab("run", "fake", "--sizes", "7", "--out", out_dir, NULL), 2);
-    assert_non_null(strstr(errbuf, "unknown size 7"));
-    assert_non_null(strstr(errbuf, "8 16 99"));
+    assert_int_equal(speedlab("run", "fake", "--sizes", "7", "--out", rt_out_dir, NULL), 2);
+    assert_non_null(strstr(rt_errbuf, "unknown size 7"));
+    assert_non_null(strstr(rt_errbuf, "8 16 99"));
 
-    assert_int_equal(speedlab("run", "fake", "--param", "nope=1", "--out", out_dir, NULL), 2);
-    assert_non_null(strstr(errbuf, "scale"));
+    assert_int_equal(speedlab("run", "fake", "--param", "nope=1", "--out", rt_out_dir, NULL), 2);
+    assert_non_null(strstr(rt_errbuf, "scale"));
 
     assert_int_equal(speedlab("list", "nosuch", NULL), 2);
     assert_int_equal(speedlab("frobnicate", NULL), 2);
-    assert_non_null(strstr(errbuf, "run"));
+    assert_non_null(strstr(rt_errbuf, "run"));
 }
 
 static void test_bad_flag_values_exit_2(void **state)
 {
     (void)state;
     assert_int_equal(speedlab("run", "fake", "--reps", "0", NULL), 2);
-    assert_non_null(strstr(errbuf, "--reps"));
+    assert_non_null(strstr(rt_errbuf, "--reps"));
     assert_int_equal(speedlab("run", "fake", "--min-time", "-1", NULL), 2);
-    assert_non_null(strstr(errbuf, "--min-time"));
+    assert_non_null(strstr(rt_errbuf, "--min-time"));
     assert_int_equal(speedlab("run", "fake", "--threads", "two", NULL), 2);
-    assert_non_null(strstr(errbuf, "--threads"));
+    assert_non_null(strstr(rt_errbuf, "--threads"));
     assert_int_equal(speedlab("run", "fake", "--sizes", "8,,16", NULL), 2);
     assert_int_equal(speedlab("run", "fake", "--frob", NULL), 2);
-    assert_non_null(strstr(errbuf, "--frob"));
+    assert_non_null(strstr(rt_errbuf, "--frob"));
     assert_int_equal(speedlab("run", NULL), 2);
     assert_int_equal(speedlab("run", "fake", "--data", "/nonexistent/speedlab", NULL), 2);
-    assert_non_null(strstr(errbuf, "--data"));
+    assert_non_null(strstr(rt_errbuf, "--data"));
     assert_int_equal(speedlab("calibrate", "--threads", "0", NULL), 2);
 }
 
@@ -462,12 +287,12 @@ static void test_help_everywhere(void **state)
 static void test_footprint_refused_before_setup(void **state)
 {
     (void)state;
-    assert_int_equal(speedlab("run", "fake", "--variants", "good", "--sizes", "99", "--out", out_dir, NULL), 0);
-    assert_non_null(strstr(errbuf, "MemAvailable"));
-    json_t *all = read_latest(out_dir);
-    json_t *r = find_case(all, "good", 99);
-    assert_string_equal(str(r, "status"), "skipped");
-    assert_non_null(strstr(str(r, "error"), "1000000000000000000 bytes"));
+    assert_int_equal(speedlab("run", "fake", "--variants", "good", "--sizes", "99", "--out", rt_out_dir, NULL), 0);
+    assert_non_null(strstr(rt_errbuf, "MemAvailable"));
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *r = rt_find_case(all, "good", 99);
+    assert_string_equal(rt_str(r, "status"), "skipped");
+    assert_non_null(strstr(rt_str(r, "error"), "1000000000000000000 bytes"));
     assert_null(json_object_get(r, "times_s"));
     json_decref(all);
 }
@@ -479,22 +304,22 @@ static void test_missing_data_unavailable(void **state)
     (void)state;
     /* both runs first, then unset, so a failed assertion cannot leave the variable set for later tests */
     setenv("SL_FAKE_NO_DATA", "1", 1);
-    int rc = speedlab("run", "fake", "--sizes", "8", "--out", out_dir, NULL);
-    json_t *all = read_latest(out_dir);
+    int rc = speedlab("run", "fake", "--sizes", "8", "--out", rt_out_dir, NULL);
+    json_t *all = rt_read_latest(rt_out_dir);
     int rc_data = speedlab("run", "fake", "--variants", "good", "--sizes", "8", "--reps", "3",
-                           "--min-time", "0", "--data", tmpdir, "--out", out_dir, NULL);
-    json_t *with_data = read_latest(out_dir);
+                           "--min-time", "0", "--data", rt_tmpdir, "--out", rt_out_dir, NULL);
+    json_t *with_data = rt_read_latest(rt_out_dir);
     unsetenv("SL_FAKE_NO_DATA");
     assert_int_equal(rc, 0);
     assert_int_equal(json_array_size(all), FAKE_N_VARIANTS);
     for (int i = 0; i < FAKE_N_VARIANTS; i++) {
-        json_t *r = find_case(all, fake_variants[i].name, 8);
-        assert_string_equal(str(r, "status"), "unavailable");
-        assert_non_null(strstr(str(r, "error"), "pass --data DIR"));
+        json_t *r = rt_find_case(all, fake_variants[i].name, 8);
+        assert_string_equal(rt_str(r, "status"), "unavailable");
+        assert_non_null(strstr(rt_str(r, "error"), "pass --data DIR"));
     }
     json_decref(all);
     assert_int_equal(rc_data, 0);
-    assert_string_equal(str(find_case(with_data, "good", 8), "status"), "ok");
+    assert_string_equal(rt_str(rt_find_case(with_data, "good", 8), "status"), "ok");
     json_decref(with_data);
 }
 
@@ -516,7 +341,7 @@ static void test_new_run_dir_each_time(void **state)
 {
     (void)state;
     char out[PATH_MAX + 32];
-    snprintf(out, sizeof out, "%s/dirs", tmpdir);
+    snprintf(out, sizeof out, "%s/dirs", rt_tmpdir);
     assert_int_equal(speedlab("run", "fake", "--variants", "good", "--quick", "--out", out, NULL), 0);
     char first[PATH_MAX];
     char link[PATH_MAX + 40];
@@ -557,7 +382,7 @@ static void test_sigint_keeps_finished_records(void **state)
 {
     (void)state;
     char out[PATH_MAX + 32], results[PATH_MAX + 64];
-    snprintf(out, sizeof out, "%s/sigint", tmpdir);
+    snprintf(out, sizeof out, "%s/sigint", rt_tmpdir);
     snprintf(results, sizeof results, "%s/latest/results.jsonl", out);
     fflush(NULL);
     pid_t pid = fork();
@@ -579,13 +404,13 @@ static void test_sigint_keeps_finished_records(void **state)
     waitpid(pid, &status, 0);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 130);
-    json_t *all = read_latest(out); /* every line parses */
+    json_t *all = rt_read_latest(out); /* every line parses */
     size_t n = json_array_size(all);
     assert_true(n >= 2 && n < 20);
     size_t i;
     json_t *r;
     json_array_foreach(all, i, r)
-        assert_string_equal(str(r, "status"), "ok");
+        assert_string_equal(rt_str(r, "status"), "ok");
     json_decref(all);
 }
 
@@ -699,8 +524,6 @@ int main(void)
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_availability_reasons),
         cmocka_unit_test(test_records_schema),
-        cmocka_unit_test(test_toy_variant_is_one_row),
-        cmocka_unit_test(test_incomplete_row_refused),
         cmocka_unit_test(test_ok_run_exits_zero),
         cmocka_unit_test(test_param_flag),
         cmocka_unit_test(test_calibration_record),
@@ -714,5 +537,5 @@ int main(void)
         cmocka_unit_test(test_new_run_dir_each_time),
         cmocka_unit_test(test_sigint_keeps_finished_records),
     };
-    return cmocka_run_group_tests_name("experiments", tests, setup_dir, remove_dir);
+    return cmocka_run_group_tests_name("experiments", tests, rt_setup_dir, rt_remove_dir);
 }

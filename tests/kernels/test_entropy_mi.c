@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "entropy_mi/entropy_mi.h"
+#include "entropy_mi/entropy_mi_kernels.h"
 
 typedef em_kernel_fn *em_fn;
 

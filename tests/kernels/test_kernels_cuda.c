@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "entropy_mi/entropy_mi.h"
-#include "tensor_mean/tensor_mean.h"
+#include "entropy_mi/entropy_mi_kernels.h"
+#include "tensor_mean/tensor_mean_kernels.h"
 
 static float rnd(unsigned *s)
 {

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "sl_config.h"
-#include "tensor_mean/tensor_mean.h"
+#include "tensor_mean/tensor_mean_kernels.h"
 
 typedef tm_kernel_fn *tm_fn;
 

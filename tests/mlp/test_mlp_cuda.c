@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlp/mlp.h"
+#include "mlp/mlp_kernels.h"
 #include "mlp/mlp_cuda.h"
 
 #define N_TRAIN 512

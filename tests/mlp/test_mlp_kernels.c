@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "mlp/mlp.h"
+#include "mlp/mlp_kernels.h"
 #include "sl_config.h"
 
 #define TOL 1e-5

@@ -23,7 +23,7 @@
 #include <jansson.h>
 #include <math.h>
 
-#include "mlp/mlp.h"
+#include "mlp/mlp_kernels.h"
 #include "record.h"
 #include "sl_config.h"
 #include "study.h"

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "entropy_mi/entropy_mi.h"
+#include "entropy_mi/entropy_mi_kernels.h"
 #include "seeded_normal.h"
 #include "sl_config.h"
 #include "speedlab/prof.h"
@@ -37,7 +37,7 @@ typedef struct em_device {
     void (*release)(em_state *s);
 } em_device;
 
-/* What a variant row's `kernels` points to: a CPU variant's kernel (entropy_mi.h), or an SL_DEVICE
+/* What a variant row's `kernels` points to: a CPU variant's kernel (entropy_mi_kernels.h), or an SL_DEVICE
  * variant's path. `own_flops`: for a variant that does less work than the study's nominal count (an
  * algorithmic change), the work it does, which its records carry instead. */
 typedef struct em_kernels {

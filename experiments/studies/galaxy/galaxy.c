@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "data/galaxy_csv.h"
-#include "galaxy/galaxy.h"
+#include "galaxy/galaxy_kernels.h"
 #include "galaxy/fused.h"
 #include "sl_config.h"
 #if SL_HAVE_CUDA
@@ -62,8 +62,8 @@ typedef struct gx_device {
 
 /* What a variant row's `kernels` points to: cost and gradient in the form its traits call for (a
  * one-thread variant's, a threaded one's taking the thread count, or an SL_DEVICE path); every CPU
- * variant gets the one workspace, sized for the largest need (setup). `grad_lines`: optional, the gradient with a region
- * per statement group (--param lines=1). */
+ * variant gets the one workspace, sized for the largest need (setup). `grad_lines`: optional, the
+ * gradient with a region per statement group (--param lines=1). */
 typedef struct gx_kernels {
     double (*cost)(const galaxy_problem *p, const double *theta, double *ws);
     void (*grad)(const galaxy_problem *p, const double *theta, double *grad, double *ws);
@@ -155,7 +155,7 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     s->theta0 = malloc(s->nt * sizeof(double)); s->theta = malloc(s->nt * sizeof(double));
     s->grad_ref = malloc(s->nt * sizeof(double)); s->grad_tmp = malloc(s->nt * sizeof(double));
     s->threads = o->threads > 0 ? o->threads : 1;
-    /* one workspace that fits every CPU variant (galaxy.h's and fused.h's), so no row has to say which */
+    /* one workspace that fits every CPU variant (galaxy_kernels.h's and fused.h's), so no row has to say which */
     size_t wsd = galaxy_ws_doubles(&s->p), fwsd = galaxy_fused_ws_doubles(&s->p, s->threads);
     s->ws = malloc((wsd > fwsd ? wsd : fwsd) * sizeof(double));
     s->wst = malloc(galaxy_ws_doubles(&s->pt) * sizeof(double));

@@ -15,7 +15,7 @@
 #include <speedlab/prof.h>
 
 #include "mlp_study.h"
-#include "runner.h" /* sl_stats_compute */
+#include "stats.h"
 #include "sl_config.h"
 #if MLP_DEVICE
 #include "mlp/mlp_cuda.h"

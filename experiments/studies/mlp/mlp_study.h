@@ -7,15 +7,16 @@
 
 #include "data/idx.h"
 #include "sl_config.h"
-#include "mlp/mlp.h"
+#include "mlp/mlp_kernels.h"
 #include "study.h"
 #include "train/train.h"
 
 /* The device variants are wired in when the CUDA kernels of kernels/mlp are built. */
 #define MLP_DEVICE SL_HAVE_CUDA
 
-/* What a variant row's `kernels` points to (mlp.c's table). A CPU variant: its kernels (kernels/mlp/mlp.h;
- * a NULL update is mlp_sgd, a NULL gather is train_gather on one thread), run by the CPU model
+/* What a variant row's `kernels` points to (mlp.c's table). A CPU variant: its kernels
+ * (kernels/mlp/mlp_kernels.h; a NULL update is mlp_sgd, a NULL gather is train_gather on one thread), run
+ * by the CPU model
  * (models.c). An SL_DEVICE variant: the device model's options (mlp_cuda.h). */
 typedef struct mlp_kernels {
     mlp_forward_fn forward;

@@ -14,7 +14,7 @@
 #include "sl_config.h"
 #include "speedlab/prof.h"
 #include "study.h"
-#include "tensor_mean/tensor_mean.h"
+#include "tensor_mean/tensor_mean_kernels.h"
 
 #define TM_D 32
 
@@ -38,7 +38,7 @@ typedef struct tm_device {
 } tm_device;
 
 /* What a variant row's `kernels` points to: a CPU variant's kernel and workspace size (the pair its
- * kernel file defines, tensor_mean.h), or an SL_DEVICE variant's path. */
+ * kernel file defines, tensor_mean_kernels.h), or an SL_DEVICE variant's path. */
 typedef struct tm_kernels {
     tm_kernel_fn *run;
     tm_workspace_fn *workspace;

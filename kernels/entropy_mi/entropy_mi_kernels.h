@@ -11,8 +11,8 @@
  * Kernels do no I/O, no timing and no heap allocation: per-row scratch lives on the stack, so D is
  * limited to EM_MAX_D. They return 0, or -1 on bad arguments (B < 1, D < 1 or D > EM_MAX_D).
  */
-#ifndef KERNELS_ENTROPY_MI_H
-#define KERNELS_ENTROPY_MI_H
+#ifndef KERNELS_ENTROPY_MI_KERNELS_H
+#define KERNELS_ENTROPY_MI_KERNELS_H
 
 #define EM_MAX_D 4096
 

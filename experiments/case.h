@@ -1,14 +1,15 @@
 /*
- * runner_case.h: what runner.c and case.c share while a `speedlab run` is going on.
+ * case.h: one case (study, variant, size) of a `speedlab run`, from prepare to its record (case.c), and
+ * the run's state the runner (runner.c) keeps while it goes through the cases.
  */
-#ifndef SL_RUNNER_CASE_H
-#define SL_RUNNER_CASE_H
+#ifndef SL_CASE_H
+#define SL_CASE_H
 
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "runner.h"
+#include "cli.h"
 #include "study.h"
 
 typedef struct sl_run_ctx {
@@ -26,17 +27,11 @@ typedef struct sl_run_ctx {
     int n_names;
 } sl_run_ctx;
 
-/* Repetitions, warm-up calls and minimum time of a case of study s under cfg. */
-void sl_plan(const sl_run_cfg *cfg, const sl_study *s, int *reps, int *warmup, double *min_time);
-/* "B=4096", kept until the run ends. */
-const char *sl_keep_name(sl_run_ctx *c, const char *size_name, long size);
 /* The fields every case record of (s, v, size) has before it runs (a new object). */
 json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size);
 /* Runs variant v of a set-up study at `size` and writes its record. */
 void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size);
 /* Appends a finished record, prints its summary line; 0 or -1 (counted in write_errors). */
 int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary);
-/* Calibrates and appends the calibration record to fd; 0 or -1 after a message. */
-int sl_write_calibration(int fd, const char *run_id, json_t *env, int threads);
 
 #endif

@@ -7,8 +7,8 @@
  * the caller passes a workspace of the variant's TM_workspace(N, D) floats (tm_loop: tm_loop_workspace).
  * They return 0, or -1 on bad arguments (N < 1, D < 1, missing workspace).
  */
-#ifndef KERNELS_TENSOR_MEAN_H
-#define KERNELS_TENSOR_MEAN_H
+#ifndef KERNELS_TENSOR_MEAN_KERNELS_H
+#define KERNELS_TENSOR_MEAN_KERNELS_H
 
 #include <stddef.h>
 

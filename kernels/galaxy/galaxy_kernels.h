@@ -1,14 +1,14 @@
 /*
- * kernels/galaxy/galaxy.h: cost and gradient of Philip Mocz's galaxy network (1024-H-3, sigmoid on both
- * layers, bias units, regularised logistic cost), double precision, one function pair per variant.
+ * kernels/galaxy/galaxy_kernels.h: cost and gradient of Philip Mocz's galaxy network (1024-H-3, sigmoid
+ * on both layers, bias units, regularised logistic cost), double precision, one function pair per variant.
  *
  * theta = [Theta1 (H x (N+1)) row-major, Theta2 (K x (H+1)) row-major], column 0 of each is the bias.
  * X is m x N row-major (pixels / 255), y holds labels 0..K-1; H <= 64 and K <= 16 (the sizes of the
  * kernels' per-row scratch arrays; the study refuses larger). Kernels do no I/O and no allocation:
  * the caller preallocates galaxy_ws_doubles() doubles (fused.h's variants: galaxy_fused_ws_doubles()).
  */
-#ifndef SL_KERNELS_GALAXY_H
-#define SL_KERNELS_GALAXY_H
+#ifndef SL_KERNELS_GALAXY_KERNELS_H
+#define SL_KERNELS_GALAXY_KERNELS_H
 
 #include <stddef.h>
 

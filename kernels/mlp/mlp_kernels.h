@@ -1,6 +1,6 @@
 /*
- * kernels/mlp/mlp.h: a three-layer perceptron n0-n1-n2-n3 (the study: 784-128-128-10), ReLU on the two
- * hidden layers, softmax + cross-entropy on the output, float32. One file per variant supplies
+ * kernels/mlp/mlp_kernels.h: a three-layer perceptron n0-n1-n2-n3 (the study: 784-128-128-10), ReLU on
+ * the two hidden layers, softmax + cross-entropy on the output, float32. One file per variant supplies
  * forward and backward; the loss, the SGD update and the prediction count are shared (mlp_common.c),
  * being a few thousand flops per batch (omp brings its own update and gather: see omp.c). mlp_ref.c is the double-precision reference.
  *
@@ -13,8 +13,8 @@
  * Kernels do no I/O and no allocation: the caller gives an mlp_ws whose arrays hold
  * mlp_ws_floats(d, B) floats together (mlp_ws_bind carves them out of one block).
  */
-#ifndef SL_KERNELS_MLP_H
-#define SL_KERNELS_MLP_H
+#ifndef SL_KERNELS_MLP_KERNELS_H
+#define SL_KERNELS_MLP_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,12 @@
+/* calibrate.h: the machine's ceilings and the calibration record (calibrate.c). */
+#ifndef SL_CALIBRATE_H
+#define SL_CALIBRATE_H
+
+#include <jansson.h>
+
+/* The ceilings object of a calibration record; prints a summary on stdout. */
+json_t *sl_calibrate_ceilings(int threads);
+/* Calibrates and appends the calibration record to fd; 0 or -1 after a message. */
+int sl_write_calibration(int fd, const char *run_id, json_t *env, int threads);
+
+#endif

@@ -1,0 +1,15 @@
+/* gpu.h: the GPU probe, the GPU part of the environment and the GPU ceilings (gpu.c). */
+#ifndef SL_GPU_H
+#define SL_GPU_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* GPU probe: 1 with a usable CUDA device; else 0 and why ("no CUDA device", "built without CUDA"). */
+int sl_gpu_available(char *why, size_t n);
+/* Adds cuda_device, cuda_driver and cuda_runtime to env when a device exists. */
+void sl_gpu_env(json_t *env);
+/* GPU ceilings (ceilings.gpu of docs/results-schema.md), or NULL without a device. */
+json_t *sl_gpu_calibrate(void);
+
+#endif
