@@ -163,29 +163,22 @@ SIMD_INLINE double vf64_hsum(vf64 v)
  * (AVX), _ZGVbN2v (SSE4).
  * SIMD_HAVE_VEXP is 0 where libmvec is absent or has no entry at this width: callers use libm then. */
 #if SL_HAVE_MVEC && defined(__x86_64__) && defined(__AVX512F__)
-#define SIMD_HAVE_VEXP 1
-vf64 _ZGVeN8v_exp(vf64 x);
-vf64 _ZGVeN8v_log(vf64 x);
-static inline vf64 vf64_exp(vf64 x) { return _ZGVeN8v_exp(x); }
-static inline vf64 vf64_log(vf64 x) { return _ZGVeN8v_log(x); }
+#define SIMD_MVEC _ZGVeN8v
 #elif SL_HAVE_MVEC && defined(__x86_64__) && defined(__AVX2__)
-#define SIMD_HAVE_VEXP 1
-vf64 _ZGVdN4v_exp(vf64 x);
-vf64 _ZGVdN4v_log(vf64 x);
-static inline vf64 vf64_exp(vf64 x) { return _ZGVdN4v_exp(x); }
-static inline vf64 vf64_log(vf64 x) { return _ZGVdN4v_log(x); }
+#define SIMD_MVEC _ZGVdN4v
 #elif SL_HAVE_MVEC && defined(__x86_64__) && defined(__AVX__)
-#define SIMD_HAVE_VEXP 1
-vf64 _ZGVcN4v_exp(vf64 x);
-vf64 _ZGVcN4v_log(vf64 x);
-static inline vf64 vf64_exp(vf64 x) { return _ZGVcN4v_exp(x); }
-static inline vf64 vf64_log(vf64 x) { return _ZGVcN4v_log(x); }
+#define SIMD_MVEC _ZGVcN4v
 #elif SL_HAVE_MVEC && defined(__x86_64__) && defined(__SSE4_1__) && SIMD_BYTES == 16
+#define SIMD_MVEC _ZGVbN2v
+#endif
+#ifdef SIMD_MVEC
 #define SIMD_HAVE_VEXP 1
-vf64 _ZGVbN2v_exp(vf64 x);
-vf64 _ZGVbN2v_log(vf64 x);
-static inline vf64 vf64_exp(vf64 x) { return _ZGVbN2v_exp(x); }
-static inline vf64 vf64_log(vf64 x) { return _ZGVbN2v_log(x); }
+#define SIMD_MVEC_NAME_(prefix, f) prefix##_##f
+#define SIMD_MVEC_NAME(prefix, f) SIMD_MVEC_NAME_(prefix, f) /* expands prefix first: _ZGVeN8v_exp */
+vf64 SIMD_MVEC_NAME(SIMD_MVEC, exp)(vf64 x);
+vf64 SIMD_MVEC_NAME(SIMD_MVEC, log)(vf64 x);
+static inline vf64 vf64_exp(vf64 x) { return SIMD_MVEC_NAME(SIMD_MVEC, exp)(x); }
+static inline vf64 vf64_log(vf64 x) { return SIMD_MVEC_NAME(SIMD_MVEC, log)(x); }
 #else
 #define SIMD_HAVE_VEXP 0
 #endif

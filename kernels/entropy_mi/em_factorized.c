@@ -24,18 +24,6 @@ static inline float em_row_max(const float *x, long D, long Dv)
     return m;
 }
 
-/* e = exp(x - m) of the last D - Dv values, padding lanes zero (as em_softmax_vec). */
-static inline vf32 em_tail_exp(const float *x, long D, long Dv, float m)
-{
-    float tail[EM_W];
-    for (int k = 0; k < EM_W; k++)
-        tail[k] = Dv + k < D ? x[Dv + k] - m : -100.0f;
-    vf32 e = vf32_exp_neg(vf32_load(tail));
-    for (long k = D - Dv; k < EM_W; k++)
-        e[k] = 0.0f;
-    return e;
-}
-
 /* sum_i p_i^2 and sum_j q_j^2 of the softmaxes of x and y, the two rows' passes interleaved. */
 static inline void em_sum_p2_pair(const float *x, const float *y, long D, float *hp, float *hq)
 {

@@ -12,6 +12,19 @@
  * every width, and 8 + q + the products' temporaries fit in 16 registers (AVX2) as in 32. */
 #define EM_IB 8
 
+/* e = exp(x - m) of the last D - Dv values of a row (Dv = D rounded down to EM_W): the arguments padded
+ * with a stand-in for -inf, then the padding lanes zeroed, so they add nothing to any sum. */
+static inline vf32 em_tail_exp(const float *x, long D, long Dv, float m)
+{
+    float tail[EM_W];
+    for (int k = 0; k < EM_W; k++)
+        tail[k] = Dv + k < D ? x[Dv + k] - m : -100.0f;
+    vf32 e = vf32_exp_neg(vf32_load(tail));
+    for (long k = D - Dv; k < EM_W; k++)
+        e[k] = 0.0f;
+    return e;
+}
+
 /* Stable softmax of one row into p, zero-padded to a multiple of EM_W (p holds at least that many). */
 static inline void em_softmax_vec(const float *x, long D, float *p)
 {
@@ -28,13 +41,8 @@ static inline void em_softmax_vec(const float *x, long D, float *p)
         vf32_store(p + i, e);
         vs += e;
     }
-    if (Dv < D) { /* tail: pad the argument with -inf's stand-in, then zero the padding lanes */
-        float tail[EM_W];
-        for (int k = 0; k < EM_W; k++)
-            tail[k] = Dv + k < D ? x[Dv + k] - m : -100.0f;
-        vf32 e = vf32_exp_neg(vf32_load(tail));
-        for (long k = D - Dv; k < EM_W; k++)
-            e[k] = 0.0f;
+    if (Dv < D) {
+        const vf32 e = em_tail_exp(x, D, Dv, m);
         vf32_store(p + Dv, e);
         vs += e;
     }
