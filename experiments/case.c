@@ -151,11 +151,14 @@ static int timed_reps(sl_run_ctx *c, const sl_study *s, void *state, int v, long
     const char *vname = s->variants[v].name;
     const char *sname = keep_name(c, s->size_name, size);
     sl_error err = {{0}};
-    for (int w = 0; w < warmup; w++)
+    for (int w = 0; w < warmup; w++) {
+        if (c->tty) /* the status line's "warm-up w/W": reps timed ones come after */
+            sl_progress_rep(&c->progress, "warm-up", w + 1, warmup, warmup - w - 1 + reps, prof_now_ns());
         if (s->run(state, v, r, &err) != 0) {
             fail(rec, "run (warm-up): %s", err.msg);
             return -1;
         }
+    }
     prof_reset(); /* the profile holds the timed repetitions only */
     int cap = reps > 16 ? reps : 16, n = 0;
     double total = 0;
@@ -168,6 +171,9 @@ static int timed_reps(sl_run_ctx *c, const sl_study *s, void *state, int v, long
                 break;
             *times = g;
         }
+        if (c->tty) /* before the clock starts: not part of the repetition's time */
+            sl_progress_rep(&c->progress, "rep", n + 1, n < reps ? reps : n + 1, n < reps ? reps - n - 1 : 0,
+                            prof_now_ns());
         prof_begin(s->name);
         prof_begin(vname);
         prof_begin(sname);
@@ -277,6 +283,12 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     const sl_variant *var = &s->variants[v];
     json_t *rec = sl_case_base(c, s, v, size);
     sl_record *r = sl_record_new();
+    if (c->tty && r) { /* the status line: on a terminal only, so that a pipe gets nothing extra */
+        c->progress.out = stderr;
+        sl_progress_case(&c->progress, c->done + 1, c->n_cases, s->name, var->name, s->size_name, size,
+                         prof_now_ns());
+        r->progress = &c->progress;
+    }
     sl_error err = {{0}};
     double *times = NULL;
     int n = -1, prepared = 0;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "study.h"
 
 typedef struct sl_run_ctx {
@@ -20,6 +21,7 @@ typedef struct sl_run_ctx {
     int fd;                  /* results.jsonl, O_APPEND */
     FILE *timerstats;
     int tty;                 /* progress only on a terminal */
+    sl_progress progress;    /* the status line inside the running case (used when tty) */
     uint64_t t0_ns;
     int n_cases, done;
     int n_failed, n_unavailable, n_skipped, write_errors;

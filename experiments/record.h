@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "progress.h"
 #include "study.h"
 
 #define SL_SCHEMA_NAME "speedlab-results"
@@ -23,6 +24,7 @@ struct sl_record {
     int timing;       /* phases are kept only while the runner times repetitions */
     json_t *h2d_ms, *kernel_ms, *d2h_ms; /* arrays, one value per timed repetition */
     json_t *region_work; /* object: region name -> {flops, bytes, precision} per call */
+    sl_progress *progress; /* the case's status line (progress.c), or NULL off a terminal */
 };
 
 sl_record *sl_record_new(void);

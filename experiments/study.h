@@ -110,6 +110,14 @@ void sl_record_region_work(sl_record *r, const char *region, double flops, doubl
 /* Whether the runner is timing repetitions now (1), rather than warming up (0): a study that keeps
  * per-repetition numbers of its own (mlp's accuracy per run) keeps only the timed calls'. */
 int sl_record_is_timed(const sl_record *r);
+/* How far this repetition is: `done` of `total` units ("epoch", "iteration"), from a long `run` (a
+ * training study: per epoch, per CG iteration), warm-up runs included. The runner owns what it does:
+ * on a terminal it redraws one status line ("[3/12] mlp omp batch=64  rep 2/3  epoch 7/20  ~14 s
+ * left"), at most 4 times a second, cleared when the case ends; off a terminal nothing, and records and
+ * outputs never change. Call it between steps, never inside a kernel: it is inside the repetition's time
+ * but outside the kernels' timed work, and costs a compare off a terminal and a clock read and a compare
+ * on one between redraws (a few ns; tests/experiments/test_progress.c measures it). */
+void sl_record_progress(sl_record *r, double done, double total, const char *unit);
 /* Device phases of one repetition (CUDA variants): call once per repetition from `run`. */
 void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_ms);
 

@@ -86,7 +86,7 @@ float train_lr(const train_cfg *cfg, int epoch)
 }
 
 int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
-              sl_error *err)
+              sl_record *rec, sl_error *err)
 {
     long steps_per_epoch = cfg->n_train / cfg->batch; /* the last partial batch is dropped, as the write-up */
     for (int e = 0; e < cfg->epochs; e++) {
@@ -133,6 +133,7 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
             out->epoch_s[i] = secs;
             out->samples_per_s[i] = secs > 0 ? (double)steps * cfg->batch / secs : NAN;
         }
+        sl_record_progress(rec, e + 1, cfg->epochs, "epoch");
     }
     return 0;
 }

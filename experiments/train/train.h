@@ -59,8 +59,9 @@ void train_shuffle(int32_t *perm, long n, uint64_t seed, int epoch);
 void train_gather(const idx_set *set, const int32_t *idx, int B, float *X, uint8_t *y);
 
 /* The epoch loop. perm: n_train-or-more int32 scratch (set size). Regions: "epoch" around each epoch's
- * steps and "evaluate" around epoch_end. 0, or -1 with err. */
+ * steps and "evaluate" around epoch_end. rec: the repetition's record, told each finished epoch
+ * (sl_record_progress, after the evaluation: outside both regions); may be NULL. 0, or -1 with err. */
 int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
-              sl_error *err);
+              sl_record *rec, sl_error *err);
 
 #endif

@@ -6,6 +6,8 @@
  *         "toy" is the recipe of docs/speedlab.md ("Adding a variant") applied to it: one kernel function
  *         (fake_sum_threaded, standing for a kernel file) and one row, nothing else.
  *   slow: every repetition sleeps 30 ms, so a test can interrupt a run between records.
+ *   trainer: a training-kind study whose repetition is TRAINER_EPOCHS "epochs" of 100 ms, each told to
+ *         the runner (sl_record_progress) as mlp's are: long enough for the status line to be drawn.
  */
 #ifndef FAKE_STUDY_H
 #define FAKE_STUDY_H
@@ -163,6 +165,33 @@ static const sl_study slow_study = {
     .setup = fake_setup, .run = slow_run, .check = fake_check, .teardown = fake_teardown,
 };
 
-static const sl_study *const fake_registry[] = {&fake_study, &slow_study};
+#define TRAINER_EPOCHS 4
+
+static int trainer_run(void *st, int v, sl_record *rec, sl_error *err)
+{
+    (void)v, (void)err;
+    fake_state *s = st;
+    for (int e = 0; e < TRAINER_EPOCHS; e++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        sl_record_progress(rec, e + 1, TRAINER_EPOCHS, "epoch");
+    }
+    s->sum = fake_sum(s->x, s->n, 1, &s->threads_seen);
+    return 0;
+}
+
+static const long trainer_sizes[] = {4};
+static const sl_variant trainer_variants[] = {{"sgd", NULL, "sleeps per epoch", NULL, 0, &(const fake_kernels){fake_sum}}};
+static const sl_study trainer_study = {
+    .name = "trainer", .title = "a fake training study", .kind = SL_TRAINING, .size_name = "batch",
+    .sizes = trainer_sizes, .n_sizes = 1, .baseline = "sgd", .tolerance = 1e-3,
+    .variants = trainer_variants, .n_variants = 1, .default_reps = 1,
+    .footprint = fake_footprint,
+    .setup = fake_setup, .run = trainer_run, .check = fake_check, .finish = fake_finish,
+    .teardown = fake_teardown,
+};
+
+static const sl_study *const fake_registry[] = {&fake_study, &slow_study, &trainer_study};
+#define FAKE_N_REGISTRY (int)(sizeof fake_registry / sizeof *fake_registry)
 
 #endif

@@ -33,7 +33,7 @@ static int speedlab(const char *first, ...)
 {
     va_list ap;
     va_start(ap, first);
-    int rc = rt_speedlab_va(fake_registry, 2, first, ap);
+    int rc = rt_speedlab_va(fake_registry, FAKE_N_REGISTRY, first, ap);
     va_end(ap);
     return rc;
 }
@@ -80,6 +80,7 @@ static void test_incomplete_row_refused(void **state)
     char why[512];
     assert_int_equal(sl_study_validate(&fake_study, why, sizeof why), 0);
     assert_int_equal(sl_study_validate(&slow_study, why, sizeof why), 0);
+    assert_int_equal(sl_study_validate(&trainer_study, why, sizeof why), 0);
     assert_int_equal(sl_study_validate(&broken_study, why, sizeof why), -1);
     assert_non_null(strstr(why, "study 'broken', variant 'half'"));
     assert_int_equal(speedlab_broken("list", NULL), 1);

@@ -39,7 +39,7 @@ static int speedlab(const char *first, ...)
 {
     va_list ap;
     va_start(ap, first);
-    int rc = rt_speedlab_va(fake_registry, 2, first, ap);
+    int rc = rt_speedlab_va(fake_registry, FAKE_N_REGISTRY, first, ap);
     va_end(ap);
     return rc;
 }
@@ -391,7 +391,7 @@ static void test_sigint_keeps_finished_records(void **state)
         dup2(o, STDOUT_FILENO);
         dup2(o, STDERR_FILENO);
         char *argv[] = {"speedlab", "run", "slow", "--min-time", "0", "--out", out, NULL};
-        _exit(sl_main(7, argv, fake_registry, 2));
+        _exit(sl_main(7, argv, fake_registry, FAKE_N_REGISTRY));
     }
     /* Wait for two finished cases (each takes about 4 x 30 ms), then interrupt mid-run. */
     for (int i = 0; i < 1000 && count_lines(results) < 2; i++) {

@@ -48,6 +48,7 @@ typedef struct gstate {
     int v, lines, max_iter, quick;
     double *cost_series, *iter_series;
     cg_result res;
+    sl_record *rec;  /* the running repetition's record: told each CG iteration (progress) */
     double train_acc, test_acc, train_time_s;
 } gstate;
 
@@ -243,6 +244,8 @@ static int iter_cb(int k, const double *x, double f, void *ctx)
     gstate *s = ctx;
     if (k == 1) prof_mem_sampler_stop();   /* Figure 2.1: memory during the first iteration */
     s->iter_series[k] = k; s->cost_series[k] = f;
+    /* between iterations, outside the line search and gradient regions; the runner throttles redraws */
+    sl_record_progress(s->rec, k, s->max_iter, "iteration");
     return 0;
 }
 
@@ -293,9 +296,9 @@ static void release(void *vs, int v)
 
 static int run(void *vs, int v, sl_record *rec, sl_error *err)
 {
-    (void)rec;
     gstate *s = vs;
     s->v = v;
+    s->rec = rec;
     s->dev_failed = 0;
     memcpy(s->theta, s->theta0, s->nt * sizeof(double));
     cg_options o; cg_default_options(&o);
@@ -305,6 +308,7 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     uint64_t t0 = prof_now_ns();
     s->res = cg_minimize(cost_cb, grad_cb, s, s->theta, s->nt, &o, s->work);
     s->train_time_s = (double)(prof_now_ns() - t0) * 1e-9;
+    s->rec = NULL;
     prof_mem_sampler_stop();
     if (s->dev_failed) {
         sl_error_set(err, "%s", kernels_of(v)->device->error(s));

@@ -208,7 +208,7 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     train_model m = model_of(s, v);
     s->series.n = 0;
     uint64_t t0 = prof_now_ns();
-    if (train_run(&cfg, &m, s->train.n, s->perm, &s->series, err) != 0)
+    if (train_run(&cfg, &m, s->train.n, s->perm, &s->series, rec, err) != 0)
         return -1;
     double secs = (double)(prof_now_ns() - t0) * 1e-9;
     if (!sl_record_is_timed(rec))      /* a warm-up run: not one of the repetitions */
