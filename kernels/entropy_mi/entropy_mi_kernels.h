@@ -20,11 +20,13 @@
  * thread count for a threaded variant (omp); the one-thread variants ignore it. */
 typedef int em_kernel_fn(const float *X, const float *Y, long B, long D, double *H, double *MI, int threads);
 
-em_kernel_fn em_naive;
-em_kernel_fn em_simd;
-/* Uses `threads` OpenMP threads; without OpenMP it compiles to em_simd. */
-em_kernel_fn em_omp;
-em_kernel_fn em_factorized;
+/* The variant kernels, declared by the build line that builds them: for each NAME of em_variant_kernels
+ * (kernels/entropy_mi/meson.build), em_NAME.c defines em_NAME, and the generated em_variant_kernels.h
+ * has the line EM_KERNEL(NAME). What each does: its file's first comment (em_omp uses `threads` OpenMP
+ * threads; without OpenMP it compiles to em_simd). */
+#define EM_KERNEL(name) em_kernel_fn em_##name;
+#include "entropy_mi/em_variant_kernels.h"
+#undef EM_KERNEL
 
 /* Shared by the CPU variants: the stable softmax of one row (vectorisable). */
 void em_softmax_row(const float *x, long D, float *p);

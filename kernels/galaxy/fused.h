@@ -21,20 +21,12 @@ size_t galaxy_fused_ws_doubles(const galaxy_problem *p, int threads);
 size_t galaxy_fused_slice_doubles(const galaxy_problem *p);
 double *galaxy_fused_slice(const galaxy_problem *p, double *ws, int thread);
 
-/* simd: one thread, explicit vectors (kernels/simd.h: as wide as the target). */
-double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws);
-void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad, double *ws);
-
-/* omp: the segments shared among `threads` OpenMP threads (whole segments each, so at most
- * GALAXY_SEGMENTS threads work), their sums added in segment order: the same bits as simd for any
- * thread count (serial when built without OpenMP). */
-double galaxy_cost_omp(const galaxy_problem *p, const double *theta, double *ws, int threads);
-void galaxy_grad_omp(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads);
-
-/* blas: the block's two matrix products by cblas_dgemm (only built when BLAS is found), on `threads`
- * OpenBLAS threads. */
-double galaxy_cost_blas(const galaxy_problem *p, const double *theta, double *ws, int threads);
-void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads);
+/* The variants' cost and gradient (galaxy_cost_NAME, galaxy_grad_NAME) are declared in galaxy_kernels.h
+ * from kernels/galaxy/meson.build's lists. simd: one thread, explicit vectors (kernels/simd.h: as wide
+ * as the target). omp: the segments shared among `threads` OpenMP threads (whole segments each, so at
+ * most GALAXY_SEGMENTS threads work), their sums added in segment order: the same bits as simd for any
+ * thread count (serial when built without OpenMP). blas: the block's two matrix products by cblas_dgemm
+ * (only built when BLAS is found), on `threads` OpenBLAS threads. */
 
 /* Building blocks shared by the three files. Rows [t0, t0 + nb) of X; Z is nb x H. */
 /* Theta1's weights (no bias) copied into the slice in the order the forward reads them (per 8 hidden

@@ -25,9 +25,24 @@ size_t galaxy_n_theta(const galaxy_problem *p);
 /* Scratch doubles of default, layout and galaxy_predict (fused.h's variants size their own). */
 size_t galaxy_ws_doubles(const galaxy_problem *p);
 
-/* default: per example, as Mocz's loop (copies x into a bias-extended scratch vector a1). */
-double galaxy_cost_default(const galaxy_problem *p, const double *theta, double *ws);
-void galaxy_grad_default(const galaxy_problem *p, const double *theta, double *grad, double *ws);
+/* The variant kernels, declared by the build line that builds them: for each NAME of the two lists of
+ * kernels/galaxy/meson.build, NAME.c defines galaxy_cost_NAME and galaxy_grad_NAME, and the generated
+ * galaxy_variant_kernels.h has the line GALAXY_KERNEL(NAME) (galaxy_variant_kernels: one thread) or
+ * GALAXY_THREADED_KERNEL(NAME) (galaxy_threaded_variant_kernels: `threads` last). What each does: its
+ * file's first comment; default and layout use galaxy_ws_doubles() doubles of workspace, the fused
+ * variants (simd, omp, blas: fused.h) galaxy_fused_ws_doubles(). blas is built, and listed, only with
+ * BLAS. */
+#define GALAXY_KERNEL(name)                                                                              \
+    double galaxy_cost_##name(const galaxy_problem *p, const double *theta, double *ws);                 \
+    void galaxy_grad_##name(const galaxy_problem *p, const double *theta, double *grad, double *ws);
+#define GALAXY_THREADED_KERNEL(name)                                                                     \
+    double galaxy_cost_##name(const galaxy_problem *p, const double *theta, double *ws, int threads);    \
+    void galaxy_grad_##name(const galaxy_problem *p, const double *theta, double *grad, double *ws,       \
+                            int threads);
+#include "galaxy/galaxy_variant_kernels.h"
+#undef GALAXY_KERNEL
+#undef GALAXY_THREADED_KERNEL
+
 /* The default gradient's statement groups for one example t, in order (the glue may time each):
  * forward (a1 copy, z2, a2, a3), error3 (one-hot, delta3, Delta2 += delta3 a2'), error2 (delta2),
  * accumulate (Delta1 += delta2 a1'; at a segment's last example the segment's sums go into grad).
@@ -39,11 +54,7 @@ void galaxy_default_error3(const galaxy_problem *p, long t, double *ws);
 void galaxy_default_error2(const galaxy_problem *p, const double *theta, double *ws);
 void galaxy_default_accumulate(const galaxy_problem *p, long t, double *grad, double *ws);
 
-/* layout: matrix form over all examples (Z2 = X Theta1', one-hot by indexing), no per-example copies. */
-double galaxy_cost_layout(const galaxy_problem *p, const double *theta, double *ws);
-void galaxy_grad_layout(const galaxy_problem *p, const double *theta, double *grad, double *ws);
-
-/* simd, omp and blas (fused passes over blocks of rows, their own workspace) are in fused.h. */
+/* simd, omp and blas (fused passes over blocks of rows, their own workspace): fused.h. */
 
 /* Predicted labels (argmax of the output layer) for all m rows. */
 void galaxy_predict(const galaxy_problem *p, const double *theta, unsigned char *pred, double *ws);

@@ -59,28 +59,25 @@ typedef void (*mlp_update_fn)(const mlp_dims *d, float *P, const float *G, float
 typedef void (*mlp_gather_fn)(const mlp_dims *d, const uint8_t *images, const int32_t *idx, int B,
                               float *X, int threads);
 
-/* naive: plain loops in the textbook order (what a first C port of the NumPy code looks like). */
-void mlp_forward_naive(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);
-void mlp_backward_naive(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,
-                        int threads);
-/* simd: register-blocked products with explicit vectors, one thread. */
-void mlp_forward_simd(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);
-void mlp_backward_simd(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,
-                       int threads);
-/* omp: simd's blocks shared among `threads` OpenMP threads. */
-void mlp_forward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);
-void mlp_backward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,
-                      int threads);
+/* The variant kernels, declared by the build line that builds them: for each NAME of mlp_variant_kernels
+ * (kernels/mlp/meson.build), NAME.c defines mlp_forward_NAME and mlp_backward_NAME, and the generated
+ * mlp_variant_kernels.h has the line MLP_KERNEL(NAME). What each does: its file's first comment (blas is
+ * built, and listed, only with BLAS; `threads` is then OpenBLAS's count). */
+#define MLP_KERNEL(name)                                                                                 \
+    void mlp_forward_##name(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws,        \
+                            int threads);                                                                \
+    void mlp_backward_##name(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws,       \
+                             float *G, int threads);
+#include "mlp/mlp_variant_kernels.h"
+#undef MLP_KERNEL
+
+/* omp's own gather and update (the variant's row names them beside its forward and backward). */
 /* X (B x n0) = images[idx[b]] * (1/255) for the batch, each thread a range of X's columns (at two
  * threads the columns its layer-1 forward reads); the same floats as the study's serial gather. */
 void mlp_gather_omp(const mlp_dims *d, const uint8_t *images, const int32_t *idx, int B, float *X,
                     int threads);
 /* Each thread updates the parts of P whose gradient it computed in mlp_backward_omp. */
 void mlp_update_omp(const mlp_dims *d, float *P, const float *G, float lr, int threads);
-/* blas: the six products by cblas_sgemm (built only with BLAS; `threads` is OpenBLAS's count). */
-void mlp_forward_blas(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads);
-void mlp_backward_blas(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, float *G,
-                       int threads);
 
 /* Shared (mlp_common.c). mlp_loss: softmax of ws->z3 in place, returns the mean cross-entropy over the B
  * rows and writes ws->d3 = (softmax - onehot(y)) / B. mlp_sgd: P -= lr * G. mlp_correct: how many of the

@@ -19,23 +19,15 @@ typedef int tm_kernel_fn(const float *X, const float *Y, const float *Z, long N,
                          float *ws, int threads);
 typedef size_t tm_workspace_fn(long N, long D); /* floats */
 
-/* naive: per triplet, the D^3 outer product built in a temporary (the workspace), then added. */
-tm_kernel_fn tm_naive;
-tm_workspace_fn tm_naive_workspace;
-/* loop: the same sum accumulated directly into A. */
-tm_kernel_fn tm_loop;
-tm_workspace_fn tm_loop_workspace;
-/* simd: blocked rank-1 updates, accumulators in registers, A in L2, inputs in L1 chunks. */
-tm_kernel_fn tm_simd;
-tm_workspace_fn tm_simd_workspace;
-/* omp: tm_simd's blocks split over i across `threads` threads. */
-tm_kernel_fn tm_omp;
-tm_workspace_fn tm_omp_workspace;
-/* blas: A (D^2 x D) = (1/N) KR^T F_z, KR the N x D^2 Khatri-Rao product of tanh(X), tanh(Y), built in
- * the workspace (part of the timed work); one cblas_sgemm on `threads` OpenBLAS threads. Returns -1 when
- * built without BLAS. */
-tm_kernel_fn tm_blas;
-tm_workspace_fn tm_blas_workspace;
+/* The variant kernels, declared by the build line that builds them: for each NAME of tm_variant_kernels
+ * (kernels/tensor_mean/meson.build), tm_NAME.c defines tm_NAME and tm_NAME_workspace, and the generated
+ * tm_variant_kernels.h has the line TM_KERNEL(NAME). What each does: its file's first comment (tm_blas
+ * returns -1 when built without BLAS). */
+#define TM_KERNEL(name)                                                                                  \
+    tm_kernel_fn tm_##name;                                                                              \
+    tm_workspace_fn tm_##name##_workspace;
+#include "tensor_mean/tm_variant_kernels.h"
+#undef TM_KERNEL
 
 /* Shared: tanh of n floats (in == out allowed): libm's tanhf (naive, loop), and a vectorised one
  * (simd, omp, blas; absolute error ~1e-7). */
