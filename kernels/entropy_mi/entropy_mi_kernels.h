@@ -25,7 +25,7 @@ typedef int em_kernel_fn(const float *X, const float *Y, long B, long D, double 
  * has the line EM_KERNEL(NAME). What each does: its file's first comment (em_omp uses `threads` OpenMP
  * threads; without OpenMP it compiles to em_simd). */
 #define EM_KERNEL(name) em_kernel_fn em_##name;
-#include "entropy_mi/em_variant_kernels.h"
+#include "em_variant_kernels.h" /* generated: build tree kernels/ */
 #undef EM_KERNEL
 
 /* Shared by the CPU variants: the stable softmax of one row (vectorisable). */

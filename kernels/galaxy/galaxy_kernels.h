@@ -39,7 +39,7 @@ size_t galaxy_ws_doubles(const galaxy_problem *p);
     double galaxy_cost_##name(const galaxy_problem *p, const double *theta, double *ws, int threads);    \
     void galaxy_grad_##name(const galaxy_problem *p, const double *theta, double *grad, double *ws,       \
                             int threads);
-#include "galaxy/galaxy_variant_kernels.h"
+#include "galaxy_variant_kernels.h" /* generated: build tree kernels/ */
 #undef GALAXY_KERNEL
 #undef GALAXY_THREADED_KERNEL
 

@@ -68,7 +68,7 @@ typedef void (*mlp_gather_fn)(const mlp_dims *d, const uint8_t *images, const in
                             int threads);                                                                \
     void mlp_backward_##name(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws,       \
                              float *G, int threads);
-#include "mlp/mlp_variant_kernels.h"
+#include "mlp_variant_kernels.h" /* generated: build tree kernels/ */
 #undef MLP_KERNEL
 
 /* omp's own gather and update (the variant's row names them beside its forward and backward). */

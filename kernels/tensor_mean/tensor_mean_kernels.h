@@ -26,7 +26,7 @@ typedef size_t tm_workspace_fn(long N, long D); /* floats */
 #define TM_KERNEL(name)                                                                                  \
     tm_kernel_fn tm_##name;                                                                              \
     tm_workspace_fn tm_##name##_workspace;
-#include "tensor_mean/tm_variant_kernels.h"
+#include "tm_variant_kernels.h" /* generated: build tree kernels/ */
 #undef TM_KERNEL
 
 /* Shared: tanh of n floats (in == out allowed): libm's tanhf (naive, loop), and a vectorised one
