@@ -36,8 +36,7 @@ void sl_progress_rep(sl_progress *p, const char *phase, int rep, int reps, int l
     p->phase_t0 = now_ns;
 }
 
-/* "14 s", "3m05s", "1h02m": as the case-level line says durations. */
-static void fmt_left(char *buf, size_t n, double s)
+void sl_progress_duration(char *buf, size_t n, double s)
 {
     if (s < 60)
         snprintf(buf, n, "%.0f s", s);
@@ -57,7 +56,7 @@ int sl_progress_format(const sl_progress *p, double done, double total, const ch
     if (done > 0 && total >= done && elapsed > 0) {
         double per_rep = elapsed * total / done; /* this repetition's pace, for it and the ones after */
         char t[32];
-        fmt_left(t, sizeof t, per_rep - elapsed + per_rep * p->later);
+        sl_progress_duration(t, sizeof t, per_rep - elapsed + per_rep * p->later);
         snprintf(left, sizeof left, "  ~%s left", t);
     }
     char line[256];

@@ -31,6 +31,8 @@ typedef struct sl_progress {
 void sl_progress_case(sl_progress *p, int case_no, int n_cases, const char *study, const char *variant,
                       const char *size_name, long size, uint64_t now_ns);
 /* A repetition begins: phase "warm-up" or "rep", rep of reps, `later` repetitions after it. */
+/* A duration as both progress lines say it: "14 s", "3m05s", "1h02m". */
+void sl_progress_duration(char *buf, size_t n, double s);
 void sl_progress_rep(sl_progress *p, const char *phase, int rep, int reps, int later, uint64_t now_ns);
 /* The line for `done` of `total` units at now_ns into buf (no "\r", no newline); its length. The time
  * left is this repetition's rest at its pace so far, plus the `later` repetitions at that pace. */

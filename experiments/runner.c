@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "env.h"
 #include "interrupt.h"
+#include "progress.h"
 #include "rundir.h"
 #include "runner.h"
 
@@ -65,16 +66,6 @@ static int study_variants(const sl_run_ctx *c, const sl_study *s, int *out)
     return n;
 }
 
-static void fmt_duration(char *buf, size_t n, double s)
-{
-    if (s < 60)
-        snprintf(buf, n, "%.0f s", s);
-    else if (s < 3600)
-        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
-    else
-        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
-}
-
 /* Terminal progress, overwritten in place; nothing at all when stderr is not a terminal. */
 static void progress(sl_run_ctx *c, const sl_study *s, const char *variant, long size)
 {
@@ -82,12 +73,12 @@ static void progress(sl_run_ctx *c, const sl_study *s, const char *variant, long
         return;
     double el = (double)(prof_now_ns() - c->t0_ns) * 1e-9;
     char a[32], b[32];
-    fmt_duration(a, sizeof a, el);
+    sl_progress_duration(a, sizeof a, el);
     fprintf(stderr, "\r\033[Kcase %d of %d: %s %s %s=%ld — %s elapsed", c->done + 1, c->n_cases,
             s->name, variant, s->size_name ? s->size_name : "size", size, a);
     if (c->done > 0) {
         /* A plain average: cases differ a lot, so this is a rough guide and says so. */
-        fmt_duration(b, sizeof b, el / c->done * (c->n_cases - c->done));
+        sl_progress_duration(b, sizeof b, el / c->done * (c->n_cases - c->done));
         fprintf(stderr, ", about %s left", b);
     }
     fflush(stderr);
