@@ -25,6 +25,15 @@ char rt_errbuf[16384];
 
 /* Runs `speedlab ARGS...` with the registry `reg` in a child (stdout to /dev/null, stderr captured in
  * rt_errbuf); its exit code. */
+int rt_speedlab(const sl_study *const *reg, int n_reg, const char *first, ...)
+{
+    va_list ap;
+    va_start(ap, first);
+    int rc = rt_speedlab_va(reg, n_reg, first, ap);
+    va_end(ap);
+    return rc;
+}
+
 int rt_speedlab_va(const sl_study *const *reg, int n_reg, const char *first, va_list ap)
 {
     char *argv[64] = {"speedlab"};

@@ -20,6 +20,8 @@ extern char rt_out_dir[PATH_MAX + 16]; /* rt_tmpdir/out, for --out */
 /* Runs `speedlab ARGS...` (first, then ap, up to a NULL) with the registry `reg` in a child, stdout to
  * /dev/null and stderr into rt_errbuf; its exit code (128 + the signal when one ended it). */
 int rt_speedlab_va(const sl_study *const *reg, int n_reg, const char *first, va_list ap);
+/* The same with the arguments listed: rt_speedlab(reg, n, "run", "fake", ..., NULL). */
+int rt_speedlab(const sl_study *const *reg, int n_reg, const char *first, ...);
 /* Every line of OUT/latest/results.jsonl parsed (each must be whole); the array's length is the count. */
 json_t *rt_read_latest(const char *out);
 /* The record of (variant, size) in rt_read_latest's array; fails the test when there is none. */

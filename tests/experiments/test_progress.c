@@ -25,14 +25,7 @@
 
 #define SEC 1000000000ull
 
-static int speedlab(const char *first, ...)
-{
-    va_list ap;
-    va_start(ap, first);
-    int rc = rt_speedlab_va(fake_registry, FAKE_N_REGISTRY, first, ap);
-    va_end(ap);
-    return rc;
-}
+#define speedlab(...) rt_speedlab(fake_registry, FAKE_N_REGISTRY, __VA_ARGS__)
 
 /* Case 3 of 12, timed rep 2 of 3 begun at t = 100 s. */
 static sl_progress case_at_rep2(void)

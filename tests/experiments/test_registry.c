@@ -29,24 +29,10 @@ static const sl_study broken_study = {
 static const sl_study *const broken_registry[] = {&fake_study, &broken_study};
 
 /* `speedlab ARGS...` with the fake registry (fake_study.h). */
-static int speedlab(const char *first, ...)
-{
-    va_list ap;
-    va_start(ap, first);
-    int rc = rt_speedlab_va(fake_registry, FAKE_N_REGISTRY, first, ap);
-    va_end(ap);
-    return rc;
-}
+#define speedlab(...) rt_speedlab(fake_registry, FAKE_N_REGISTRY, __VA_ARGS__)
 
 /* `speedlab ARGS...` with the fake study and the broken one. */
-static int speedlab_broken(const char *first, ...)
-{
-    va_list ap;
-    va_start(ap, first);
-    int rc = rt_speedlab_va(broken_registry, 2, first, ap);
-    va_end(ap);
-    return rc;
-}
+#define speedlab_broken(...) rt_speedlab(broken_registry, 2, __VA_ARGS__)
 
 /* The recipe of docs/speedlab.md: the toy variant is one kernel function and one row of fake_study.h.
  * It runs, is checked, records its declared trait, and its kernel gets --threads as a parameter, while

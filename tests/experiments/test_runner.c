@@ -35,14 +35,7 @@
 #include "stats.h"
 
 /* `speedlab ARGS...` with the fake registry (fake_study.h). */
-static int speedlab(const char *first, ...)
-{
-    va_list ap;
-    va_start(ap, first);
-    int rc = rt_speedlab_va(fake_registry, FAKE_N_REGISTRY, first, ap);
-    va_end(ap);
-    return rc;
-}
+#define speedlab(...) rt_speedlab(fake_registry, FAKE_N_REGISTRY, __VA_ARGS__)
 
 /* ---- records ------------------------------------------------------------------------------------ */
 
