@@ -7,8 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <speedlab/prof.h>
-
 #include "avail.h"
 #include "calibrate.h"
 #include "cli.h"
