@@ -1,7 +1,8 @@
 /*
  * kernels/isa.c: SPEEDLAB_ISA and the build mode (kernels/isa.h). In a dispatch build it also chooses the
  * level: kern_isa_install(), called by the generated table's constructor (scripts/isa_dispatch.py),
- * fills the trampolines' slots. Compiled without the kernels' -march, so it runs on any x86-64.
+ * fills the trampolines' slots. In a dispatch build it is compiled without a kernel level's -march, so
+ * it runs on any x86-64; in a native build it takes the kernels' flags (its check reads their macros).
  */
 #include "isa.h"
 

@@ -151,12 +151,6 @@ SIMD_INLINE vf64 vf64_splat(double x) /* as vf32_splat */
     for (int k = 0; k < VF64_LANES; k++) v[k] = x;
     return v;
 }
-SIMD_INLINE double vf64_hsum(vf64 v)
-{
-    double s = 0.0;
-    for (int k = 0; k < VF64_LANES; k++) s += v[k];
-    return s;
-}
 
 /* exp and log of every lane by glibc's libmvec (within 4 ulp of libm; each lane's result depends on
  * that lane's input only) at the target's width: _ZGVeN8v (AVX-512), _ZGVdN4v (AVX2), _ZGVcN4v

@@ -7,23 +7,6 @@
  * 3.2 ms (one exp pass) -> 2.2 ms (rows paired) with AVX-512; 4.1 -> 3.8 -> 3.1 ms with AVX2. */
 #include "em_simd_row.h"
 
-/* The largest of x[0..D), two vector chains (a row's passes are short: their latency counts). */
-static inline float em_row_max(const float *x, long D, long Dv)
-{
-    vf32 m0 = vf32_splat(x[0]), m1 = m0;
-    long i = 0;
-    for (; i + 2 * EM_W <= Dv; i += 2 * EM_W) {
-        m0 = vf32_max(m0, vf32_load(x + i));
-        m1 = vf32_max(m1, vf32_load(x + i + EM_W));
-    }
-    if (i < Dv)
-        m0 = vf32_max(m0, vf32_load(x + i));
-    float m = vf32_hmax(vf32_max(m0, m1));
-    for (i = Dv; i < D; i++)
-        m = x[i] > m ? x[i] : m;
-    return m;
-}
-
 /* sum_i p_i^2 and sum_j q_j^2 of the softmaxes of x and y, the two rows' passes interleaved. */
 static inline void em_sum_p2_pair(const float *x, const float *y, long D, float *hp, float *hq)
 {

@@ -25,16 +25,28 @@ static inline vf32 em_tail_exp(const float *x, long D, long Dv, float m)
     return e;
 }
 
+/* The largest of x[0..D), two vector chains (a row's passes are short: their latency counts). */
+static inline float em_row_max(const float *x, long D, long Dv)
+{
+    vf32 m0 = vf32_splat(x[0]), m1 = m0;
+    long i = 0;
+    for (; i + 2 * EM_W <= Dv; i += 2 * EM_W) {
+        m0 = vf32_max(m0, vf32_load(x + i));
+        m1 = vf32_max(m1, vf32_load(x + i + EM_W));
+    }
+    if (i < Dv)
+        m0 = vf32_max(m0, vf32_load(x + i));
+    float m = vf32_hmax(vf32_max(m0, m1));
+    for (i = Dv; i < D; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
+
 /* Stable softmax of one row into p, zero-padded to a multiple of EM_W (p holds at least that many). */
 static inline void em_softmax_vec(const float *x, long D, float *p)
 {
     const long Dv = D / EM_W * EM_W;
-    vf32 vm = vf32_splat(x[0]);
-    for (long i = 0; i < Dv; i += EM_W)
-        vm = vf32_max(vm, vf32_load(x + i));
-    float m = vf32_hmax(vm);
-    for (long i = Dv; i < D; i++)
-        m = x[i] > m ? x[i] : m;
+    const float m = em_row_max(x, D, Dv);
     vf32 vs = {0};
     for (long i = 0; i < Dv; i += EM_W) {
         vf32 e = vf32_exp_neg(vf32_load(x + i) - m);
