@@ -55,8 +55,11 @@ void train_shuffle(int32_t *perm, long n, uint64_t seed, int epoch)
 }
 
 /* Rows ahead whose bytes are prefetched: a row's first line is a DRAM miss (the training set is 47 MB),
- * which converting 784 bytes does not hide; measured with mlp's omp gather (kernels/mlp/omp.c, the
- * same scheme), forced AVX2, 3 epochs: the data region 40-51 -> 16-21 ms. */
+ * which converting 784 bytes does not hide. Zen 5 VM, dispatch build with GATHER_AHEAD 0 against 8,
+ * interleaved, `SPEEDLAB_ISA=vN speedlab run mlp --variants simd,omp --reps 1 --param epochs=3
+ * --timerstats`, the `data` region over 3 epochs: omp's gather (kernels/mlp/omp.c, the same scheme)
+ * 24-30 -> 13-17 ms at v4 and 35-64 -> 13-16 ms at v3; this one (simd) 74-81 -> 37-40 ms at v3 in a
+ * first run, no clear change at v3 or v4 (22-40 ms either way) in a second. */
 #define GATHER_AHEAD 8
 
 void train_gather(const idx_set *set, const int32_t *idx, int B, float *X, uint8_t *y)
