@@ -32,8 +32,8 @@ static const char run_usage[] =
     "  --calibrate           write a calibration record first (as `speedlab calibrate`)\n"
     "  --timerstats          print every case's TimerStats table at the end\n"
     "  -h, --help            this text\n"
-    "environment: SPEEDLAB_ISA=v2|v3|v4 runs a dispatch build's kernels at that level (records say\n"
-    "  which in env.isa; docs/speedlab.md, \"ISA levels\")\n";
+    "environment: SPEEDLAB_ISA=v2|v3|v4 (or sse4.2|avx2|avx512) runs a dispatch build's kernels at that\n"
+    "  level (records say which in env.isa; docs/speedlab.md, \"ISA levels\")\n";
 
 int sl_parse_long(const char *flag, const char *s, long lo, long hi, long *out)
 {

@@ -13,6 +13,8 @@
 #include <cblas.h> /* OpenBLAS's: declares openblas_set_num_threads */
 #endif
 
+/* Inside the timed call, which costs about 2 ns when the count does not change (OpenBLAS 0.3.21, Zen 5
+ * VM, a loop of 10^6 calls), against a millisecond-scale product. */
 static inline void kern_blas_threads(int threads)
 {
 #if SL_HAVE_OPENBLAS

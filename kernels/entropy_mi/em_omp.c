@@ -7,12 +7,9 @@ int em_omp(const float *X, const float *Y, long B, long D, double *H, double *MI
     if (B < 1 || D < 1 || D > EM_MAX_D)
         return -1;
     double h = 0.0, mi = 0.0;
-#ifndef _OPENMP
-    (void)threads;
-#endif
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) reduction(+ : h, mi) num_threads(threads > 0 ? threads : 1)
-#endif
+    if (threads < 1)
+        threads = 1;
+#pragma omp parallel for schedule(static) reduction(+ : h, mi) num_threads(threads)
     for (long b = 0; b < B; b++) {
         float hr, mr;
         em_row_simd(X + b * D, Y + b * D, D, &hr, &mr);

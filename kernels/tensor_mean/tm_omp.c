@@ -17,21 +17,16 @@ int tm_omp(const float *X, const float *Y, const float *Z, long N, long D, float
     if (N < 1 || D < 1 || !ws)
         return -1;
     float *a = ws, *b = a + N * D, *c = b + N * D;
-#ifndef _OPENMP
-    (void)threads;
-#endif
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads > 0 ? threads : 1)
-#endif
+    if (threads < 1)
+        threads = 1;
+#pragma omp parallel num_threads(threads)
     {
         const int t = kern_tid(), T = kern_nthreads();
         const long e0 = N * D * t / T, e1 = N * D * (t + 1) / T;
         tm_tanh_fast(X + e0, e1 - e0, a + e0);
         tm_tanh_fast(Y + e0, e1 - e0, b + e0);
         tm_tanh_fast(Z + e0, e1 - e0, c + e0);
-#ifdef _OPENMP
 #pragma omp barrier
-#endif
         tm_simd_rows(a, b, c, N, D, D * t / T, D * (t + 1) / T, A);
     }
     return 0;
