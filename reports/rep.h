@@ -157,6 +157,7 @@ rep_table *rep_tab_unavailable(const rep_set *s, int env, const char *study);
  * builds on (same machine, same work). Fills lines with malloc'd sentences ("simd is 0.58× naive at
  * B=16384 on avx2: an optimisation that does not pay here"); returns how many (at most max). */
 int rep_inversions(const rep_set *s, int env, const char *study, char **lines, int max);
+#define REP_MAX_INVERSIONS 256 /* lines kept per study and machine, by the table note and REPORT.md alike */
 /* The note that says how inversions are found and how to read one at a small size. */
 extern const char rep_inversion_legend[];
 /* One bottleneck table per variant (its largest ok size with a profile); returns count. */

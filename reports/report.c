@@ -169,8 +169,8 @@ static void headline(FILE *f, const rep_set *s, int env, const char *study)
             fprintf(f, ", %.3g× the baseline `%s`", base->median / best->median, base->variant);
         fputs(best->reduced ? " (reduced run)\n" : "\n", f);
     }
-    char *inv[64];
-    int ni = rep_inversions(s, env, study, inv, 64);
+    char *inv[REP_MAX_INVERSIONS];
+    int ni = rep_inversions(s, env, study, inv, REP_MAX_INVERSIONS);
     for (int i = 0; i < ni; i++) {
         fprintf(f, "- %s\n", inv[i]);
         free(inv[i]);

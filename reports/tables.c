@@ -94,7 +94,7 @@ static const char *study_size_name(const rep_set *s, int env, const char *study)
 /* Beside the speedup table: every variant slower than the one it builds on, then how to read them. */
 static void inversion_notes(rep_table *t, const rep_set *s, int env, const char *study)
 {
-    char *lines[MAXV * MAXS / 8];
+    char *lines[REP_MAX_INVERSIONS];
     int n = rep_inversions(s, env, study, lines, (int)(sizeof lines / sizeof *lines));
     for (int i = 0; i < n; i++) {
         rep_table_note(t, "%s", lines[i]);

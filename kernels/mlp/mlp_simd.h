@@ -61,8 +61,8 @@ static inline void mlps_pack(const mlps_op *o, int p0, int kn, int c0, int nc, f
     if (o->bcs == 1) { /* rows of B are contiguous: a copy, whole vectors (vf32_load_n zero-fills a tail) */
         for (int p = 0; p < kn; p++)
             for (int v = 0; v < MLPS_NV; v++)
-                vf32_store_n(panel + (size_t)p * MLPS_NC + v * MLPS_VL,
-                        vf32_load_n(s + (size_t)p * o->bps + v * MLPS_VL, nc - v * MLPS_VL), MLPS_VL);
+                vf32_store(panel + (size_t)p * MLPS_NC + v * MLPS_VL,
+                           vf32_load_n(s + (size_t)p * o->bps + v * MLPS_VL, nc - v * MLPS_VL));
         return;
     }
     /* W^T for the delta: read W's rows (contiguous in p), write a panel column */
@@ -98,7 +98,7 @@ static inline __attribute__((always_inline)) void mlps_tile(const int mr, const 
         const float *wp = panel + (size_t)p * ldp;
         vf32 wv[MLPS_NV];
         for (int v = 0; v < nv; v++) {
-            memcpy(&wv[v], wp + v * MLPS_VL, sizeof(vf32));
+            wv[v] = vf32_load(wp + v * MLPS_VL);
             SIMD_KEEP_IN_REG(wv[v]);
         }
         for (int i = 0; i < mr; i++) {
