@@ -1,0 +1,276 @@
+/*
+ * kernels/cnn/cnn_simd.h: the vector convolution and dense layers shared by simd.c (one thread, the whole
+ * batch) and omp.c (each thread a slice of the batch): the forward here, the backward in
+ * cnn_simd_bwd.h. Internal to kernels/cnn; everything is static inline.
+ *
+ * Forward, one image at a time, as a direct convolution over "wide" positions: output position
+ * q = oy * w + ox runs over whole input rows (ox < w, not just ox < wo), so that the input under tap
+ * (ci, ky, kx) of the positions q..q+L-1 is the contiguous run x[ci][ky][kx + q ..]: one unaligned vector
+ * load, no im2col copy. The wo..w-1 columns are computed and dropped when the wide result is copied into
+ * y (cnns_compact): 121 of 144 lanes are kept for conv2 (11 x 11 of 11 x 13, 9 vectors of 16), 676 of 736
+ * for conv1. The tile keeps MR output channels x NV vectors of positions in registers; each tap is NV
+ * loads, MR broadcasts of a weight and MR * NV independent FMAs (AVX-512: 8 x 3 = 24 accumulators of 32
+ * registers; AVX2: 4 x 3 = 12 of 16). Bias is the accumulators' start, ReLU is applied before the store.
+ * The other way, im2col + the same register-blocked product, measured slower here: kernels/cnn/bench/.
+ *
+ * The dense layers reuse mlp's register-blocked products (kernels/mlp/mlp_simd.h): same shapes (a dense
+ * layer is B x nin times nin x nout, column bias, fused ReLU).
+ */
+#ifndef SL_KERNELS_CNN_SIMD_H
+#define SL_KERNELS_CNN_SIMD_H
+
+#include "cnn_kernels.h"
+#include "mlp/mlp_simd.h"
+#include "simd.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define CNNS_VL VF32_LANES
+#define CNNS_MR (SIMD_NREGS >= 32 ? 8 : 4) /* forward tile: output channels x ... */
+#define CNNS_NV 3                          /* ... vectors of positions */
+#ifndef CNNS_NB
+#define CNNS_NB 4 /* images per weight-gradient pass (cnn_simd_bwd.h) */
+#endif
+#define CNNS_CL (SIMD_NREGS >= 32 ? 1 : 2) /* vectors of output channels of a channel-lanes tile */
+#define CNNS_CW (CNNS_CL * CNNS_VL)        /* its output channels: 16 at AVX-512 and AVX2 */
+
+#define CNNS_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+static inline size_t cnns_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+/* ---- the direct convolution over wide positions ---------------------------------------------------- */
+
+/* One image's convolution as the tile sees it: input element (ci, row, col) at src[ci cs + row rs + col],
+ * tap (ci, ky, kx) of position q at src + ci cs + ky rs + kx + q; weights packed by cnns_pack_w; output
+ * channel co, position q at out[co ldo + q], nq vectors of positions (ldo >= nq L). */
+typedef struct cnns_op {
+    const float *src;
+    size_t cs, rs;
+    int cin, k, cout, nq;
+    const float *wp;   /* packed weights */
+    const float *bias; /* NULL: 0 */
+    int relu;
+    float *out;
+    size_t ldo;
+} cnns_op;
+
+/* Rows of the tile at output channel co: MR, then 4, 2, 1 for the tail (as few tiles as possible). */
+static inline int cnns_rows_at(int co, int cout)
+{
+    int left = cout - co;
+    return left >= CNNS_MR ? CNNS_MR : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+}
+
+/* Weights packed per tile (rows co0..co0+mr-1 at wp + co0 K, tap t's mr weights adjacent), so that the
+ * tile reads one pointer moving by mr per tap. flip: the backward-data weights, W'[ci][co][ky][kx] =
+ * W[co][ci][k-1-ky][k-1-kx] (out = cin rows, taps over cout); otherwise W itself (out = cout rows). */
+static inline void cnns_pack_w(const float *W, int cout, int cin, int k, int flip, float *wp)
+{
+    const int kk = k * k, rows = flip ? cin : cout, taps = (flip ? cout : cin) * kk;
+    for (int r0 = 0, mr; r0 < rows; r0 += mr) {
+        mr = cnns_rows_at(r0, rows);
+        for (int t = 0; t < taps; t++)
+            for (int i = 0; i < mr; i++) {
+                int r = r0 + i, a = t / kk, tap = t % kk; /* a: the tap's channel */
+                wp[(size_t)r0 * taps + (size_t)t * mr + i] =
+                    flip ? W[((size_t)a * cin + r) * kk + (size_t)(kk - 1 - tap)] : W[(size_t)r * taps + t];
+            }
+    }
+}
+
+/* Output channels co..co+mr-1 x positions q..q+nv L-1, every tap summed in registers. */
+CNNS_ALWAYS_INLINE void cnns_tile(const int mr, const int nv, const cnns_op *o, int co, int q)
+{
+    vf32 acc[CNNS_MR][CNNS_NV];
+    for (int i = 0; i < mr; i++)
+        for (int v = 0; v < nv; v++)
+            acc[i][v] = o->bias ? vf32_splat(o->bias[co + i]) : (vf32){0};
+    const float *wp = o->wp + (size_t)co * o->cin * o->k * o->k;
+    for (int ci = 0; ci < o->cin; ci++)
+        for (int ky = 0; ky < o->k; ky++) {
+            const float *s = o->src + (size_t)ci * o->cs + (size_t)ky * o->rs + q;
+            for (int kx = 0; kx < o->k; kx++, wp += mr) {
+                vf32 xv[CNNS_NV];
+                for (int v = 0; v < nv; v++) {
+                    xv[v] = vf32_load(s + kx + v * CNNS_VL);
+                }
+                for (int i = 0; i < mr; i++)
+                    for (int v = 0; v < nv; v++)
+                        acc[i][v] += wp[i] * xv[v];
+            }
+        }
+    for (int i = 0; i < mr; i++)
+        for (int v = 0; v < nv; v++) {
+            vf32 z = acc[i][v];
+            if (o->relu)
+                z = (vf32)((vi32)z & (z > 0.0f));
+            vf32_store(o->out + (size_t)(co + i) * o->ldo + q + v * CNNS_VL, z);
+        }
+}
+
+/* Every output channel of nv vectors of positions from q, the tail tiles' sizes fixed at compile time. */
+CNNS_ALWAYS_INLINE void cnns_channels(const int nv, const cnns_op *o, int q)
+{
+    for (int co = 0, mr; co < o->cout; co += mr) {
+        mr = cnns_rows_at(co, o->cout);
+        if (mr == CNNS_MR)
+            cnns_tile(CNNS_MR, nv, o, co, q);
+#if CNNS_MR > 4
+        else if (mr == 4)
+            cnns_tile(4, nv, o, co, q);
+#endif
+        else if (mr == 2)
+            cnns_tile(2, nv, o, co, q);
+        else
+            cnns_tile(1, nv, o, co, q);
+    }
+}
+
+static inline void cnns_conv_wide(const cnns_op *o)
+{
+    int v = 0;
+    for (; v + CNNS_NV <= o->nq; v += CNNS_NV)
+        cnns_channels(CNNS_NV, o, v * CNNS_VL);
+    if (v + 2 <= o->nq) {
+        cnns_channels(2, o, v * CNNS_VL);
+        v += 2;
+    }
+    if (v < o->nq)
+        cnns_channels(1, o, v * CNNS_VL);
+}
+
+/* dst (nch x nr x n, contiguous) = the first n floats of each row of src (channel c, row r at
+ * src + c lds + r ldr), by whole vectors: a row of n >= L ends with a vector aligned to its end, a shorter
+ * row is stored whole and spills into the next rows' places, which their stores overwrite; only the last
+ * rows, whose vector would pass dst's end, go lane by lane. src needs L readable floats past a row start. */
+static inline void cnns_compact(float *dst, const float *src, int nch, int nr, int n, size_t lds, size_t ldr)
+{
+    const size_t total = (size_t)nch * nr * n;
+    size_t at = 0;
+    for (int c = 0; c < nch; c++)
+        for (int r = 0; r < nr; r++, at += (size_t)n) {
+            const float *s = src + (size_t)c * lds + (size_t)r * ldr;
+            float *d = dst + at;
+            if (n >= CNNS_VL) {
+                int j = 0;
+                for (; j + CNNS_VL < n; j += CNNS_VL)
+                    vf32_store(d + j, vf32_load(s + j));
+                vf32_store(d + n - CNNS_VL, vf32_load(s + n - CNNS_VL));
+            } else if (at + CNNS_VL <= total)
+                vf32_store(d, vf32_load(s));
+            else
+                for (int j = 0; j < n; j++)
+                    d[j] = s[j];
+        }
+}
+
+/* ---- the per-thread work area -------------------------------------------------------------------- */
+
+/* Whether the backward sums the weight gradient with output channels as the vector lanes (enough of
+ * them to fill CW lanes) or with positions as the lanes (cnn_simd_bwd.h). */
+static inline int cnns_channel_lanes(const cnn_conv *c) { return c->cout >= CNNS_CW; }
+
+/* Floats of each part (every one a multiple of 16, so each starts 64-byte aligned): the wide output, a
+ * padded copy of an input image, the packed weights; for the backward also the partial dw and db, the
+ * accumulators of the weight-gradient tiles, dz of CNNS_NB images in the tiles' layout, dz padded and
+ * the wide input gradient. */
+typedef struct cnns_area {
+    size_t wide, xpad, wp, part, acc, dz, dzpad, dxwide;
+    size_t dzs; /* floats of one image's dz */
+} cnns_area;
+
+static inline cnns_area cnns_area_of(const cnn_conv *c)
+{
+    cnns_area a;
+    const size_t L = CNNS_VL, k = (size_t)c->k, h = (size_t)c->h, w = (size_t)c->w, co = (size_t)c->cout;
+    const size_t ho = (size_t)cnn_conv_ho(c), wo = (size_t)cnn_conv_wo(c), taps = (size_t)c->cin * k * k;
+    const size_t ldq = cnns_up(ho * w, L), hp = h + k - 1, wp = w + k - 1;
+    a.wide = cnns_up(co * ldq + L, 16); /* + L: cnns_compact's reads */
+    /* an image + what the last tile reads past it: k - 1 columns and the vector rounding */
+    a.xpad = cnns_up((size_t)c->cin * h * w + k + L, 16);
+    a.wp = cnns_up(taps * co, 16);
+    a.part = cnns_up(taps * co + co, 16);
+    if (cnns_channel_lanes(c)) { /* dW^T (taps x channels); dz transposed (positions x channels) */
+        a.acc = cnns_up(taps * cnns_up(co, CNNS_CW), 16);
+        a.dzs = cnns_up(ho * wo * cnns_up(co, CNNS_CW), 16);
+    } else { /* one vector per (tap, channel); dz at the forward's wide positions (+ L: the last store) */
+        a.acc = cnns_up(taps * co * L, 16);
+        a.dzs = cnns_up(co * ldq + L, 16);
+    }
+    a.dz = CNNS_NB * a.dzs;
+    a.dzpad = cnns_up(co * hp * wp + k + L, 16);
+    a.dxwide = cnns_up((size_t)c->cin * cnns_up(h * wp, L) + L, 16);
+    return a;
+}
+
+/* One thread's work area in floats (a multiple of 16): the forward and the backward use the same one. */
+static inline size_t cnns_area_floats(const cnn_conv *c)
+{
+    cnns_area a = cnns_area_of(c);
+    size_t fw = a.wide + a.xpad + a.wp;
+    size_t bw = a.part + a.acc + a.dz + a.dzpad + a.dxwide + a.xpad + a.wp;
+    return fw > bw ? fw : bw;
+}
+
+/* Image b of a batch of B at x (in floats each), read in place, except the batch's last: a tile reads
+ * up to k - 1 + L floats past an image, which is the next image's start but past the end of x for the
+ * last, so that one is read from a zero-padded copy in xpad (n floats). */
+static inline const float *cnns_image(const float *x, int b, int B, size_t in, float *xpad, size_t n)
+{
+    const float *xb = x + (size_t)b * in;
+    if (b != B - 1)
+        return xb;
+    memcpy(xpad, xb, in * sizeof(float));
+    memset(xpad + in, 0, (n - in) * sizeof(float));
+    return xpad;
+}
+
+/* ---- forward -------------------------------------------------------------------------------------- */
+
+/* Images b0..b1-1 of a batch of B: y = relu(conv(x, W) + b), area: cnns_area_floats(c) floats. */
+static inline void cnns_conv_forward_range(const cnn_conv *c, int B, const float *x, const float *W,
+                                           const float *bias, float *y, int b0, int b1, float *area)
+{
+    if (b0 >= b1)
+        return;
+    const cnns_area a = cnns_area_of(c);
+    float *wide = area, *xpad = wide + a.wide, *wp = xpad + a.xpad;
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c);
+    const size_t in = (size_t)c->cin * c->h * c->w, out = cnn_conv_out(c), ldo = cnns_up((size_t)ho * c->w, CNNS_VL);
+    cnns_pack_w(W, c->cout, c->cin, c->k, 0, wp);
+    cnns_op o = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .cin = c->cin, .k = c->k, .cout = c->cout,
+                 .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = bias, .relu = 1, .out = wide, .ldo = ldo};
+    for (int b = b0; b < b1; b++) {
+        o.src = cnns_image(x, b, B, in, xpad, a.xpad);
+        cnns_conv_wide(&o);
+        cnns_compact(y + (size_t)b * out, wide, c->cout, ho, wo, o.ldo, (size_t)c->w);
+    }
+}
+
+/* ---- dense layers (mlp's products) ---------------------------------------------------------------- */
+
+/* Rows r0..r1-1 of y = act(x w + b). */
+static inline void cnns_dense_forward_rows(const cnn_dense *l, const float *x, const float *w, const float *b,
+                                           float *y, int relu, int r0, int r1)
+{
+    mlps_op o = {.A = x, .ars = (size_t)l->nin, .aps = 1, .B = w, .bps = (size_t)l->nout, .bcs = 1, .C = y,
+                 .ldc = (size_t)l->nout, .n = l->nout, .k = l->nin, .bias = b, .relu = relu};
+    mlps_gemm(&o, r0, r1);
+}
+
+/* Rows r0..r1-1: dy = dy * (y > 0) when relu, then dx = dz w^T (no mask: the layer below applies its own). */
+static inline void cnns_dense_delta_rows(const cnn_dense *l, const float *w, const float *y, float *dy,
+                                         int relu, float *dx, int r0, int r1)
+{
+    if (relu)
+        for (size_t i = (size_t)r0 * l->nout; i < (size_t)r1 * l->nout; i++)
+            dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    if (!dx)
+        return;
+    mlps_op o = {.A = dy, .ars = (size_t)l->nout, .aps = 1, .B = w, .bps = 1, .bcs = (size_t)l->nout, .C = dx,
+                 .ldc = (size_t)l->nin, .n = l->nin, .k = l->nout};
+    mlps_gemm(&o, r0, r1);
+}
+
+#endif

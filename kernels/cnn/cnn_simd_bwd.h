@@ -1,0 +1,354 @@
+/*
+ * kernels/cnn/cnn_simd_bwd.h: the backward convolution of simd.c and omp.c (cnn_simd.h has the forward,
+ * the work area and the dense layers). Internal to kernels/cnn; everything is static inline. Per image:
+ *
+ * dz = dy * (y > 0): one flat pass over y and dy (written back into dy, summed into db), then dz copied
+ * into the layouts below from L1.
+ *
+ * Backward data is cnn_simd.h's forward convolution run on dz zero-padded by k-1 on every side, with the
+ * weights transposed (cin <-> cout) and flipped (ky, kx -> k-1-ky, k-1-kx): the "full" correlation.
+ *
+ * Backward weights, dW[co][ci][ky][kx] = sum over images and output positions p of
+ * dz[co][p] x[ci][p + (ky, kx)], summed per thread into accumulators in its work area (omp's threads
+ * never write the same gradient), two ways chosen by the output channel count:
+ *   channel lanes (cout >= CW = 16, conv2): dz transposed to positions x channels, the vector lanes are
+ *     16 output channels and x is broadcast; a tile of GR rows (ci, ky) x 3 taps kx x CL vectors of
+ *     channels (AVX-512: 8 x 3 x 1 = 24 accumulators; AVX2: 2 x 3 x 2 = 12) runs over the valid
+ *     positions only. conv2 at batch 512: 1.3 ms, where position lanes took 1.9 (Zen 5, AVX-512).
+ *   position lanes (fewer channels, conv1: 8, half an AVX-512 vector): the lanes are the forward's wide
+ *     positions, dz is copied into that layout (zero in the dropped columns, which then add nothing) and
+ *     x is read as the forward reads it; a tile of WC channels x GR rows x 3 taps (AVX-512: 3 x 3 x 3 =
+ *     27 accumulators; AVX2: 2 x 2 x 3 = 12) keeps one vector per (channel, tap), added up lane by lane
+ *     once, at the end. conv1: 1.3 ms, where channel lanes took 2.4 (half the lanes idle, and the
+ *     transpose of 676 positions per channel per image).
+ * Both sum CNNS_NB images per tile before storing the accumulators (position lanes: 72 KB of them for a
+ * 16-channel layer, L2 not L1; 4 images took 2.1 ms for conv2 where 1 took 2.5).
+ */
+#ifndef SL_KERNELS_CNN_SIMD_BWD_H
+#define SL_KERNELS_CNN_SIMD_BWD_H
+
+#include "cnn_simd.h"
+
+#define CNNS_GRC (SIMD_NREGS >= 32 ? 8 : 2) /* channel lanes: rows (ci, ky) per tile */
+#define CNNS_WC (SIMD_NREGS >= 32 ? 3 : 2)  /* position lanes: output channels ... */
+#define CNNS_GRP (SIMD_NREGS >= 32 ? 3 : 2) /* ... x rows (ci, ky) per tile */
+#define CNNS_KXC 3                          /* taps kx per tile, both ways */
+
+/* ---- dz ----------------------------------------------------------------------------------------------- */
+
+/* dy = dz = dy * (y > 0) over one image's cout x P floats, db[co] += each channel's sum (in lane order,
+ * a fixed order), and when dzt is not NULL dz transposed into it (position p, channel co at
+ * dzt[p ldz + co]). The first and only pass over y and dy, which come from memory (conv1's are 11 MB
+ * each at batch 512). */
+static inline void cnns_dz_flat(const cnn_conv *c, const float *y, float *dy, float *db, float *dzt, size_t ldz)
+{
+    const int P = cnn_conv_ho(c) * cnn_conv_wo(c);
+    for (int co = 0; co < c->cout; co++) {
+        float *d = dy + (size_t)co * P;
+        const float *yy = y + (size_t)co * P;
+        vf32 s = {0};
+        int p = 0;
+        for (; p + CNNS_VL <= P; p += CNNS_VL) {
+            vf32 z = (vf32)((vi32)vf32_load(d + p) & (vf32_load(yy + p) > 0.0f));
+            vf32_store(d + p, z);
+            s += z;
+            if (dzt)
+                for (int l = 0; l < CNNS_VL; l++)
+                    dzt[(size_t)(p + l) * ldz + co] = z[l];
+        }
+        float st = 0.0f;
+        for (; p < P; p++) {
+            d[p] = yy[p] > 0.0f ? d[p] : 0.0f;
+            st += d[p];
+            if (dzt)
+                dzt[(size_t)p * ldz + co] = d[p];
+        }
+        db[co] += vf32_hsum(s) + st;
+    }
+}
+
+/* One image's dz (cnns_dz_flat's, read back from L1) copied row by row into dzw (cout planes of ldq
+ * floats, row stride w: the forward's wide positions) when not NULL, and into the interior of dzpad
+ * (cout planes of (ho + 2(k-1)) x (wo + 2(k-1))) when not NULL. A row's last vector has its lanes past
+ * wo zeroed and is stored whole: the zeros land on columns that must be zero or on places a later row
+ * overwrites; only where a vector would read past the image's dz does a row go lane by lane. Run after
+ * the flat pass over the whole image, not per channel: a load spanning two recent unaligned stores
+ * waits for them to reach the cache, and fused per channel these waits cost more than the wgrad. */
+static inline void cnns_dz_rows(const cnn_conv *c, const float *dz, float *dzw, size_t ldq, float *dzpad)
+{
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c), P = ho * wo, k1 = c->k - 1;
+    const size_t wp = (size_t)wo + 2 * k1, plane = ((size_t)ho + 2 * k1) * wp, end = (size_t)c->cout * P;
+    vi32 lane;
+    for (int l = 0; l < CNNS_VL; l++)
+        lane[l] = l;
+    if (!dzw && !dzpad)
+        return;
+    for (int co = 0; co < c->cout; co++)
+        for (int oy = 0; oy < ho; oy++) {
+            const size_t at = (size_t)co * P + (size_t)oy * wo;
+            float *zw = dzw ? dzw + co * ldq + (size_t)oy * c->w : NULL;
+            float *zp = dzpad ? dzpad + co * plane + (size_t)(oy + k1) * wp + k1 : NULL;
+            for (int j = 0; j < wo; j += CNNS_VL) {
+                if (at + j + CNNS_VL > end) { /* the image's last floats */
+                    for (int l = j; l < wo; l++) {
+                        if (zw)
+                            zw[l] = dz[at + l];
+                        if (zp)
+                            zp[l] = dz[at + l];
+                    }
+                    break;
+                }
+                vf32 z = (vf32)((vi32)vf32_load(dz + at + j) & (lane < wo - j));
+                if (zw)
+                    vf32_store(zw + j, z);
+                if (zp)
+                    vf32_store(zp + j, z);
+            }
+        }
+}
+
+/* ---- weight gradient ------------------------------------------------------------------------------- */
+
+/* A chunk of nb images' weight-gradient operands: x (image n at x[n], the forward's layout), dz (image
+ * n at dz + n dzs: transposed with ldz channels, or at wide positions with ldq per channel), and the
+ * accumulators acc (channel lanes: dW^T, taps x ldz; position lanes: vector (t cout + co) at
+ * acc + (t cout + co) L). Tap t = (ci k + ky) k + kx, row r = ci k + ky. */
+typedef struct cnns_wop {
+    const float *x[CNNS_NB];
+    int nb;
+    size_t cs, rs;
+    int k, cout, ho, wo, nq;
+    const float *dz;
+    size_t dzs, ldz, ldq;
+    float *acc;
+} cnns_wop;
+
+/* Channel lanes: dW^T of taps (row r0 + g, kx0 + j), g < gr, j < kc, channels cb..cb+CW-1, += the
+ * chunk's sums over valid positions. */
+CNNS_ALWAYS_INLINE void cnns_ctile(const int gr, const int kc, const cnns_wop *o, int r0, int kx0, int cb)
+{
+    vf32 acc[CNNS_GRC][CNNS_KXC][CNNS_CL];
+    float *dst = o->acc + ((size_t)r0 * o->k + kx0) * o->ldz + cb;
+    for (int g = 0; g < gr; g++)
+        for (int j = 0; j < kc; j++)
+            for (int v = 0; v < CNNS_CL; v++)
+                acc[g][j][v] = vf32_load(dst + ((size_t)g * o->k + j) * o->ldz + v * CNNS_VL);
+    for (int n = 0; n < o->nb; n++) {
+        const float *xr[CNNS_GRC];
+        for (int g = 0; g < gr; g++)
+            xr[g] = o->x[n] + (size_t)((r0 + g) / o->k) * o->cs + (size_t)((r0 + g) % o->k) * o->rs + kx0;
+        const float *dz = o->dz + n * o->dzs + cb;
+        for (int oy = 0; oy < o->ho; oy++)
+            for (int ox = 0; ox < o->wo; ox++, dz += o->ldz) {
+                const size_t at = (size_t)oy * o->rs + ox;
+                vf32 dv[CNNS_CL];
+                for (int v = 0; v < CNNS_CL; v++)
+                    dv[v] = vf32_load(dz + v * CNNS_VL);
+                for (int g = 0; g < gr; g++)
+                    for (int j = 0; j < kc; j++)
+                        for (int v = 0; v < CNNS_CL; v++)
+                            acc[g][j][v] += xr[g][at + j] * dv[v];
+            }
+    }
+    for (int g = 0; g < gr; g++)
+        for (int j = 0; j < kc; j++)
+            for (int v = 0; v < CNNS_CL; v++)
+                vf32_store(dst + ((size_t)g * o->k + j) * o->ldz + v * CNNS_VL, acc[g][j][v]);
+}
+
+/* Position lanes: the vectors of channels co0..co0+mc-1 x taps (row r0 + g, kx0 + j), g < gr, j < kc,
+ * += the chunk's products, lane by lane over the wide positions. */
+CNNS_ALWAYS_INLINE void cnns_ptile(const int mc, const int gr, const int kc, const cnns_wop *o, int co0,
+                                   int r0, int kx0)
+{
+    vf32 acc[CNNS_WC][CNNS_GRP][CNNS_KXC];
+    float *vp[CNNS_GRP][CNNS_KXC];
+    for (int g = 0; g < gr; g++)
+        for (int j = 0; j < kc; j++) {
+            vp[g][j] = o->acc + ((size_t)((r0 + g) * o->k + kx0 + j) * o->cout + co0) * CNNS_VL;
+            for (int m = 0; m < mc; m++)
+                acc[m][g][j] = vf32_load(vp[g][j] + m * CNNS_VL);
+        }
+    for (int n = 0; n < o->nb; n++) {
+        const float *xr[CNNS_GRP];
+        for (int g = 0; g < gr; g++)
+            xr[g] = o->x[n] + (size_t)((r0 + g) / o->k) * o->cs + (size_t)((r0 + g) % o->k) * o->rs + kx0;
+        const float *dz = o->dz + n * o->dzs + (size_t)co0 * o->ldq;
+        for (int q = 0; q < o->nq * CNNS_VL; q += CNNS_VL) {
+            vf32 dv[CNNS_WC];
+            for (int m = 0; m < mc; m++)
+                dv[m] = vf32_load(dz + m * o->ldq + q);
+            for (int g = 0; g < gr; g++)
+                for (int j = 0; j < kc; j++) {
+                    vf32 xv = vf32_load(xr[g] + q + j);
+                    for (int m = 0; m < mc; m++)
+                        acc[m][g][j] += dv[m] * xv;
+                }
+        }
+    }
+    for (int g = 0; g < gr; g++)
+        for (int j = 0; j < kc; j++)
+            for (int m = 0; m < mc; m++)
+                vf32_store(vp[g][j] + m * CNNS_VL, acc[m][g][j]);
+}
+
+/* Channel lanes: every kx of gr rows from r, in chunks of 3, then 2, 1 (sizes fixed at compile time). */
+CNNS_ALWAYS_INLINE void cnns_ctaps(const int gr, const cnns_wop *o, int r, int cb)
+{
+    int kx = 0;
+    for (; kx + CNNS_KXC <= o->k; kx += CNNS_KXC)
+        cnns_ctile(gr, CNNS_KXC, o, r, kx, cb);
+    if (kx + 2 <= o->k) {
+        cnns_ctile(gr, 2, o, r, kx, cb);
+        kx += 2;
+    }
+    if (kx < o->k)
+        cnns_ctile(gr, 1, o, r, kx, cb);
+}
+
+/* Position lanes: the same for mc channels from co. */
+CNNS_ALWAYS_INLINE void cnns_ptaps(const int mc, const int gr, const cnns_wop *o, int co, int r)
+{
+    int kx = 0;
+    for (; kx + CNNS_KXC <= o->k; kx += CNNS_KXC)
+        cnns_ptile(mc, gr, CNNS_KXC, o, co, r, kx);
+    if (kx + 2 <= o->k) {
+        cnns_ptile(mc, gr, 2, o, co, r, kx);
+        kx += 2;
+    }
+    if (kx < o->k)
+        cnns_ptile(mc, gr, 1, o, co, r, kx);
+}
+
+/* Channel lanes: rows (ci, ky) in blocks of GRC, then 4, 2, 1, for each block of CW channels. */
+static inline void cnns_cgrad(const cnns_wop *o, int rows)
+{
+    for (int cb = 0; cb < o->cout; cb += CNNS_CW) {
+        int r = 0;
+        for (; r + CNNS_GRC <= rows; r += CNNS_GRC)
+            cnns_ctaps(CNNS_GRC, o, r, cb);
+#if CNNS_GRC > 4
+        if (r + 4 <= rows) {
+            cnns_ctaps(4, o, r, cb);
+            r += 4;
+        }
+#endif
+#if CNNS_GRC > 2
+        if (r + 2 <= rows) {
+            cnns_ctaps(2, o, r, cb);
+            r += 2;
+        }
+#endif
+        for (; r < rows; r++)
+            cnns_ctaps(1, o, r, cb);
+    }
+}
+
+/* Position lanes: rows in blocks of GRP, then 2, 1, for mc channels from co. */
+CNNS_ALWAYS_INLINE void cnns_prows(const int mc, const cnns_wop *o, int co, int rows)
+{
+    int r = 0;
+    for (; r + CNNS_GRP <= rows; r += CNNS_GRP)
+        cnns_ptaps(mc, CNNS_GRP, o, co, r);
+#if CNNS_GRP > 2
+    if (r + 2 <= rows) {
+        cnns_ptaps(mc, 2, o, co, r);
+        r += 2;
+    }
+#endif
+    for (; r < rows; r++)
+        cnns_ptaps(mc, 1, o, co, r);
+}
+
+/* Position lanes: channels in blocks of WC, then 2, 1. */
+static inline void cnns_pgrad(const cnns_wop *o, int rows)
+{
+    int co = 0;
+    for (; co + CNNS_WC <= o->cout; co += CNNS_WC)
+        cnns_prows(CNNS_WC, o, co, rows);
+#if CNNS_WC > 2
+    if (co + 2 <= o->cout) {
+        cnns_prows(2, o, co, rows);
+        co += 2;
+    }
+#endif
+    for (; co < o->cout; co++)
+        cnns_prows(1, o, co, rows);
+}
+
+/* part (cout x taps, dw's order) = the accumulators' sums: dW^T transposed, or each vector's lanes added
+ * in lane order (once, at the end of the range). */
+static inline void cnns_wgrad_out(const cnn_conv *c, const float *acc, int pos, float *part)
+{
+    const int taps = c->cin * c->k * c->k;
+    const size_t ldz = cnns_up((size_t)c->cout, CNNS_CW);
+    for (int t = 0; t < taps; t++)
+        for (int co = 0; co < c->cout; co++)
+            part[(size_t)co * taps + t] = pos ? vf32_hsum(vf32_load(acc + ((size_t)t * c->cout + co) * CNNS_VL))
+                                              : acc[(size_t)t * ldz + co];
+}
+
+/* ---- the backward of a range of images ------------------------------------------------------------- */
+
+/* Images b0..b1-1 of a batch of B: dy becomes dz (through the ReLU), the partial dw and db at the start
+ * of area (cout x taps, then cout) are set to these images' sums, and these images' dx is written when
+ * dx is not NULL. */
+static inline void cnns_conv_backward_range(const cnn_conv *c, int B, const float *x, const float *W,
+                                            const float *y, float *dy, float *dx, int b0, int b1, float *area)
+{
+    const cnns_area a = cnns_area_of(c);
+    const int k = c->k, pos = !cnns_channel_lanes(c);
+    float *part = area, *acc = part + a.part, *dz = acc + a.acc, *dzpad = dz + a.dz, *dxwide = dzpad + a.dzpad;
+    float *xpad = dxwide + a.dxwide, *wp = xpad + a.xpad, *db = part + (size_t)c->cin * k * k * c->cout;
+    const size_t in = (size_t)c->cin * c->h * c->w, out = cnn_conv_out(c);
+    const size_t hp = (size_t)c->h + k - 1, wpd = (size_t)c->w + k - 1, ldo = cnns_up((size_t)c->h * wpd, CNNS_VL);
+    cnns_op od = {.src = dzpad, .cs = hp * wpd, .rs = wpd, .cin = c->cout, .k = k, .cout = c->cin,
+                  .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = NULL, .relu = 0, .out = dxwide, .ldo = ldo};
+    cnns_wop ow = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .k = k, .cout = c->cout,
+                   .ho = cnn_conv_ho(c), .wo = cnn_conv_wo(c), .dz = dz, .dzs = a.dzs,
+                   .ldz = cnns_up((size_t)c->cout, CNNS_CW), .ldq = cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL),
+                   .acc = acc};
+    ow.nq = (int)(ow.ldq / CNNS_VL);
+    memset(area, 0, (a.part + a.acc + a.dz) * sizeof(float)); /* dz's unused lanes and columns stay 0 */
+    if (dx) {
+        memset(dzpad, 0, a.dzpad * sizeof(float)); /* the border and the slack stay 0 */
+        cnns_pack_w(W, c->cout, c->cin, k, 1, wp);
+    }
+    for (int b = b0; b < b1; b += CNNS_NB) {
+        ow.nb = b1 - b < CNNS_NB ? b1 - b : CNNS_NB;
+        for (int n = 0; n < ow.nb; n++) {
+            float *dyn = dy + (size_t)(b + n) * out, *dzn = dz + n * a.dzs;
+            cnns_dz_flat(c, y + (size_t)(b + n) * out, dyn, db, pos ? NULL : dzn, ow.ldz);
+            cnns_dz_rows(c, dyn, pos ? dzn : NULL, ow.ldq, dx ? dzpad : NULL);
+            ow.x[n] = cnns_image(x, b + n, B, in, xpad, a.xpad);
+            if (dx) {
+                cnns_conv_wide(&od);
+                cnns_compact(dx + (size_t)(b + n) * in, dxwide, c->cin, c->h, c->w, od.ldo, wpd);
+            }
+        }
+        if (pos)
+            cnns_pgrad(&ow, c->cin * k);
+        else
+            cnns_cgrad(&ow, c->cin * k);
+    }
+    cnns_wgrad_out(c, acc, pos, part);
+}
+
+/* dw and db for flat indices i0..i1-1 of (dw, then db): the sums of the nt partials (area t at
+ * areas + t stride) in thread order, so that the result does not depend on timing. */
+static inline void cnns_reduce(const cnn_conv *c, const float *areas, size_t stride, int nt, float *dw,
+                               float *db, size_t i0, size_t i1)
+{
+    const size_t nw = (size_t)c->cin * c->k * c->k * (size_t)c->cout;
+    for (size_t i = i0; i < i1; i++) {
+        float s = 0.0f;
+        for (int t = 0; t < nt; t++)
+            s += areas[(size_t)t * stride + i];
+        if (i < nw)
+            dw[i] = s;
+        else
+            db[i - nw] = s;
+    }
+}
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * kernels/cnn/simd.c: explicit vectors on one thread (16 floats with AVX-512, 8 with AVX2). The
+ * convolutions are cnn_simd.h's direct ones over wide positions (forward and backward data) and its
+ * channel-vector weight gradient; the dense layers are mlp's register-blocked products. What is fused:
+ * bias and ReLU into the convolution's and the dense product's registers; the ReLU mask, the bias
+ * gradient and the transposes of dz into one pass per image. `scratch` holds one cnns_area_floats work
+ * area; `threads` is ignored.
+ */
+#include "cnn_kernels.h"
+#include "cnn_simd_bwd.h"
+
+void cnn_conv_forward_simd(const cnn_conv *c, int B, const float *x, const float *w, const float *b, float *y,
+                           float *scratch, int threads)
+{
+    (void)threads;
+    cnns_conv_forward_range(c, B, x, w, b, y, 0, B, scratch);
+}
+
+void cnn_conv_backward_simd(const cnn_conv *c, int B, const float *x, const float *w, const float *y,
+                            float *dy, float *dw, float *db, float *dx, float *scratch, int threads)
+{
+    (void)threads;
+    size_t n = (size_t)c->cout * c->cin * c->k * c->k + (size_t)c->cout;
+    cnns_conv_backward_range(c, B, x, w, y, dy, dx, 0, B, scratch);
+    cnns_reduce(c, scratch, 0, 1, dw, db, 0, n); /* one partial: dW^T back to OIHW */
+}
+
+void cnn_dense_forward_simd(const cnn_dense *l, int B, const float *x, const float *w, const float *b, float *y,
+                            int relu, float *scratch, int threads)
+{
+    (void)scratch, (void)threads;
+    cnns_dense_forward_rows(l, x, w, b, y, relu, 0, B);
+}
+
+void cnn_dense_backward_simd(const cnn_dense *l, int B, const float *x, const float *w, const float *y,
+                             float *dy, int relu, float *dw, float *db, float *dx, float *scratch, int threads)
+{
+    (void)scratch, (void)threads;
+    cnns_dense_delta_rows(l, w, y, dy, relu, dx, 0, B);
+    if (B <= 0) /* an empty sum: the product below would not write dw */
+        memset(dw, 0, (size_t)l->nin * l->nout * sizeof(float));
+    else
+        mlps_wgrad_rows(x, dy, dw, B, l->nin, l->nout, 0, l->nin);
+    mlps_colsum(dy, db, B, l->nout, 0, l->nout);
+}
