@@ -33,7 +33,7 @@ static const sl_param params[] = {
     {"lr", "0.01", "SGD learning rate, constant (the write-up: 0.01)"},
     {"momentum", "0.9", "SGD momentum, PyTorch's form: V = mu V + G, P -= lr V (the write-up: 0.9)"},
     {"naive_epochs", "1", "epochs for the naive variant (it is slow; its records say they are reduced)"},
-    {"naive_rows", "6000", "training rows per epoch for the naive variant (0 = all; fewer: reduced)"},
+    {"naive_rows", "20000", "training rows per epoch for the naive variant (0 = all; fewer: reduced)"},
     {"check_steps", "4", "teacher-forced SGD steps checked against double precision before timing (check.c)"},
     {"train_rows", "0", "training rows per epoch (0 = all; fewer marks the case reduced)"},
     {"graph", "0", "cuda variant: 1 captures each training step as a CUDA graph (CPU variants ignore it)"},
