@@ -302,8 +302,8 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
  * test-set forward. Bytes are the compulsory traffic if nothing stayed in cache between passes, an
  * estimate: per step the batch (bytes read, floats written once and read by conv1's forward and
  * backward), the activations (written once, read by the next layer and by their own backward: 3
- * passes) and their deltas (written and read: 2 passes), and five passes over the parameters (read by
- * forward and backward, the gradient written, the update reading it and rewriting P and V); per
+ * passes) and their deltas (written and read: 2 passes), and seven passes over the parameters (P read
+ * by forward and backward, G written and read, V read and written, P written); per
  * evaluation the test rows, the activations written and read once, and the parameters once per chunk. */
 static void work_of(const cnn_dims *d, const train_cfg *cfg, double *flops, double *bytes)
 {
