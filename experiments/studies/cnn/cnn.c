@@ -353,6 +353,22 @@ static void record_reduced(const cnn_state *s, const train_cfg *ran, sl_record *
     sl_record_reduced(rec, why);
 }
 
+#if CNN_DEVICE
+/* The device time of each phase of the last synchronised step, from CUDA events (cnn_cuda_phase_ms):
+ * device_data_ms ... device_update_ms; a phase not measured (inside a graph) is left out. */
+static void record_device_phases(cnn_state *s, sl_record *rec)
+{
+    static const char *const names[5] = {"device_data_ms", "device_forward_ms", "device_loss_ms",
+                                         "device_backward_ms", "device_update_ms"};
+    double ms[5];
+    if (cnn_cuda_phase_ms(s->dev, ms) != 0)
+        return;
+    for (int i = 0; i < 5; i++)
+        if (!isnan(ms[i]))
+            sl_record_metric(rec, names[i], ms[i]);
+}
+#endif
+
 /* The write-up's Table I columns over the timed repetitions (mean, and sample std with more than one),
  * and what the runs were. */
 static void finish(void *vs, int v, sl_record *rec)
@@ -391,6 +407,7 @@ static void finish(void *vs, int v, sl_record *rec)
         sl_record_metric(rec, "peak_gpu_bytes", s->peak_dev_bytes);
         sl_record_metric(rec, "launches_per_step", s->launches_per_step);
 #if CNN_DEVICE
+        record_device_phases(s, rec);
         const char *algos = cnn_row_of(v)->backend == CNN_CUDA_CUDNN ? cnn_cuda_algorithms(s->dev) : "";
         if (algos && *algos) {
             char note[600];
