@@ -18,21 +18,23 @@
 
 typedef enum { SECONDS, RATE, FRACTION, MIB } unit;
 
-/* The write-up's columns: header, the metric (also its CSV name), its std metric, unit, and what it is
- * (the note under the table). */
+/* The write-up's columns: header, the metric (also its CSV name), its std metric, unit, what it is (the
+ * note under the table), and whether it carries a reduced run's † (the whole run's time: the one number
+ * a shorter run changes; an epoch's time and throughput stay comparable). */
 static const struct pcol {
     const char *head, *metric, *std;
     unit unit;
     const char *what;
+    int marked;
 } pcols[] = {
-    {"average epoch time", "epoch_s_mean", "epoch_s_std", SECONDS, "mean over the epochs of a run"},
-    {"total training time", "train_time_s", "train_time_s_std", SECONDS, "one whole run"},
+    {"average epoch time", "epoch_s_mean", "epoch_s_std", SECONDS, "mean over the epochs of a run", 0},
+    {"total training time", "train_time_s", "train_time_s_std", SECONDS, "one whole run", 1},
     {"average throughput (samples/s)", "samples_per_s_mean", "samples_per_s_std", RATE,
-     "training samples per second, mean over the epochs"},
-    {"final test accuracy", "test_acc", "test_acc_std", FRACTION, "after the last epoch"},
-    {"best test accuracy", "test_acc_best", "test_acc_best_std", FRACTION, "the best epoch's"},
-    {"average RAM", "avg_rss_bytes", "avg_rss_bytes_std", MIB, "resident memory sampled over the run"},
-    {"peak VRAM", "peak_gpu_bytes", "peak_gpu_bytes_std", MIB, "device memory high-water mark (GPU variants)"},
+     "training samples per second, mean over the epochs", 0},
+    {"final test accuracy", "test_acc", "test_acc_std", FRACTION, "after the last epoch", 0},
+    {"best test accuracy", "test_acc_best", "test_acc_best_std", FRACTION, "the best epoch's", 0},
+    {"average RAM", "avg_rss_bytes", "avg_rss_bytes_std", MIB, "resident memory sampled over the run", 0},
+    {"peak VRAM", "peak_gpu_bytes", "peak_gpu_bytes_std", MIB, "device memory high-water mark (GPU variants)", 0},
 };
 #define NPCOLS (int)(sizeof pcols / sizeof *pcols)
 #define FIRST 3 /* columns before the metrics: platform, size and reps (the last two CSV-only) */
@@ -104,8 +106,7 @@ static void case_row(rep_table *t, const rep_case *c, int several_sizes)
             rep_cell_text(t, r, col, "—");
             continue;
         }
-        /* a reduced run's total time is the one not comparable with the others' */
-        value_cells(t, r, col, &pcols[k], m, metric(c, pcols[k].std), k == 1 ? mark : "");
+        value_cells(t, r, col, &pcols[k], m, metric(c, pcols[k].std), pcols[k].marked ? mark : "");
     }
 }
 
