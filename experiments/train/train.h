@@ -35,6 +35,7 @@ typedef struct train_cfg {
     uint64_t seed;
     long n_train;   /* rows used per epoch (a prefix of the shuffled order; < the set's n when reduced) */
     long n_test;
+    int partial_last; /* 1: the last n_train % batch rows are one smaller step (cnn); 0: dropped (mlp) */
 } train_cfg;
 
 /* Per-epoch series, epochs long (allocated by train_series_alloc). */
