@@ -350,9 +350,12 @@ static int update_graph(cnn_cuda *c, int B, float lr, float mu)
 
 /* ---- API: the step ---------------------------------------------------------------------------------- */
 
-/* The checks every phase after data makes: a context, B as data gave it. */
+/* The checks every phase after data makes: B as data gave it. After a failed call of the same step
+ * the message stays that call's (the study calls all five phases, then reads the error once). */
 static int in_step(cnn_cuda *c, int B, const char *what)
 {
+    if (c->step_failed)
+        return -1;
     if (check_B(c, B, what))
         return -1;
     if (B != c->step_B) {
@@ -370,6 +373,7 @@ static int phase_end(cnn_cuda *c, int rc)
         return 0;
     cnn_abort_capture(c);
     c->step_B = 0;
+    c->step_failed = 1;
     c->launch = NULL;
     return -1;
 }
@@ -388,6 +392,8 @@ extern "C" int cnn_cuda_data(cnn_cuda *c, const int32_t *idx, int B)
         return -1;
     if (c->capturing)
         return phase_end(c, cnn_fail(c, "data", "the previous step was not finished (no update)"));
+    c->step_B = 0;
+    c->step_failed = 1; /* until the step is staged */
     if (check_B(c, B, "data"))
         return -1;
     if (!idx)
@@ -404,6 +410,7 @@ extern "C" int cnn_cuda_data(cnn_cuda *c, const int32_t *idx, int B)
     CK(cudaEventSynchronize(c->staged[c->slot]), "data: staging wait");
     memcpy(stage + 2, idx, (size_t)B * sizeof(int32_t));
     c->step_B = B;
+    c->step_failed = 0;
     c->step_ops = 0;
     c->events_ok = 0;
     c->launch = NULL;
@@ -415,9 +422,7 @@ extern "C" int cnn_cuda_data(cnn_cuda *c, const int32_t *idx, int B)
        "data: copy indices");
     cnn_count_op(c);
     CK(cudaEventRecord(c->staged[c->slot], c->s), "data: event");
-    if (gather(c, c->tr_x, c->tr_y, 1, 0, B))
-        return -1;
-    return mark(c, 1);
+    return phase_end(c, gather(c, c->tr_x, c->tr_y, 1, 0, B) || mark(c, 1));
 }
 
 extern "C" int cnn_cuda_forward(cnn_cuda *c, int B)
@@ -467,7 +472,7 @@ extern "C" int cnn_cuda_update(cnn_cuda *c, int B, float lr, float mu)
         return -1;
     c->events_ok = !c->graph;
     c->last_ops = c->step_ops;
-    c->step_B = 0;
+    c->step_B = 0; /* step_failed stays 0: a phase call now says "no data call" */
     c->launch = NULL;
     return 0;
 }

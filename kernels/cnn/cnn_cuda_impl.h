@@ -50,8 +50,9 @@ struct cnn_cuda {
     double *h_loss;
     unsigned long long *h_count;
 
-    /* the step in progress: its batch size (0 between steps), the ops it enqueued, phase events */
-    int step_B, step_ops, last_ops, events_ok;
+    /* the step in progress: its batch size (0 between steps), whether one of its calls failed (the
+     * later ones then keep that message), the ops it enqueued, phase events */
+    int step_B, step_failed, step_ops, last_ops, events_ok;
     cudaEvent_t ev[CNN_PHASES + 1];
     /* graph mode: one executable graph per batch size, the one to launch, capture in progress */
     int n_graphs, capturing;
