@@ -386,6 +386,16 @@ static int outside_capture(cnn_cuda *c, const char *what)
     return phase_end(c, cnn_fail(c, what, "inside a step being captured (between forward and update)"));
 }
 
+/* Without a graph: the staged indices to the device, the slot's event after the copy. */
+static int upload_indices(cnn_cuda *c, int B)
+{
+    CK(cudaMemcpyAsync(c->idx, stage_slot(c) + 2, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, c->s),
+       "data: copy indices");
+    cnn_count_op(c);
+    CK(cudaEventRecord(c->staged[c->slot], c->s), "data: event");
+    return 0;
+}
+
 extern "C" int cnn_cuda_data(cnn_cuda *c, const int32_t *idx, int B)
 {
     if (!c)
@@ -416,13 +426,7 @@ extern "C" int cnn_cuda_data(cnn_cuda *c, const int32_t *idx, int B)
     c->launch = NULL;
     if (c->graph)
         return 0; /* the indices go up with lr and mu, in update */
-    if (mark(c, 0))
-        return -1;
-    CK(cudaMemcpyAsync(c->idx, stage + 2, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, c->s),
-       "data: copy indices");
-    cnn_count_op(c);
-    CK(cudaEventRecord(c->staged[c->slot], c->s), "data: event");
-    return phase_end(c, gather(c, c->tr_x, c->tr_y, 1, 0, B) || mark(c, 1));
+    return phase_end(c, mark(c, 0) || upload_indices(c, B) || gather(c, c->tr_x, c->tr_y, 1, 0, B) || mark(c, 1));
 }
 
 extern "C" int cnn_cuda_forward(cnn_cuda *c, int B)

@@ -69,12 +69,12 @@ static int alloc_activations(cnn_cuda *c)
     float *block = NULL;
     if (cnn_dalloc(c, (void **)&block, total * sizeof(float), "cudaMalloc activations"))
         return -1;
-    CK(cudaMemset(block, 0, total * sizeof(float)), "memset activations");
-    float *cur = block;
+    float *cur = block; /* X first: destroy frees the block through it */
     float **dst[13] = {&c->X, &c->a1, &c->p1, &c->a2, &c->p2, &c->a3, &c->z4,
                        &c->d4, &c->da3, &c->dp2, &c->da2, &c->dp1, &c->da1};
     for (int i = 0; i < 13; i++)
         *dst[i] = carve(&cur, n[i]);
+    CK(cudaMemset(block, 0, total * sizeof(float)), "memset activations");
     return 0;
 }
 
