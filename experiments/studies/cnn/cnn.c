@@ -36,7 +36,7 @@ static const sl_param params[] = {
     {"naive_rows", "20000", "training rows per epoch for the naive variant (0 = all; fewer: reduced)"},
     {"check_steps", "4", "teacher-forced SGD steps checked against double precision before timing (check.c)"},
     {"train_rows", "0", "training rows per epoch (0 = all; fewer marks the case reduced)"},
-    {"graph", "0", "cuda variant: 1 captures each training step as a CUDA graph (CPU variants ignore it)"},
+    {"graph", "0", "cuda and cudnn: 1 captures each training step as a CUDA graph (CPU variants ignore it)"},
 };
 static const long sizes[] = {512};
 static const long quick_sizes[] = {512};

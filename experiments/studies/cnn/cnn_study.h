@@ -12,10 +12,9 @@
 #include "study.h"
 #include "train/train.h"
 
-/* The device variants (cuda, cudnn: kernels/cnn/cnn_cuda.h) are wired in when their kernels are built.
- * 0 for now: kernels/cnn/cnn_cuda.cu comes from another branch; the lead turns this on (SL_HAVE_CUDA)
- * when it is merged, with the kernel_cuda_sources line of kernels/cnn/meson.build. */
-#define CNN_DEVICE 0
+/* The device variants (cuda, cudnn: kernels/cnn/cnn_cuda.h) are wired in when their kernels are built:
+ * in a build with CUDA (kernels/cnn/meson.build's kernel_cuda_sources). */
+#define CNN_DEVICE SL_HAVE_CUDA
 
 /* What a variant row's `kernels` points to (cnn.c's table). A CPU variant: its per-layer functions
  * (a NULL update is cnn_sgd_momentum), run by the CPU model (models.c). An SL_DEVICE variant: which
