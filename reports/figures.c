@@ -355,12 +355,47 @@ static void fig_training(figctx *x)
     static const char *thr[] = {"epoch", "samples_per_s", "epoch_s"};
     static const char *cost[] = {"iteration", "cost"};
     if (write_series(x, "epochs", epochs, 3, p, sizeof p))
-        finish(x, "epochs", "epochs.gp", p, NULL, "Training loss and test accuracy per epoch");
+        finish(x, "epochs", "epochs.gp", p, NULL,
+               "Training loss and test accuracy per epoch (the accuracy: seed 004's Figure 1 c)");
     if (write_series(x, "throughput", thr, 3, p, sizeof p))
-        finish(x, "throughput", "throughput.gp", p, NULL, "Throughput and time per epoch (seed 004's Figure 1)");
+        finish(x, "throughput", "throughput.gp", p, NULL, "Throughput and time per epoch (seed 004's Figure 1 b and a)");
     if (write_series(x, "cost", cost, 2, p, sizeof p))
         finish(x, "cost", "series.gp", p, "xlab='iteration'; ylab='cost J'",
                "Cost against conjugate-gradient iteration");
+}
+
+/* Seed 004's Figure 1 d: average throughput per variant at the largest size, mean ± std over the
+ * repetitions, from the metrics samples_per_s_mean and samples_per_s_std (0 without one: one
+ * repetition), when the records carry them. The per-epoch panels a-c are the throughput and epochs
+ * figures. */
+static void fig_throughput_bars(figctx *x)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
+    char p[1024], extra[256], cap[256];
+    FILE *f = NULL;
+    int n = 0;
+    for (int vi = 0; vi < nv && ns; vi++) {
+        const rep_case *c = rep_find(x->s, x->env, x->study, vs[vi], sizes[ns - 1]);
+        json_t *m = rep_is_ok(c) ? json_object_get(c->rec, "metrics") : NULL;
+        double mean = rep_jnum(m, "samples_per_s_mean"), sd = rep_jnum(m, "samples_per_s_std");
+        if (!isfinite(mean))
+            continue;
+        if (!f && !(f = open_data(x, "throughput-bars", p, sizeof p)))
+            return;
+        if (!n++)
+            fprintf(f, "# variant samples_per_s_mean samples_per_s_std (size %s=%ld)\n", size_name(x), sizes[ns - 1]);
+        fprintf(f, "\"%s\" %.9g %.9g\n", vs[vi], mean, isfinite(sd) ? sd : 0.0);
+    }
+    if (!f)
+        return;
+    fclose(f);
+    snprintf(extra, sizeof extra, "subtitle='%s=%ld'; ylab='samples/s (mean over epochs)'; labfmt='%%.0f'",
+             size_name(x), sizes[ns - 1]);
+    snprintf(cap, sizeof cap, "Average throughput per variant at %s=%ld, mean ± std over repetitions "
+             "(seed 004's Figure 1 d)", size_name(x), sizes[ns - 1]);
+    finish(x, "throughput-bars", "bars.gp", p, extra, cap);
 }
 
 /* Figure 2.1: resident memory over time, from profile.memory, one line per variant (largest size). */
@@ -408,6 +443,7 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
     fig_bars(&x);
     fig_roofline(&x);
     fig_training(&x);
+    fig_throughput_bars(&x);
     fig_memory(&x);
     return x.n;
 }

@@ -19,6 +19,7 @@ rep_table *rep_table_new(const char *id, const char *title, int ncols, const cha
     t->ncols = ncols;
     t->cols = calloc((size_t)ncols, sizeof *t->cols);
     t->csv_cols = calloc((size_t)ncols, sizeof *t->csv_cols);
+    t->colflags = calloc((size_t)ncols, sizeof *t->colflags);
     for (int i = 0; i < ncols; i++) {
         t->cols[i] = rep_strdup(cols[i]);
         t->csv_cols[i] = rep_strdup(csv_cols ? csv_cols[i] : cols[i]);
@@ -43,12 +44,24 @@ void rep_table_free(rep_table *t)
         free(t->notes[i]);
     free(t->cols);
     free(t->csv_cols);
+    free(t->colflags);
     free(t->cells);
     free(t->group_start);
     free(t->notes);
     free(t->id);
     free(t->title);
     free(t);
+}
+
+void rep_col_flags(rep_table *t, int col, int flags)
+{
+    t->colflags[col] |= flags;
+}
+
+/* Whether Markdown and LaTeX show column c (CSV shows every column). */
+static int shown(const rep_table *t, int c)
+{
+    return !(t->colflags[c] & REP_COL_CSV_ONLY);
 }
 
 int rep_table_row(rep_table *t, int group_start)
@@ -150,17 +163,22 @@ void rep_write_md(const rep_table *t, FILE *f)
 {
     fprintf(f, "**%s**\n\n|", t->title);
     for (int c = 0; c < t->ncols; c++) {
+        if (!shown(t, c))
+            continue;
         fputc(' ', f);
         md_escape(t->cols[c], f);
         fputs(" |", f);
     }
     fputs("\n|", f);
     for (int c = 0; c < t->ncols; c++)
-        fputs(c == 0 ? " --- |" : " ---: |", f);
+        if (shown(t, c))
+            fputs(c == 0 ? " --- |" : " ---: |", f);
     fputc('\n', f);
     for (int r = 0; r < t->nrows; r++) {
         fputc('|', f);
         for (int c = 0; c < t->ncols; c++) {
+            if (!shown(t, c))
+                continue;
             fputc(' ', f);
             /* the grouping key (first column) is shown once per group */
             if (!(c == 0 && !t->group_start[r]))
@@ -206,6 +224,8 @@ static int has_status(const rep_table *t)
 /* A column with a number in some row: a spreadsheet reads it as numbers, so it holds nothing else. */
 static int numeric_column(const rep_table *t, int c)
 {
+    if (t->colflags[c] & REP_COL_NUMERIC)
+        return 1;
     for (int r = 0; r < t->nrows; r++)
         if (t->cells[r * t->ncols + c].has_num)
             return 1;
@@ -296,10 +316,13 @@ void rep_write_tex(const rep_table *t, FILE *f)
     tex_escape(t->title, f);
     fprintf(f, "}\n\\label{tab:%s}\n\\begin{tabular}{l", t->id);
     for (int c = 1; c < t->ncols; c++)
-        fputc('r', f);
+        if (shown(t, c))
+            fputc('r', f);
     fputs("}\n\\toprule\n", f);
-    for (int c = 0; c < t->ncols; c++) {
-        if (c)
+    for (int c = 0, n = 0; c < t->ncols; c++) {
+        if (!shown(t, c))
+            continue;
+        if (n++)
             fputs(" & ", f);
         tex_escape(t->cols[c], f);
     }
@@ -307,8 +330,10 @@ void rep_write_tex(const rep_table *t, FILE *f)
     for (int r = 0; r < t->nrows; r++) {
         if (r > 0 && t->group_start[r] == 1 && t->group_start[r - 1] != 1)
             fputs("\\addlinespace\n", f);
-        for (int c = 0; c < t->ncols; c++) {
-            if (c)
+        for (int c = 0, n = 0; c < t->ncols; c++) {
+            if (!shown(t, c))
+                continue;
+            if (n++)
                 fputs(" & ", f);
             if (!(c == 0 && !t->group_start[r]))
                 tex_escape(cell_text(t, r, c), f);

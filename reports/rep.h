@@ -6,6 +6,7 @@
  * tables.c   the timing tables (speedup, crossover, GPU phases, summary, not run)
  * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
+ * performance.c seed 004's Table I: a declared list of per-run metric columns, mean ± std
  * agreement.c each variant's cost/loss trajectory against the baseline's
  * bottleneck.c where the time goes (profile regions) and the functions table
  * published.c the write-ups' own tables, as data, printed beside ours
@@ -115,6 +116,7 @@ typedef struct rep_table {
     rep_cell *cells;   /* nrows * ncols */
     int *group_start;  /* row starts a new group (a rule in LaTeX, repeated key blanked) */
     char **status;     /* per row, the case's status ("ok", "failed", ...), or NULL: see rep_row_status */
+    int *colflags;     /* per column, REP_COL_* */
     int nnotes;
     char **notes;      /* lines printed under the table */
 } rep_table;
@@ -122,6 +124,11 @@ typedef struct rep_table {
 rep_table *rep_table_new(const char *id, const char *title, int ncols, const char *const *cols,
                          const char *const *csv_cols);
 void rep_table_free(rep_table *t);
+/* Column flags. CSV_ONLY: written to CSV only (a std beside its mean: Markdown and LaTeX show the pair
+ * as "mean ± std" in one cell). NUMERIC: a column of numbers even where no row has one (a metric no
+ * variant recorded), so that CSV leaves its cells empty rather than writing "—". */
+enum { REP_COL_CSV_ONLY = 1, REP_COL_NUMERIC = 2 };
+void rep_col_flags(rep_table *t, int col, int flags);
 int rep_table_row(rep_table *t, int group_start);           /* new row, returns its index */
 /* The case status of a row of cases. A table with row statuses gets a CSV `status` column, and its
  * numeric CSV columns hold numbers only: "unavailable", "failed: ..." or "—" there is written empty. */
@@ -150,6 +157,8 @@ rep_table *rep_tab_region_roofline(const rep_set *s, int env, const char *study)
 /* Whether the study records series (per epoch or iteration): a training study. */
 int rep_is_training(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_training(const rep_set *s, int env, const char *study);
+/* Seed 004's Table I (performance.c): for a study whose records carry epoch_s_mean, else NULL. */
+rep_table *rep_tab_performance(const rep_set *s, int env, const char *study);
 /* Each variant's objective series (cost per iteration, train_loss per epoch) against the baseline's. */
 rep_table *rep_tab_agreement(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_unavailable(const rep_set *s, int env, const char *study);

@@ -33,8 +33,9 @@ static void usage(FILE *f)
     fputs("usage: speedlab report RESULTS_DIR... [--out DIR] [--format md,csv,tex] [--no-plots]\n"
           "  Reads every *.jsonl results file below each RESULTS_DIR (a run directory, a parent of runs,\n"
           "  or a file; the `latest` symlink is not followed twice) and writes, per machine and study,\n"
-          "  speedup, crossover, GPU phases, summary, training, agreement, roofline, region roofline,\n"
-          "  bottleneck, functions and not-run tables (docs/reports.md), and figures.\n"
+          "  speedup, crossover, GPU phases, summary, performance (seed 004's Table I), training,\n"
+          "  agreement, roofline, region roofline, bottleneck, functions and not-run tables\n"
+          "  (docs/reports.md), and figures.\n"
           "  --out DIR       output directory (default: report)\n"
           "  --format LIST   table files to write, any of md,csv,tex (default: all three)\n"
           "  --no-plots      write figure data files but do not run gnuplot\n"
@@ -196,8 +197,8 @@ typedef struct study_tables {
 static void collect_tables(const rep_set *s, int env, const char *study, study_tables *st)
 {
     rep_table *(*const timing[])(const rep_set *, int, const char *) = {
-        rep_tab_speedup, rep_tab_crossover, rep_tab_phases, rep_tab_summary, rep_tab_training, rep_tab_agreement,
-        rep_tab_roofline, rep_tab_region_roofline};
+        rep_tab_speedup, rep_tab_crossover, rep_tab_phases, rep_tab_summary, rep_tab_performance, rep_tab_training,
+        rep_tab_agreement, rep_tab_roofline, rep_tab_region_roofline};
     st->n = 0;
     for (size_t i = 0; i < sizeof timing / sizeof *timing; i++) {
         rep_table *t = timing[i](s, env, study);
@@ -251,14 +252,26 @@ static void write_page(const rep_set *s, int env, const char *study, const char 
     free(page);
 }
 
+/* Which table sums a study up in REPORT.md, lower preferred, -1 none: for a training study seed 004's
+ * Table I when its records carry the metrics, else its training table; for the others (a kernel study's
+ * metrics table is not its summary), and a training study with neither, the speedup table. */
+static int main_rank(const char *kind, int training)
+{
+    if (training && !strcmp(kind, "-performance"))
+        return 0;
+    if (training && !strcmp(kind, "-training"))
+        return 1;
+    return strcmp(kind, "-speedup") ? -1 : 2;
+}
+
 /* The study's section of REPORT.md: headline, crossover, top bottleneck, our main table and the
- * write-up's own numbers beside it (the training table for training studies, else the speedup table). */
+ * write-up's own numbers beside it. */
 static void write_summary(FILE *summary, const rep_set *s, int env, const char *study, const study_tables *st)
 {
     fprintf(summary, "### [%s](%s/%s.md)\n\n", study, s->envs[env].slug, study);
     headline(summary, s, env, study);
     const rep_table *main_table = NULL;
-    int training = rep_is_training(s, env, study); /* a kernel study's metrics table is not its summary */
+    int training = rep_is_training(s, env, study), best = 3;
     for (int i = 0; i < st->first_bottleneck; i++) {
         const rep_table *t = st->ts[i];
         const char *kind = t->id + strlen(study);
@@ -266,8 +279,11 @@ static void write_summary(FILE *summary, const rep_set *s, int env, const char *
             for (int r = 0; r < t->nrows; r++)
                 fprintf(summary, "- crossover of `%s` against the best CPU variant: %s\n", t->cells[r * 4].text,
                         t->cells[r * 4 + 1].text);
-        if ((training && !strcmp(kind, "-training")) || (!main_table && !strcmp(kind, "-speedup")))
+        int rank = main_rank(kind, training);
+        if (rank >= 0 && rank < best) {
+            best = rank;
             main_table = t;
+        }
     }
     if (st->nb)
         bottleneck_line(summary, st->ts[st->first_bottleneck]);

@@ -58,6 +58,12 @@ static double bound_cell(rep_table *t, int r, int col, const json_t *ceil, const
         rep_cell_text(t, r, col, "%s: not calibrated%s", which, fp64 ? " for fp64" : "");
         return NAN;
     }
+    if (!isfinite(ai)) { /* flops without bytes: no intensity, so the peak alone is the bound */
+        rep_cell_text(t, r, col, "%s, peak (no bytes recorded)", which);
+        rep_table_note_once(t, "A case whose work has flops but no bytes has no arithmetic intensity: its "
+                               "bound is the peak alone, and of bound its fraction of the calibrated peak.");
+        return peak;
+    }
     const char *roof = ai * bw < peak ? "memory" : "compute";
     if (prec)
         rep_cell_text(t, r, col, "%s, %s, %s-bound", which, prec, roof);
@@ -103,14 +109,15 @@ rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study)
                 continue;
             }
             const char *mark = rep_case_mark(t, c);
-            if (!isfinite(c->gflops) || !isfinite(c->ai)) {
+            if (!isfinite(c->gflops)) {
                 rep_cell_text(t, r, 3, "not recorded%s", mark);
                 continue;
             }
             rep_cell_num(t, r, 3, c->gflops, "%.3g%s", c->gflops, mark);
             if (isfinite(c->gbs))
                 rep_cell_num(t, r, 4, c->gbs, "%.3g", c->gbs);
-            rep_cell_num(t, r, 5, c->ai, "%.3g", c->ai);
+            if (isfinite(c->ai)) /* a study may count flops only (no bytes): bound_cell says so */
+                rep_cell_num(t, r, 5, c->ai, "%.3g", c->ai);
             double bound = bound_cell(t, r, 6, ceil, c, c->ai, NULL);
             if (!isfinite(bound))
                 continue;

@@ -88,20 +88,30 @@ float train_lr(const train_cfg *cfg, int epoch)
     return (float)((1.0 - f) * cfg->lr + f * cfg->lr_final);
 }
 
+/* Steps in an epoch: the full batches, and the partial last one when the model trains it. */
+static long epoch_steps(const train_cfg *cfg)
+{
+    long full = cfg->n_train / cfg->batch;
+    return full + (cfg->partial_last && cfg->n_train % cfg->batch ? 1 : 0);
+}
+
 int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
               sl_record *rec, sl_error *err)
 {
-    long steps_per_epoch = cfg->n_train / cfg->batch; /* the last partial batch is dropped, as the write-up */
+    long steps_per_epoch = epoch_steps(cfg); /* mlp drops the partial batch, as its write-up */
     for (int e = 0; e < cfg->epochs; e++) {
         train_shuffle(perm, set_n, cfg->seed, e);
         float lr = train_lr(cfg, e);
         double loss_sum = 0;
         int per_step = 1, steps = 0;
+        long rows = 0;
         prof_begin("epoch");
         uint64_t t0 = prof_now_ns();
         for (long s = 0; s < steps_per_epoch; s++) {
             double loss = NAN;
-            if (m->step(m->ctx, perm + s * cfg->batch, cfg->batch, lr, &loss, err) != 0) {
+            long left = cfg->n_train - s * cfg->batch;
+            int B = left < cfg->batch ? (int)left : cfg->batch;
+            if (m->step(m->ctx, perm + s * cfg->batch, B, lr, &loss, err) != 0) {
                 prof_end("epoch");
                 return -1;
             }
@@ -110,6 +120,7 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
             else
                 loss_sum += loss;
             steps++;
+            rows += B;
         }
         if (m->sync && m->sync(m->ctx, err) != 0) {
             prof_end("epoch");
@@ -134,7 +145,7 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
             out->train_loss[i] = steps ? loss_sum / steps : NAN;
             out->test_acc[i] = cfg->n_test ? (double)correct / (double)cfg->n_test : NAN;
             out->epoch_s[i] = secs;
-            out->samples_per_s[i] = secs > 0 ? (double)steps * cfg->batch / secs : NAN;
+            out->samples_per_s[i] = secs > 0 ? (double)rows / secs : NAN;
         }
         sl_record_progress(rec, e + 1, cfg->epochs, "epoch");
     }

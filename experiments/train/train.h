@@ -1,5 +1,5 @@
 /*
- * experiments/train/train.h: what the minibatch-SGD training studies share (mlp now, cnn next): the
+ * experiments/train/train.h: what the minibatch-SGD training studies share (mlp and cnn): the
  * per-epoch shuffle from the run's seed, the batch gather (bytes -> floats in [0,1]), the epoch loop
  * with its per-epoch series (epoch, train_loss, test_acc, epoch_s, samples_per_s) and the regions
  * around it. A model plugs in as callbacks (step, sync, epoch_end), so a CPU model and a device-resident one (which gathers
@@ -35,6 +35,7 @@ typedef struct train_cfg {
     uint64_t seed;
     long n_train;   /* rows used per epoch (a prefix of the shuffled order; < the set's n when reduced) */
     long n_test;
+    int partial_last; /* 1: the last n_train % batch rows are one smaller step (cnn); 0: dropped (mlp) */
 } train_cfg;
 
 /* Per-epoch series, epochs long (allocated by train_series_alloc). */

@@ -1,7 +1,7 @@
 """What every peer module shares: the library handles (numpy, torch, fmin_cg, loaded after the thread
 environment is set), the peers and their sizes, the suite's generator, the checks, the timing
 harness and the environment recorded in the JSON. peers.py is the command line; kernels.py,
-galaxy.py and mlp.py are the studies' forms."""
+galaxy.py, mlp.py and cnn.py are the studies' forms."""
 import datetime
 import os
 import platform
@@ -21,6 +21,7 @@ PEERS = {  # peer -> the forms run by default, in order
     "tensor_mean": ["numpy-kr", "torch-einsum"],
     "galaxy": ["numpy", "torch"],
     "mlp": ["numpy", "torch"],
+    "cnn": ["torch"],
 }
 EXTRA_FORMS = {"galaxy": ["numpy-hstack"]}  # run only when named in --only
 
@@ -31,9 +32,11 @@ SIZES = {
     "tensor_mean": {"full": 8192, "quick": 256},    # N
     "galaxy": {"full": 300, "quick": 20},           # max_iter
     "mlp": {"full": 60000, "quick": 3000},          # training rows per epoch (batch 64)
+    "cnn": {"full": 60000, "quick": 3000},          # training rows per epoch (batch 512)
 }
 MLP_BATCH, MLP_LR = 64, 0.1       # the study's batch and its first epoch's learning rate
 MLP_QUICK_TEST = 2000             # the suite's --quick test rows
+CNN_BATCH, CNN_LR, CNN_MOMENTUM = 512, 0.01, 0.9  # the cnn study's settings (seed 004's)
 GALAXY_HIDDEN, GALAXY_LAMBDA = 8, 1.0
 
 HERE = os.path.dirname(os.path.abspath(__file__))

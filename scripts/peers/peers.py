@@ -14,6 +14,8 @@ definition comes from):
                                          [1 X] with np.hstack on every call, as Mocz's code does
   mlp/numpy, mlp/torch                   one epoch of minibatch SGD at batch 64 (784-128-128-10,
                                          float32) on Fashion-MNIST; steps only, as the suite's epoch_s
+  cnn/torch                              one epoch of seed 004's CNN (torch.nn, SGD momentum 0.9,
+                                         lr 0.01, batch 512, the partial last batch kept); steps only
 
 Every form is first checked against an independent double-precision reference (rel. error <= the
 suite's tolerance); a form that fails its check is reported as failed and not timed.
@@ -23,7 +25,7 @@ another python3 first on PATH may lack them.
 
 This file is the command line, the run of each form and the table; beside it, common.py (library
 loading, sizes, the suite's generator, checks, timing harness, environment), kernels.py (entropy_mi,
-tensor_mean), galaxy.py and mlp.py (each study's forms and their checks).
+tensor_mean), galaxy.py, mlp.py and cnn.py (each study's forms and their checks).
 """
 import argparse
 import json
@@ -75,11 +77,12 @@ def run_one(name, form, ctx, reps, warmup, min_time):
 def peer_functions():
     """peer -> its set-up function. The study modules take np and torch from common when they are
     imported, so they are imported here, after load_libraries() has set the thread environment."""
+    import cnn
     import galaxy
     import kernels
     import mlp
     return {"entropy_mi": kernels.peer_entropy_mi, "tensor_mean": kernels.peer_tensor_mean,
-            "galaxy": galaxy.peer_galaxy, "mlp": mlp.peer_mlp}
+            "galaxy": galaxy.peer_galaxy, "mlp": mlp.peer_mlp, "cnn": cnn.peer_cnn}
 
 
 def fmt_s(x):
@@ -124,7 +127,7 @@ def parse_args(argv):
         description=__doc__.split("\n\n")[0],
         epilog=textwrap.fill(
             "Full sizes (the suite's): entropy_mi B=16384, tensor_mean N=8192, galaxy max_iter=300, mlp one epoch "
-            "of 60000 rows at batch 64. --quick: B=1024, N=256, max_iter=20, 3000 rows (the suite's quick sizes). "
+            "of 60000 rows at batch 64, cnn one epoch at batch 512. --quick: B=1024, N=256, max_iter=20, 3000 rows (the suite's quick sizes). "
             "Repetitions as the suite's runner: kernels 1 warm-up, 5 reps and at least 0.2 s of timed reps; galaxy "
             "5 reps, mlp 3, no warm-up run (a few untimed calls instead); --quick at most 2 reps.", 100) + "\n\n" +
             "forms:\n" + "\n".join(f"  {p}: {', '.join(PEERS[p] + EXTRA_FORMS.get(p, []))}" for p in PEERS) +
@@ -216,7 +219,7 @@ def main(argv=None):
     records = []
     for name, form in selected(args.only):
         kernel = name in ("entropy_mi", "tensor_mean")
-        reps = args.reps or {"entropy_mi": 5, "tensor_mean": 5, "galaxy": 5, "mlp": 3}[name]
+        reps = args.reps or {"entropy_mi": 5, "tensor_mean": 5, "galaxy": 5, "mlp": 3, "cnn": 3}[name]
         if args.quick:
             reps = min(reps, 2)
         min_time = args.min_time if args.min_time is not None else (0.2 if kernel and not args.quick else 0.0)

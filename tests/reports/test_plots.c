@@ -1,6 +1,6 @@
 /* tests/reports/test_plots.c: every gnuplot script in plots/ runs on its own on a figure data file
- * (the golden copies written by `speedlab report` from the fixtures) and makes non-empty PNG, PDF and
- * SVG files. A TAP skip plan (1..0 # SKIP) when gnuplot is not installed. */
+ * (the golden copies written by `speedlab report` from the fixtures; the cnn study's Figure 1 too) and
+ * makes non-empty PNG, PDF and SVG files. A TAP skip plan (1..0 # SKIP) when gnuplot is not installed. */
 #define _GNU_SOURCE
 #include <ftw.h>
 #include <setjmp.h>
@@ -20,22 +20,29 @@
 
 static char gold[1200], out[64];
 
+/* data: a golden figure data file, relative to golden/ */
 static const struct {
     const char *script, *data, *extra;
 } figs[] = {
-    {"time_size.gp", "entropy_mi-time.dat", "xlab='B'"},
-    {"speedup.gp", "entropy_mi-speedup.dat", "xlab='B'; baseline='naive'"},
-    {"bars.gp", "galaxy-bars.dat", "subtitle='N=2700'"},
-    {"roofline.gp", "entropy_mi-roofline.dat", "nroofs=2"},
-    {"epochs.gp", "mlp-epochs.dat", NULL},
-    {"throughput.gp", "mlp-throughput.dat", NULL},
-    {"memory.gp", "galaxy-memory.dat", NULL},
-    {"series.gp", "galaxy-cost.dat", "xlab='iteration'; ylab='cost J'"},
+    {"time_size.gp", "report/devbox/figures/entropy_mi-time.dat", "xlab='B'"},
+    {"speedup.gp", "report/devbox/figures/entropy_mi-speedup.dat", "xlab='B'; baseline='naive'"},
+    {"bars.gp", "report/devbox/figures/galaxy-bars.dat", "subtitle='N=2700'"},
+    {"roofline.gp", "report/devbox/figures/entropy_mi-roofline.dat", "nroofs=2"},
+    {"epochs.gp", "report/devbox/figures/mlp-epochs.dat", NULL},
+    {"throughput.gp", "report/devbox/figures/mlp-throughput.dat", NULL},
+    {"memory.gp", "report/devbox/figures/galaxy-memory.dat", NULL},
+    {"series.gp", "report/devbox/figures/galaxy-cost.dat", "xlab='iteration'; ylab='cost J'"},
+    /* seed 004's Figure 1 from the cnn fixture: a-b (time and throughput per epoch), c (test accuracy
+     * per epoch, under the loss), d (average throughput, bars with error bars) */
+    {"throughput.gp", "cnn/devbox/figures/cnn-throughput.dat", NULL},
+    {"epochs.gp", "cnn/devbox/figures/cnn-epochs.dat", NULL},
+    {"bars.gp", "cnn/devbox/figures/cnn-throughput-bars.dat",
+     "subtitle='batch=512'; ylab='samples/s (mean over epochs)'; labfmt='%.0f'"},
 };
 
 static void one_script(int i)
 {
-    char *data = rep_printf("%s/report/devbox/figures/%s", gold, figs[i].data);
+    char *data = rep_printf("%s/%s", gold, figs[i].data);
     char *base = rep_printf("%s/fig%d", out, i);
     assert_int_equal(access(data, R_OK), 0);
     assert_int_equal(rep_run_gnuplot(figs[i].script, data, base, figs[i].extra), 0);
@@ -54,12 +61,13 @@ static void one_script(int i)
 #define SCRIPT_TEST(n) static void script_##n(void **s) { (void)s; one_script(n); }
 SCRIPT_TEST(0) SCRIPT_TEST(1) SCRIPT_TEST(2) SCRIPT_TEST(3)
 SCRIPT_TEST(4) SCRIPT_TEST(5) SCRIPT_TEST(6) SCRIPT_TEST(7)
+SCRIPT_TEST(8) SCRIPT_TEST(9) SCRIPT_TEST(10)
 
 /* A script that does not exist fails instead of silently making nothing. */
 static void missing_script_fails(void **s)
 {
     (void)s;
-    char *data = rep_printf("%s/report/devbox/figures/%s", gold, figs[0].data);
+    char *data = rep_printf("%s/%s", gold, figs[0].data);
     char *base = rep_printf("%s/none", out);
     assert_int_not_equal(rep_run_gnuplot("no-such-script.gp", data, base, NULL), 0);
     free(data);
@@ -95,6 +103,37 @@ static void report_renders_figures(void **s)
     char *md = rep_printf("%s/devbox/tables/galaxy-summary.md", dir);
     assert_int_not_equal(access(md, R_OK), 0); /* --format csv: no md table files */
     free(md), free(page), free(root), free(dir);
+}
+
+/* `speedlab report` draws the cnn study's Figure 1 (a-b throughput, c epochs, d throughput bars) in
+ * three formats and shows each on the study page. */
+static void report_renders_figure_one(void **s)
+{
+    (void)s;
+    char *root = rep_printf("%s/../fixtures/cnn", gold), *dir = rep_printf("%s/cnn", out);
+    char *argv[] = {"report", root, "--out", dir, "--format", "csv"};
+    assert_int_equal(rep_report_main(6, argv), 0);
+    static const char *kinds[] = {"throughput", "epochs", "throughput-bars"};
+    for (int k = 0; k < 3; k++) {
+        static const char *ext[] = {"png", "pdf", "svg"};
+        for (int e = 0; e < 3; e++) {
+            char *p = rep_printf("%s/devbox/figures/cnn-%s.%s", dir, kinds[k], ext[e]);
+            struct stat st;
+            assert_int_equal(stat(p, &st), 0);
+            assert_true(st.st_size > 1000);
+            free(p);
+        }
+    }
+    char *page = rep_printf("%s/devbox/cnn.md", dir);
+    FILE *f = fopen(page, "r");
+    assert_non_null(f);
+    static char buf[1 << 17];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    assert_non_null(strstr(buf, "![Average throughput per variant at batch=512, mean ± std over repetitions "
+                                "(seed 004's Figure 1 d)](figures/cnn-throughput-bars.png)"));
+    free(page), free(root), free(dir);
 }
 
 /* Renders script on data (written to a file) to SVG and returns the SVG's text (to free). */
@@ -163,8 +202,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(script_0), cmocka_unit_test(script_1), cmocka_unit_test(script_2),
         cmocka_unit_test(script_3), cmocka_unit_test(script_4), cmocka_unit_test(script_5),
-        cmocka_unit_test(script_6), cmocka_unit_test(script_7), cmocka_unit_test(missing_script_fails),
-        cmocka_unit_test(report_renders_figures), cmocka_unit_test(names_not_enhanced_text),
+        cmocka_unit_test(script_6), cmocka_unit_test(script_7), cmocka_unit_test(script_8),
+        cmocka_unit_test(script_9), cmocka_unit_test(script_10), cmocka_unit_test(missing_script_fails),
+        cmocka_unit_test(report_renders_figures), cmocka_unit_test(report_renders_figure_one),
+        cmocka_unit_test(names_not_enhanced_text),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);

@@ -300,6 +300,77 @@ static void isa_levels_and_inversions(void **state)
     free(g), free(rp), free(r), free(ap), free(a), free(bp), free(b), free(out);
 }
 
+/* A line of a text, to compare whole rows of a table. */
+static int has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; (p = strstr(p, line)); p += n)
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+            return 1;
+    return 0;
+}
+
+/* The cnn study (fixtures/cnn: simd on the CPU and cudnn on the GPU with two repetitions, naive with
+ * one and reduced, omp failed, blas unavailable) gets seed 004's Table I as its performance table, in
+ * REPORT.md in place of the training table, the write-up's placeholder table beside it, Figure 1 d's
+ * data, the roofline's fraction of the peak, and per-layer bottleneck tables. Every file written matches
+ * golden/cnn/; the numbers asserted here are the fixture's, worked out in make_fixtures.py. */
+static void cnn_table_one(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"cnn"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    if (update_golden()) {
+        char *g = rep_printf("%s/cnn", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "cnn", &n), 0);
+    char *g = rep_printf("%s/cnn", gold);
+    assert_int_equal(missing_from(g, out), 0);
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(strstr(r, "**cnn: performance summary at batch=512, mean ± std over the repetitions "
+                              "(seed 004's Table I)**"));
+    assert_null(strstr(r, "**cnn: training runs")); /* Table I is the summary, not the training table */
+    assert_non_null(strstr(r, "| PyTorch_MPS | [Value] | [Value] | [Value] | [Value] | [Value] |"));
+    char *tp = rep_printf("%s/devbox/tables/cnn-performance.md", out), *t = slurp(tp);
+    assert_true(has_line(t, "| platform | average epoch time | total training time | average throughput "
+                            "(samples/s) | final test accuracy | best test accuracy | average RAM | peak VRAM |"));
+    assert_true(has_line(t, "| naive | 58 s | 60 s† | 1034 | 84.20 % | 84.20 % | 95.0 MiB | — |"));
+    assert_true(has_line(t, "| simd | 1.95 s ± 40 ms | 20 s ± 566 ms | 30769 ± 630 | 89.82 ± 0.00 % | "
+                            "90.11 ± 0.00 % | 120.0 MiB | — |"));
+    assert_true(has_line(t, "| cudnn | 240 ms ± 4 ms | 2.5 s ± 70.7 ms | 250000 ± 4000 | 89.90 ± 0.04 % | "
+                            "90.20 ± 0.03 % | 310.0 MiB | 220.0 MiB |"));
+    assert_non_null(strstr(t, "| omp | failed: check failed"));
+    assert_non_null(strstr(t, "| blas | unavailable: built without CBLAS"));
+    char *cp = rep_printf("%s/devbox/tables/cnn-performance.csv", out), *c = slurp(cp);
+    assert_true(has_line(c, "simd,512,2,1.95,0.04,20,0.566,30769.231,630,0.8982,0,0.9011,0,125829120,,,,ok"));
+    assert_true(has_line(c, "omp,512,0,,,,,,,,,,,,,,,failed")); /* numbers only: the reason is in md */
+    char *fp = rep_printf("%s/devbox/tables/cnn-roofline.md", out), *f = slurp(fp);
+    assert_true(has_line(f, "| simd | 512 | 1 | 46 | 2 | 23 | 1 thread, compute-bound | 115 | 40.0 % |"));
+    assert_true(has_line(f, "| naive | 512 | 1 | 1.53† |  |  | 1 thread, peak (no bytes recorded) | 115 | 1.3 % |"));
+    char *bp = rep_printf("%s/devbox/tables/cnn-bottleneck-simd.md", out), *b = slurp(bp);
+    assert_non_null(strstr(b, "|\n| epoch / backward / conv2 | 2360 | 14 s | 14 s | 35.0 % |")); /* first row */
+    static const char *layers[] = {"conv1", "pool1", "conv2", "pool2", "dense1", "dense2"};
+    for (int i = 0; i < 6; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "| epoch / forward / %s | 2360 |", layers[i]);
+        assert_non_null(strstr(b, row));
+        snprintf(row, sizeof row, "| epoch / backward / %s | 2360 |", layers[i]);
+        assert_non_null(strstr(b, row));
+    }
+    char *up = rep_printf("%s/devbox/tables/cnn-functions-simd.md", out), *u = slurp(up);
+    assert_true(has_line(u, "| conv2 | 4720 | 20 s | 20 s | 50.0 % | 4.24 ms |")); /* a layer: both passes */
+    char *dp = rep_printf("%s/devbox/figures/cnn-throughput-bars.dat", out), *d = slurp(dp);
+    assert_true(has_line(d, "\"simd\" 30769.231 630"));
+    assert_true(has_line(d, "\"naive\" 1034.483 0")); /* one repetition: no std */
+    assert_null(strstr(d, "omp"));
+    free(g), free(rp), free(r), free(tp), free(t), free(cp), free(c), free(fp), free(f), free(bp), free(b);
+    free(up), free(u), free(dp), free(d), free(out);
+}
+
 /* Results of different machines go to separate directories, never into one table. */
 static void machines_are_grouped(void **state)
 {
@@ -499,6 +570,7 @@ int main(void)
         cmocka_unit_test(report_matches_golden),
         cmocka_unit_test(machines_are_grouped),
         cmocka_unit_test(isa_levels_and_inversions),
+        cmocka_unit_test(cnn_table_one),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(gpu_read_from_traits),

@@ -1,0 +1,176 @@
+/*
+ * experiments/studies/cnn/models.c: the cnn variants as train_model adapters. The CPU model runs one
+ * step as data (gather + scale), forward, loss, backward, update, each a region, with one region per
+ * layer inside forward and backward (cnn_net.c's mark callback), so a profile reads
+ * epoch/forward/conv1. The device model calls the same five phases of kernels/cnn/cnn_cuda.h (enqueued
+ * on a stream, so their regions measure the host side; "epoch" holds the device time through
+ * train_model.sync).
+ */
+#include <math.h>
+
+#include <speedlab/prof.h>
+
+#include "cnn_study.h"
+#if CNN_DEVICE
+#include "cnn/cnn_cuda.h"
+#endif
+
+/* cnn_net.c's layer callback: the layer's name is a string literal there, as prof_begin needs. */
+static void mark(void *ctx, const char *layer, int begin)
+{
+    (void)ctx;
+    if (begin)
+        prof_begin(layer);
+    else
+        prof_end(layer);
+}
+
+/* The resident memory at a step's end, for avg_rss_bytes: prof_rss_bytes() opens, reads and closes
+ * /proc/self/statm, a few microseconds against a step of tens of milliseconds (118 a 10 s epoch), so
+ * it is taken every step, outside every region but the epoch's. */
+static void sample_rss(cnn_state *s)
+{
+    s->rss_sum += (double)prof_rss_bytes();
+    s->rss_n++;
+}
+
+static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
+{
+    cnn_state *s = ctx;
+    const cnn_layers *k = &cnn_row_of(s->v)->layers;
+    if (!k->conv_forward) { /* a row whose kernels this build lacks (blas without BLAS): never run */
+        sl_error_set(err, "cnn: variant %d has no CPU kernels in this build", s->v);
+        return -1;
+    }
+    prof_begin("data");
+    train_gather(&s->train, idx, B, s->X, s->y);
+    prof_end("data");
+    prof_begin("forward");
+    cnn_forward(&s->dims, k, s->P, s->X, B, &s->ws, s->vthreads, mark, NULL);
+    prof_end("forward");
+    prof_begin("loss");
+    *loss = cnn_loss(&s->dims, s->y, B, &s->ws);
+    prof_end("loss");
+    prof_begin("backward");
+    cnn_backward(&s->dims, k, s->P, s->X, B, &s->ws, s->G, s->vthreads, mark, NULL);
+    prof_end("backward");
+    prof_begin("update");
+    cnn_update_fn update = k->update ? k->update : cnn_sgd_momentum;
+    update(s->P, s->V, s->G, s->L.n, lr, s->momentum, s->vthreads);
+    prof_end("update");
+    sample_rss(s);
+    if (!isfinite(*loss)) {
+        sl_error_set(err, "cnn: the training loss is %g (diverged: lower --param lr)", *loss);
+        return -1;
+    }
+    return 0;
+}
+
+/* Test accuracy with the variant's own forward, in chunks of one batch (the workspace's size). */
+static int cpu_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *err)
+{
+    (void)loss_sum, (void)err;
+    cnn_state *s = ctx;
+    const cnn_layers *k = &cnn_row_of(s->v)->layers;
+    int chunk = s->cfg.batch;
+    long ok = 0;
+    for (long r = 0; r < s->cfg.n_test; r += chunk) {
+        int B = (int)(s->cfg.n_test - r < chunk ? s->cfg.n_test - r : chunk);
+        for (int b = 0; b < B; b++)
+            s->eval_idx[b] = (int32_t)(r + b);
+        train_gather(&s->test, s->eval_idx, B, s->X, s->y);
+        cnn_forward(&s->dims, k, s->P, s->X, B, &s->ws, s->vthreads, NULL, NULL);
+        ok += cnn_correct(&s->dims, s->ws.z4, s->y, B);
+    }
+    *correct = ok;
+    return 0;
+}
+
+train_model cnn_cpu_model(cnn_state *s)
+{
+    return (train_model){.ctx = s, .step = cpu_step, .epoch_end = cpu_epoch_end};
+}
+
+#if CNN_DEVICE
+static int dev_fail(cnn_state *s, sl_error *err)
+{
+    sl_error_set(err, "cnn: %s", cnn_cuda_error(s->dev));
+    return -1;
+}
+
+/* With --param graph=1 the forward, loss and backward calls enqueue nothing after the first step of a
+ * batch size (cnn_cuda.h): their regions then show the graph's absence of host work. */
+static int dev_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
+{
+    cnn_state *s = ctx;
+    cnn_cuda *c = s->dev;
+    int rc;
+    prof_begin("data");
+    rc = cnn_cuda_data(c, idx, B);
+    prof_end("data");
+    prof_begin("forward");
+    rc |= cnn_cuda_forward(c, B);
+    prof_end("forward");
+    prof_begin("loss");
+    rc |= cnn_cuda_loss(c, B);
+    prof_end("loss");
+    prof_begin("backward");
+    rc |= cnn_cuda_backward(c, B);
+    prof_end("backward");
+    prof_begin("update");
+    rc |= cnn_cuda_update(c, B, lr, s->momentum);
+    prof_end("update");
+    if (rc)
+        return dev_fail(s, err);
+    sample_rss(s);
+    *loss = NAN;
+    if (s->dev_per_step) { /* the check compares every step's loss: wait for it */
+        if (cnn_cuda_sync(c) || cnn_cuda_take_loss(c, loss))
+            return dev_fail(s, err);
+    }
+    return 0;
+}
+
+static int dev_sync(void *ctx, sl_error *err)
+{
+    cnn_state *s = ctx;
+    return cnn_cuda_sync(s->dev) ? dev_fail(s, err) : 0;
+}
+
+static int dev_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *err)
+{
+    cnn_state *s = ctx;
+    if (cnn_cuda_sync(s->dev) || cnn_cuda_take_loss(s->dev, loss_sum) || cnn_cuda_evaluate(s->dev, correct))
+        return dev_fail(s, err);
+    double b = (double)cnn_cuda_bytes(s->dev);
+    s->peak_dev_bytes = b > s->peak_dev_bytes ? b : s->peak_dev_bytes;
+    s->launches_per_step = cnn_cuda_launches_per_step(s->dev);
+    return 0;
+}
+
+train_model cnn_dev_model(cnn_state *s)
+{
+    return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end};
+}
+
+int cnn_dev_prepare(cnn_state *s, int v, sl_error *err)
+{
+    char msg[512];
+    cnn_dev_release(s);
+    s->dev = cnn_cuda_create(&s->dims, cnn_row_of(v)->backend, s->graph, s->cfg.batch, s->train.images,
+                             s->train.labels, s->train.n, s->test.images, s->test.labels, s->cfg.n_test,
+                             msg, sizeof msg);
+    if (!s->dev) {
+        sl_error_set(err, "cnn: %s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+void cnn_dev_release(cnn_state *s)
+{
+    if (s->dev)
+        cnn_cuda_destroy(s->dev);
+    s->dev = NULL;
+}
+#endif
