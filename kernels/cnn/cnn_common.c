@@ -4,6 +4,7 @@
  * counts. The loss and the update are O(B * 10) and O(parameters) per step, far under 1 % of a step's
  * work, so one plain version serves every variant (a row may still name its own update).
  */
+#include "cnn_fast.h"
 #include "cnn_kernels.h"
 
 #include <math.h>
@@ -67,7 +68,9 @@ size_t cnn_scratch_floats(const cnn_dims *d, int B, int threads)
     size_t col = max2(im2col_floats(&d->conv1), im2col_floats(&d->conv2)) * (size_t)B;
     /* the largest layer's weights and bias: dense1's (51328 floats at 28 x 28) */
     size_t grad = max2(max2(L.c2w - L.c1w, L.d1w - L.c2w), max2(L.d2w - L.d1w, L.n - L.d2w));
-    return up16(col) + (size_t)(threads > 1 ? threads : 1) * up16(grad);
+    /* or, when larger (images under about 24 x 24), the simd and omp variants' work area per thread */
+    size_t area = max2(cnn_simd_area_floats(&d->conv1), cnn_simd_area_floats(&d->conv2));
+    return up16(col) + (size_t)(threads > 1 ? threads : 1) * max2(up16(grad), area);
 }
 
 /* The activations' sizes per sample, in cnn_ws order: a1 p1 a2 p2 a3 z4. */

@@ -1,13 +1,16 @@
 /*
  * kernels/cnn/simd.c: explicit vectors on one thread (16 floats with AVX-512, 8 with AVX2). The
- * convolutions are cnn_simd.h's direct ones over wide positions (forward and backward data) and its
- * channel-vector weight gradient; the dense layers are mlp's register-blocked products. What is fused:
- * bias and ReLU into the convolution's and the dense product's registers; the ReLU mask, the bias
- * gradient and the transposes of dz into one pass per image. `scratch` holds one cnns_area_floats work
- * area; `threads` is ignored.
+ * convolutions are cnn_simd.h's direct ones over wide positions (forward; backward data on the padded
+ * dz) and cnn_simd_bwd.h's weight gradient; the dense layers are mlp's register-blocked products. What
+ * is fused: bias and ReLU into the convolution's and the dense product's registers; the ReLU mask, the
+ * bias gradient (and for conv2 the transpose of dz) into one pass per image. `scratch` holds one work area
+ * (cnn_fast.h); `threads` is ignored.
  */
+#include "cnn_fast.h"
 #include "cnn_kernels.h"
 #include "cnn_simd_bwd.h"
+
+size_t cnn_simd_area_floats(const cnn_conv *c) { return cnns_area_floats(c); }
 
 void cnn_conv_forward_simd(const cnn_conv *c, int B, const float *x, const float *w, const float *b, float *y,
                            float *scratch, int threads)
