@@ -171,13 +171,31 @@ static inline void cnns_compact(float *dst, const float *src, int nch, int nr, i
  * them to fill CW lanes) or with positions as the lanes (cnn_simd_bwd.h). */
 static inline int cnns_channel_lanes(const cnn_conv *c) { return c->cout >= CNNS_CW; }
 
+/* dz of one image in the forward's wide layout (row stride w, zero in the columns wo..w-1), each channel
+ * a plane with k - 1 zero rows above and below and L zeros after, the planes after a margin of zeros:
+ * read at the wide positions by the position-lanes weight gradient, and as the input of the backward
+ * data convolution (cnn_simd_bwd.h), whose taps reach k - 1 rows and columns before a position. */
+typedef struct cnns_dzw {
+    size_t margin, plane, size; /* floats: before plane 0, per plane, in all (a multiple of 16) */
+} cnns_dzw;
+
+static inline cnns_dzw cnns_dzw_of(const cnn_conv *c)
+{
+    cnns_dzw z;
+    const size_t k1 = (size_t)c->k - 1, w = (size_t)c->w, ho = (size_t)cnn_conv_ho(c);
+    z.margin = cnns_up(k1 + 1, 16);
+    z.plane = (ho + 2 * k1) * w + CNNS_VL;
+    z.size = cnns_up(z.margin + (size_t)c->cout * z.plane, 16);
+    return z;
+}
+
 /* Floats of each part (every one a multiple of 16, so each starts 64-byte aligned): the wide output, a
  * padded copy of an input image, the packed weights; for the backward also the partial dw and db, the
- * accumulators of the weight-gradient tiles, dz of CNNS_NB images in the tiles' layout, dz padded and
- * the wide input gradient. */
+ * accumulators of the weight-gradient tiles, dz of CNNS_NB images transposed (channel lanes), dz of
+ * CNNS_NB images (position lanes) or of one (channel lanes) in the wide layout, the wide input gradient. */
 typedef struct cnns_area {
-    size_t wide, xpad, wp, part, acc, dz, dzpad, dxwide;
-    size_t dzs; /* floats of one image's dz */
+    size_t wide, xpad, wp, part, acc, dzt, dzw, dxwide;
+    size_t dzts; /* floats of one image's dz transposed */
 } cnns_area;
 
 static inline cnns_area cnns_area_of(const cnn_conv *c)
@@ -185,22 +203,22 @@ static inline cnns_area cnns_area_of(const cnn_conv *c)
     cnns_area a;
     const size_t L = CNNS_VL, k = (size_t)c->k, h = (size_t)c->h, w = (size_t)c->w, co = (size_t)c->cout;
     const size_t ho = (size_t)cnn_conv_ho(c), wo = (size_t)cnn_conv_wo(c), taps = (size_t)c->cin * k * k;
-    const size_t ldq = cnns_up(ho * w, L), hp = h + k - 1, wp = w + k - 1;
-    a.wide = cnns_up(co * ldq + L, 16); /* + L: cnns_compact's reads */
+    a.wide = cnns_up(co * cnns_up(ho * w, L) + L, 16); /* + L: cnns_compact's reads */
     /* an image + what the last tile reads past it: k - 1 columns and the vector rounding */
     a.xpad = cnns_up((size_t)c->cin * h * w + k + L, 16);
     a.wp = cnns_up(taps * co, 16);
     a.part = cnns_up(taps * co + co, 16);
     if (cnns_channel_lanes(c)) { /* dW^T (taps x channels); dz transposed (positions x channels) */
         a.acc = cnns_up(taps * cnns_up(co, CNNS_CW), 16);
-        a.dzs = cnns_up(ho * wo * cnns_up(co, CNNS_CW), 16);
-    } else { /* one vector per (tap, channel); dz at the forward's wide positions (+ L: the last store) */
+        a.dzts = cnns_up(ho * wo * cnns_up(co, CNNS_CW), 16);
+        a.dzt = CNNS_NB * a.dzts;
+        a.dzw = cnns_dzw_of(c).size;
+    } else { /* one vector per (tap, channel) */
         a.acc = cnns_up(taps * co * L, 16);
-        a.dzs = cnns_up(co * ldq + L, 16);
+        a.dzts = a.dzt = 0;
+        a.dzw = CNNS_NB * cnns_dzw_of(c).size;
     }
-    a.dz = CNNS_NB * a.dzs;
-    a.dzpad = cnns_up(co * hp * wp + k + L, 16);
-    a.dxwide = cnns_up((size_t)c->cin * cnns_up(h * wp, L) + L, 16);
+    a.dxwide = cnns_up((size_t)c->cin * cnns_up(h * w, L) + L, 16);
     return a;
 }
 
@@ -209,7 +227,7 @@ static inline size_t cnns_area_floats(const cnn_conv *c)
 {
     cnns_area a = cnns_area_of(c);
     size_t fw = a.wide + a.xpad + a.wp;
-    size_t bw = a.part + a.acc + a.dz + a.dzpad + a.dxwide + a.xpad + a.wp;
+    size_t bw = a.part + a.acc + a.dzt + a.dzw + a.dxwide + a.xpad + a.wp;
     return fw > bw ? fw : bw;
 }
 

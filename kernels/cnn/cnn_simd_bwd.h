@@ -67,42 +67,31 @@ static inline void cnns_dz_flat(const cnn_conv *c, const float *y, float *dy, fl
     }
 }
 
-/* One image's dz (cnns_dz_flat's, read back from L1) copied row by row into dzw (cout planes of ldq
- * floats, row stride w: the forward's wide positions) when not NULL, and into the interior of dzpad
- * (cout planes of (ho + 2(k-1)) x (wo + 2(k-1))) when not NULL. A row's last vector has its lanes past
- * wo zeroed and is stored whole: the zeros land on columns that must be zero or on places a later row
- * overwrites; only where a vector would read past the image's dz does a row go lane by lane. Run after
- * the flat pass over the whole image, not per channel: a load spanning two recent unaligned stores
- * waits for them to reach the cache, and fused per channel these waits cost more than the wgrad. */
-static inline void cnns_dz_rows(const cnn_conv *c, const float *dz, float *dzw, size_t ldq, float *dzpad)
+/* One image's dz (cnns_dz_flat's, read back from L1) copied row by row into the planes of the wide
+ * layout (cnns_dzw; planes at dzw + co plane, row 0 after k - 1 zero rows). A row's last vector has its
+ * lanes past wo zeroed and is stored whole: the zeros land on columns or rows that must be zero or on
+ * places a later row overwrites; only where a vector would read past the image's dz does a row go lane
+ * by lane. Run after the flat pass over the whole image, not per channel: a load spanning two recent
+ * unaligned stores waits for them to reach the cache, and fused per channel these waits cost more than
+ * the weight gradient. */
+static inline void cnns_dz_rows(const cnn_conv *c, const float *dz, float *dzw, size_t plane)
 {
-    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c), P = ho * wo, k1 = c->k - 1;
-    const size_t wp = (size_t)wo + 2 * k1, plane = ((size_t)ho + 2 * k1) * wp, end = (size_t)c->cout * P;
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c), P = ho * wo;
+    const size_t end = (size_t)c->cout * P;
     vi32 lane;
     for (int l = 0; l < CNNS_VL; l++)
         lane[l] = l;
-    if (!dzw && !dzpad)
-        return;
     for (int co = 0; co < c->cout; co++)
         for (int oy = 0; oy < ho; oy++) {
             const size_t at = (size_t)co * P + (size_t)oy * wo;
-            float *zw = dzw ? dzw + co * ldq + (size_t)oy * c->w : NULL;
-            float *zp = dzpad ? dzpad + co * plane + (size_t)(oy + k1) * wp + k1 : NULL;
+            float *zw = dzw + co * plane + (size_t)(oy + c->k - 1) * c->w;
             for (int j = 0; j < wo; j += CNNS_VL) {
                 if (at + j + CNNS_VL > end) { /* the image's last floats */
-                    for (int l = j; l < wo; l++) {
-                        if (zw)
-                            zw[l] = dz[at + l];
-                        if (zp)
-                            zp[l] = dz[at + l];
-                    }
+                    for (int l = j; l < wo; l++)
+                        zw[l] = dz[at + l];
                     break;
                 }
-                vf32 z = (vf32)((vi32)vf32_load(dz + at + j) & (lane < wo - j));
-                if (zw)
-                    vf32_store(zw + j, z);
-                if (zp)
-                    vf32_store(zp + j, z);
+                vf32_store(zw + j, (vf32)((vi32)vf32_load(dz + at + j) & (lane < wo - j)));
             }
         }
 }
@@ -110,9 +99,10 @@ static inline void cnns_dz_rows(const cnn_conv *c, const float *dz, float *dzw, 
 /* ---- weight gradient ------------------------------------------------------------------------------- */
 
 /* A chunk of nb images' weight-gradient operands: x (image n at x[n], the forward's layout), dz (image
- * n at dz + n dzs: transposed with ldz channels, or at wide positions with ldq per channel), and the
- * accumulators acc (channel lanes: dW^T, taps x ldz; position lanes: vector (t cout + co) at
- * acc + (t cout + co) L). Tap t = (ci k + ky) k + kx, row r = ci k + ky. */
+ * n at dz + n dzs: transposed with ldz channels, or in the wide layout with ldq floats per channel, dz
+ * pointing at channel 0's first row), and the accumulators acc (channel lanes: dW^T, taps x ldz;
+ * position lanes: vector (t cout + co) at acc + (t cout + co) L). Tap t = (ci k + ky) k + kx, row
+ * r = ci k + ky. */
 typedef struct cnns_wop {
     const float *x[CNNS_NB];
     int nb;
@@ -220,8 +210,11 @@ CNNS_ALWAYS_INLINE void cnns_ptaps(const int mc, const int gr, const cnns_wop *o
         cnns_ptile(mc, gr, 1, o, co, r, kx);
 }
 
-/* Channel lanes: rows (ci, ky) in blocks of GRC, then 4, 2, 1, for each block of CW channels. */
-static inline void cnns_cgrad(const cnns_wop *o, int rows)
+/* Channel lanes: rows (ci, ky) in blocks of GRC, then 4, 2, 1, for each block of CW channels. Without
+ * GCC's predictive commoning (-O3), which sees that tap kx + 1 at position ox is tap kx at ox + 1 and
+ * carries the 16 such inputs of a tile from one position to the next in scalar registers it does not
+ * have, spilling them: 1.33 ms for conv2 at batch 512 with it, 0.96 without (one thread, AVX-512). */
+__attribute__((optimize("no-predictive-commoning"))) static inline void cnns_cgrad(const cnns_wop *o, int rows)
 {
     for (int cb = 0; cb < o->cout; cb += CNNS_CW) {
         int r = 0;
@@ -290,6 +283,23 @@ static inline void cnns_wgrad_out(const cnn_conv *c, const float *acc, int pos, 
 
 /* ---- the backward of a range of images ------------------------------------------------------------- */
 
+/* The data gradient of one image from its dz in the wide layout (zw: cnns_dzw's block): the forward
+ * convolution of the padded dz with the flipped, transposed weights (wp), at positions q = iy w + ix:
+ * tap (ky, kx) of the flipped kernel reads dz row iy - (k-1) + ky, column ix - (k-1) + kx, which is
+ * q + ky w + kx - (k-1) from row 0 of the padding, and a column before 0 lands on the previous row's
+ * zero columns (w - wo = k - 1 of them). So every position is a valid one: 169 of 176 lanes kept for
+ * conv2, against 169 of 208 with dz padded on every side (1.3 ms of conv2's backward then). */
+static inline void cnns_dx_image(const cnn_conv *c, const float *zw, const float *wp, float *dxwide, float *dx)
+{
+    const cnns_dzw z = cnns_dzw_of(c);
+    const size_t hw = (size_t)c->h * c->w, ldo = cnns_up(hw, CNNS_VL);
+    cnns_op od = {.src = zw + z.margin - (c->k - 1), .cs = z.plane, .rs = (size_t)c->w, .cin = c->cout, .k = c->k,
+                  .cout = c->cin, .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = NULL, .relu = 0, .out = dxwide,
+                  .ldo = ldo};
+    cnns_conv_wide(&od);
+    cnns_compact(dx, dxwide, c->cin, 1, (int)hw, ldo, 0);
+}
+
 /* Images b0..b1-1 of a batch of B: dy becomes dz (through the ReLU), the partial dw and db at the start
  * of area (cout x taps, then cout) are set to these images' sums, and these images' dx is written when
  * dx is not NULL. */
@@ -297,34 +307,28 @@ static inline void cnns_conv_backward_range(const cnn_conv *c, int B, const floa
                                             const float *y, float *dy, float *dx, int b0, int b1, float *area)
 {
     const cnns_area a = cnns_area_of(c);
+    const cnns_dzw z = cnns_dzw_of(c);
     const int k = c->k, pos = !cnns_channel_lanes(c);
-    float *part = area, *acc = part + a.part, *dz = acc + a.acc, *dzpad = dz + a.dz, *dxwide = dzpad + a.dzpad;
+    float *part = area, *acc = part + a.part, *dzt = acc + a.acc, *dzw = dzt + a.dzt, *dxwide = dzw + a.dzw;
     float *xpad = dxwide + a.dxwide, *wp = xpad + a.xpad, *db = part + (size_t)c->cin * k * k * c->cout;
     const size_t in = (size_t)c->cin * c->h * c->w, out = cnn_conv_out(c);
-    const size_t hp = (size_t)c->h + k - 1, wpd = (size_t)c->w + k - 1, ldo = cnns_up((size_t)c->h * wpd, CNNS_VL);
-    cnns_op od = {.src = dzpad, .cs = hp * wpd, .rs = wpd, .cin = c->cout, .k = k, .cout = c->cin,
-                  .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = NULL, .relu = 0, .out = dxwide, .ldo = ldo};
-    cnns_wop ow = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .k = k, .cout = c->cout,
-                   .ho = cnn_conv_ho(c), .wo = cnn_conv_wo(c), .dz = dz, .dzs = a.dzs,
-                   .ldz = cnns_up((size_t)c->cout, CNNS_CW), .ldq = cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL),
-                   .acc = acc};
-    ow.nq = (int)(ow.ldq / CNNS_VL);
-    memset(area, 0, (a.part + a.acc + a.dz) * sizeof(float)); /* dz's unused lanes and columns stay 0 */
-    if (dx) {
-        memset(dzpad, 0, a.dzpad * sizeof(float)); /* the border and the slack stay 0 */
+    cnns_wop ow = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .k = k, .cout = c->cout, .ho = cnn_conv_ho(c),
+                   .wo = cnn_conv_wo(c), .dz = pos ? dzw + z.margin + (size_t)(k - 1) * c->w : dzt,
+                   .dzs = pos ? z.size : a.dzts, .ldz = cnns_up((size_t)c->cout, CNNS_CW), .ldq = z.plane,
+                   .nq = (int)(cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL) / CNNS_VL), .acc = acc};
+    memset(area, 0, (a.part + a.acc + a.dzt + a.dzw) * sizeof(float)); /* dz's padding stays 0 */
+    if (dx)
         cnns_pack_w(W, c->cout, c->cin, k, 1, wp);
-    }
     for (int b = b0; b < b1; b += CNNS_NB) {
         ow.nb = b1 - b < CNNS_NB ? b1 - b : CNNS_NB;
         for (int n = 0; n < ow.nb; n++) {
-            float *dyn = dy + (size_t)(b + n) * out, *dzn = dz + n * a.dzs;
-            cnns_dz_flat(c, y + (size_t)(b + n) * out, dyn, db, pos ? NULL : dzn, ow.ldz);
-            cnns_dz_rows(c, dyn, pos ? dzn : NULL, ow.ldq, dx ? dzpad : NULL);
+            float *dyn = dy + (size_t)(b + n) * out, *zw = dzw + (pos ? n * z.size : 0);
+            cnns_dz_flat(c, y + (size_t)(b + n) * out, dyn, db, pos ? NULL : dzt + n * a.dzts, ow.ldz);
+            if (pos || dx)
+                cnns_dz_rows(c, dyn, zw + z.margin, z.plane);
             ow.x[n] = cnns_image(x, b + n, B, in, xpad, a.xpad);
-            if (dx) {
-                cnns_conv_wide(&od);
-                cnns_compact(dx + (size_t)(b + n) * in, dxwide, c->cin, c->h, c->w, od.ldo, wpd);
-            }
+            if (dx)
+                cnns_dx_image(c, zw, wp, dxwide, dx + (size_t)(b + n) * in);
         }
         if (pos)
             cnns_pgrad(&ow, c->cin * k);
