@@ -121,11 +121,11 @@ static void check_guard(const float *s, size_t n, const char *var, const char *s
 }
 
 /* What a variant may use of the scratch for this layer: the fast variants' work area per thread, or
- * blas's col and dcol of one image (cnn_fast.h; blas.c). */
+ * blas's col and dcol of one image and P ones (cnn_fast.h; blas.c). */
 static size_t conv_scratch(const cnn_conv *c, int threads)
 {
-    size_t kp = (size_t)c->cin * c->k * c->k * cnn_conv_ho(c) * cnn_conv_wo(c);
-    size_t a = (size_t)threads * cnn_simd_area_floats(c), b = 2 * ((kp + 15) / 16 * 16);
+    size_t p = (size_t)cnn_conv_ho(c) * cnn_conv_wo(c), kp = (size_t)c->cin * c->k * c->k * p;
+    size_t a = (size_t)threads * cnn_simd_area_floats(c), b = 2 * ((kp + 15) / 16 * 16) + (p + 15) / 16 * 16;
     return a > b ? a : b;
 }
 
