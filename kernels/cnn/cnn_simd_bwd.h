@@ -171,6 +171,7 @@ CNNS_ALWAYS_INLINE void cnns_ptile(const int mc, const int gr, const int kc, con
             for (int g = 0; g < gr; g++)
                 for (int j = 0; j < kc; j++) {
                     vf32 xv = vf32_load(xr[g] + q + j);
+                    SIMD_KEEP_IN_REG(xv); /* one load, not one folded into each of mc FMAs */
                     for (int m = 0; m < mc; m++)
                         acc[m][g][j] += dv[m] * xv;
                 }
