@@ -12,21 +12,24 @@
 
 #include <string.h>
 
-/* The even and the odd lanes of the 2L floats a:b (a window row's left and right inputs). */
-static inline vf32 even_lanes(vf32 a, vf32 b)
+/* The even and the odd lanes of the 2L floats a:b (a window row's left and right inputs): GCC's
+ * shuffle builtin, whose index vector works at any width; elsewhere lane by lane. */
+static inline vf32 lanes_from(vf32 a, vf32 b, int first)
 {
     vi32 m;
     for (int l = 0; l < VF32_LANES; l++)
-        m[l] = 2 * l;
+        m[l] = 2 * l + first;
+#if defined(__GNUC__) && !defined(__clang__)
     return __builtin_shuffle(a, b, m);
-}
-static inline vf32 odd_lanes(vf32 a, vf32 b)
-{
-    vi32 m;
+#else
+    vf32 r;
     for (int l = 0; l < VF32_LANES; l++)
-        m[l] = 2 * l + 1;
-    return __builtin_shuffle(a, b, m);
+        r[l] = m[l] < VF32_LANES ? a[m[l]] : b[m[l] - VF32_LANES];
+    return r;
+#endif
 }
+static inline vf32 even_lanes(vf32 a, vf32 b) { return lanes_from(a, b, 0); }
+static inline vf32 odd_lanes(vf32 a, vf32 b) { return lanes_from(a, b, 1); }
 static inline vf32 pick(vi32 m, vf32 t, vf32 f) { return (vf32)((m & (vi32)t) | (~m & (vi32)f)); }
 
 /* Windows j..j+n-1 (n <= L) of one output row, from input rows r0 and r1 (L windows read whatever n is).

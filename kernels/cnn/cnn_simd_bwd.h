@@ -33,6 +33,11 @@
 #define CNNS_WC (SIMD_NREGS >= 32 ? 3 : 2)  /* position lanes: output channels ... */
 #define CNNS_GRP (SIMD_NREGS >= 32 ? 3 : 2) /* ... x rows (ci, ky) per tile */
 #define CNNS_KXC 3                          /* taps kx per tile, both ways */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CNNS_NO_PCOM __attribute__((optimize("no-predictive-commoning"))) /* GCC's, see cnns_cgrad */
+#else
+#define CNNS_NO_PCOM
+#endif
 
 /* ---- dz ----------------------------------------------------------------------------------------------- */
 
@@ -215,7 +220,7 @@ CNNS_ALWAYS_INLINE void cnns_ptaps(const int mc, const int gr, const cnns_wop *o
  * GCC's predictive commoning (-O3), which sees that tap kx + 1 at position ox is tap kx at ox + 1 and
  * carries the 16 such inputs of a tile from one position to the next in scalar registers it does not
  * have, spilling them: 1.33 ms for conv2 at batch 512 with it, 0.96 without (one thread, AVX-512). */
-__attribute__((optimize("no-predictive-commoning"))) static inline void cnns_cgrad(const cnns_wop *o, int rows)
+CNNS_NO_PCOM static inline void cnns_cgrad(const cnns_wop *o, int rows)
 {
     for (int cb = 0; cb < o->cout; cb += CNNS_CW) {
         int r = 0;
