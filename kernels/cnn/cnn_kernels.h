@@ -130,7 +130,8 @@ typedef struct cnn_ws {
 } cnn_ws;
 
 /* Floats of scratch any variant may use at batch B and `threads` threads: the larger im2col matrix
- * (B x cin k k x ho wo) plus one private copy of the largest layer's gradient per thread. */
+ * (B x cin k k x ho wo) plus, per thread, the larger of the largest layer's gradient and the simd/omp
+ * convolutions' work area (cnn_fast.h: cnn_simd_area_floats, which depends on the ISA level). */
 size_t cnn_scratch_floats(const cnn_dims *d, int B, int threads);
 size_t cnn_ws_floats(const cnn_dims *d, int B, int threads);
 size_t cnn_ws_args_bytes(const cnn_dims *d, int B); /* bytes of arg1 + arg2 */
