@@ -6,6 +6,7 @@
  */
 #include "cnn_fast.h"
 #include "cnn_kernels.h"
+#include "kern_he.h"
 
 #include <math.h>
 
@@ -171,26 +172,6 @@ void cnn_sgd_momentum(float *P, float *V, const float *G, size_t n, float lr, fl
 
 /* ---- initialisation --------------------------------------------------------------------------- */
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* uniform in (0, 1]: never 0, so log() in Box-Muller is finite */
-static double unit(uint64_t *s) { return ((double)(splitmix(s) >> 11) + 1.0) / 9007199254740992.0; }
-
-static void he_fill(float *W, size_t n, int fan_in, uint64_t *s)
-{
-    double sd = sqrt(2.0 / fan_in);
-    for (size_t i = 0; i < n; i++) {
-        double r = sqrt(-2.0 * log(unit(s))), t = 6.283185307179586 * unit(s);
-        W[i] = (float)(sd * r * cos(t));
-    }
-}
-
 void cnn_init_he(const cnn_dims *d, float *P, uint64_t seed)
 {
     cnn_layout L = cnn_layout_of(d);
@@ -198,10 +179,10 @@ void cnn_init_he(const cnn_dims *d, float *P, uint64_t seed)
     for (size_t i = 0; i < L.n; i++)
         P[i] = 0.0f;
     const cnn_conv *c1 = &d->conv1, *c2 = &d->conv2;
-    he_fill(P + L.c1w, conv_weights(c1), c1->cin * c1->k * c1->k, &s);
-    he_fill(P + L.c2w, conv_weights(c2), c2->cin * c2->k * c2->k, &s);
-    he_fill(P + L.d1w, (size_t)d->dense1.nin * d->dense1.nout, d->dense1.nin, &s);
-    he_fill(P + L.d2w, (size_t)d->dense2.nin * d->dense2.nout, d->dense2.nin, &s);
+    kern_he_fill(P + L.c1w, conv_weights(c1), c1->cin * c1->k * c1->k, &s);
+    kern_he_fill(P + L.c2w, conv_weights(c2), c2->cin * c2->k * c2->k, &s);
+    kern_he_fill(P + L.d1w, (size_t)d->dense1.nin * d->dense1.nout, d->dense1.nin, &s);
+    kern_he_fill(P + L.d2w, (size_t)d->dense2.nin * d->dense2.nout, d->dense2.nin, &s);
 }
 
 /* ---- work ---------------------------------------------------------------------------------------- */

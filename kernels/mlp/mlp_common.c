@@ -5,6 +5,7 @@
  * variant but omp, whose update stays on the threads that wrote the gradient (omp.c).
  */
 #include "mlp_kernels.h"
+#include "kern_he.h"
 
 #include <math.h>
 
@@ -86,35 +87,15 @@ int mlp_correct(const mlp_dims *d, const float *z3, const uint8_t *y, int B)
     return ok;
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* uniform in (0, 1]: never 0, so log() in Box-Muller is finite */
-static double unit(uint64_t *s) { return ((double)(splitmix(s) >> 11) + 1.0) / 9007199254740992.0; }
-
-static void he_fill(float *W, size_t n, int fan_in, uint64_t *s)
-{
-    double sd = sqrt(2.0 / fan_in);
-    for (size_t i = 0; i < n; i++) {
-        double r = sqrt(-2.0 * log(unit(s))), t = 6.283185307179586 * unit(s);
-        W[i] = (float)(sd * r * cos(t));
-    }
-}
-
 void mlp_init_he(const mlp_dims *d, float *P, uint64_t seed)
 {
     mlp_layout L = mlp_layout_of(d);
     uint64_t s = seed ^ 0x6d6c7000ull; /* "mlp": weights differ from other studies' draws of one seed */
     for (size_t i = 0; i < L.n; i++)
         P[i] = 0.0f;
-    he_fill(P + L.W1, (size_t)d->n0 * d->n1, d->n0, &s);
-    he_fill(P + L.W2, (size_t)d->n1 * d->n2, d->n1, &s);
-    he_fill(P + L.W3, (size_t)d->n2 * d->n3, d->n2, &s);
+    kern_he_fill(P + L.W1, (size_t)d->n0 * d->n1, d->n0, &s);
+    kern_he_fill(P + L.W2, (size_t)d->n1 * d->n2, d->n1, &s);
+    kern_he_fill(P + L.W3, (size_t)d->n2 * d->n3, d->n2, &s);
 }
 
 /* Multiply-adds counted as 2 flops. Forward: the three products. A step adds the weight gradients
