@@ -18,7 +18,7 @@
  *   dense1.w: 400 x 128 (input index first: Z = X W + b, as mlp), dense1.b: 128, dense2.w: 128 x 10, dense2.b: 10.
  *
  * Kernels do no I/O and no allocation: the caller binds a cnn_ws to one block of cnn_ws_floats(d, B,
- * threads) floats (and cnn_ws_ints(d, B) int32 for the pooling argmax indices).
+ * threads) floats (and cnn_ws_args_bytes(d, B) bytes for the pooling argmax indices).
  */
 #ifndef SL_KERNELS_CNN_KERNELS_H
 #define SL_KERNELS_CNN_KERNELS_H
@@ -111,10 +111,11 @@ typedef struct cnn_layers {
 #include "cnn_variant_kernels.h" /* generated: build tree kernels/ */
 #undef CNN_KERNEL
 
-/* Pooling is shared by every variant (cnn_pool.c: direct loops; a memory-bound pass under 1 % of a
- * step): y = max over each 2x2 window, arg = the index (0-3, row-major in the window) of the max, the
- * first one on ties; backward scatters dy to dx through arg, zero elsewhere (dropped rows included).
- * `threads` > 1 splits the batch. */
+/* Pooling is shared by every variant (cnn_pool.c: the forward by explicit vectors, the backward a
+ * scatter; memory-bound, yet pool1 and pool2 take over 15 % of omp's step in the profile of
+ * docs/study-cnn.md, "Measured"): y = max over each 2x2 window, arg = the index (0-3, row-major in the
+ * window) of the max, the first one on ties; backward scatters dy to dx through arg, zero elsewhere
+ * (dropped rows included). `threads` > 1 splits the batch. */
 void cnn_pool_forward(const cnn_pool *p, int B, const float *x, float *y, uint8_t *arg, int threads);
 void cnn_pool_backward(const cnn_pool *p, int B, const float *dy, const uint8_t *arg, float *dx, int threads);
 
