@@ -513,6 +513,10 @@ static void test_bad_params(void **state)
     refused("momentum", "1", "momentum=1");
     refused("graph", "2", "graph=2");
     refused("naive_rows", "-5", "naive_rows=-5");
+    /* past an int: refused as given, not wrapped (4294967297 would wrap to 1) */
+    refused("epochs", "4294967297", "epochs=4294967297");
+    refused("graph", "4294967297", "graph=4294967297");
+    refused("lr", "1e-50", "lr=1e-50"); /* 0 as a float */
 }
 
 int main(void)

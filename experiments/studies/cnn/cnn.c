@@ -11,6 +11,7 @@
  * reference (kernels/cnn/cnn_ref.c), momentum included.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -93,27 +94,36 @@ static int load_data(cnn_state *s, const sl_opts *o, sl_error *err)
     return 0;
 }
 
-/* The first parameter out of range, named with its value and what would be right; 0 when none is. */
-static int bad_param(cnn_state *s, double lr, long rows, sl_error *err)
+/* The --param values as given, before any is narrowed to the state's int or float. */
+typedef struct cnn_params {
+    long epochs, naive_epochs, naive_rows, check_steps, train_rows, graph;
+    double lr, momentum;
+} cnn_params;
+
+/* The first parameter out of range, named with its value and what would be right; 0 when none is.
+ * Checked as given (long, double), so that a value past an int or a float is refused, not wrapped. */
+static int bad_param(const cnn_params *p, sl_error *err)
 {
     const char *name = NULL, *want = NULL;
     char got[64] = "";
-    if (s->epochs < 1)
-        name = "epochs", want = "an integer >= 1", snprintf(got, sizeof got, "%d", s->epochs);
-    else if (!(lr > 0))
-        name = "lr", want = "a number > 0", snprintf(got, sizeof got, "%g", lr);
-    else if (!(s->momentum >= 0 && s->momentum < 1))
-        name = "momentum", want = "a number in [0, 1)", snprintf(got, sizeof got, "%g", s->momentum);
-    else if (s->naive_epochs < 1)
-        name = "naive_epochs", want = "an integer >= 1", snprintf(got, sizeof got, "%d", s->naive_epochs);
-    else if (s->naive_rows < 0)
-        name = "naive_rows", want = "an integer >= 0 (0 = all)", snprintf(got, sizeof got, "%ld", s->naive_rows);
-    else if (s->check_steps < 1)
-        name = "check_steps", want = "an integer >= 1", snprintf(got, sizeof got, "%d", s->check_steps);
-    else if (rows < 0)
-        name = "train_rows", want = "an integer >= 0 (0 = all)", snprintf(got, sizeof got, "%ld", rows);
-    else if (s->graph != 0 && s->graph != 1)
-        name = "graph", want = "0 or 1", snprintf(got, sizeof got, "%d", s->graph);
+    if (p->epochs < 1 || p->epochs > INT_MAX)
+        name = "epochs", want = "an integer from 1 to 2147483647", snprintf(got, sizeof got, "%ld", p->epochs);
+    else if (!(p->lr > 0 && (float)p->lr > 0 && isfinite((float)p->lr)))
+        name = "lr", want = "a number > 0 that a float holds (1e-38 to 3e38)", snprintf(got, sizeof got, "%g", p->lr);
+    else if (!(p->momentum >= 0 && (float)p->momentum < 1))
+        name = "momentum", want = "a number in [0, 1) (as a float)", snprintf(got, sizeof got, "%g", p->momentum);
+    else if (p->naive_epochs < 1 || p->naive_epochs > INT_MAX)
+        name = "naive_epochs", want = "an integer from 1 to 2147483647",
+        snprintf(got, sizeof got, "%ld", p->naive_epochs);
+    else if (p->naive_rows < 0)
+        name = "naive_rows", want = "an integer >= 0 (0 = all)", snprintf(got, sizeof got, "%ld", p->naive_rows);
+    else if (p->check_steps < 1 || p->check_steps > INT_MAX)
+        name = "check_steps", want = "an integer from 1 to 2147483647",
+        snprintf(got, sizeof got, "%ld", p->check_steps);
+    else if (p->train_rows < 0)
+        name = "train_rows", want = "an integer >= 0 (0 = all)", snprintf(got, sizeof got, "%ld", p->train_rows);
+    else if (p->graph != 0 && p->graph != 1)
+        name = "graph", want = "0 or 1", snprintf(got, sizeof got, "%ld", p->graph);
     if (!name)
         return 0;
     sl_error_set(err, "cnn: --param %s=%s is out of range: want %s", name, got, want);
@@ -122,34 +132,35 @@ static int bad_param(cnn_state *s, double lr, long rows, sl_error *err)
 
 static int read_params(cnn_state *s, long batch, const sl_opts *o, sl_error *err)
 {
-    s->epochs = (int)sl_param_long(o, &sl_study_cnn, "epochs");
-    s->naive_epochs = (int)sl_param_long(o, &sl_study_cnn, "naive_epochs");
-    s->naive_rows = sl_param_long(o, &sl_study_cnn, "naive_rows");
-    s->check_steps = (int)sl_param_long(o, &sl_study_cnn, "check_steps");
-    s->graph = (int)sl_param_long(o, &sl_study_cnn, "graph");
-    s->momentum = (float)sl_param_double(o, &sl_study_cnn, "momentum");
-    double lr = sl_param_double(o, &sl_study_cnn, "lr");
-    long rows = sl_param_long(o, &sl_study_cnn, "train_rows");
-    if (bad_param(s, lr, rows, err))
+    const sl_study *st = &sl_study_cnn;
+    cnn_params p = {.epochs = sl_param_long(o, st, "epochs"), .naive_epochs = sl_param_long(o, st, "naive_epochs"),
+                    .naive_rows = sl_param_long(o, st, "naive_rows"),
+                    .check_steps = sl_param_long(o, st, "check_steps"),
+                    .train_rows = sl_param_long(o, st, "train_rows"), .graph = sl_param_long(o, st, "graph"),
+                    .lr = sl_param_double(o, st, "lr"), .momentum = sl_param_double(o, st, "momentum")};
+    if (bad_param(&p, err))
         return -1;
     if (batch < 1) {
         sl_error_set(err, "cnn: batch %ld out of range: want >= 1", batch);
         return -1;
     }
+    s->epochs = (int)p.epochs, s->naive_epochs = (int)p.naive_epochs, s->check_steps = (int)p.check_steps;
+    s->naive_rows = p.naive_rows, s->graph = (int)p.graph, s->momentum = (float)p.momentum;
     s->quick = o->quick;
-    long n = rows > 0 && rows < s->train.n ? rows : s->train.n;
+    long n = p.train_rows > 0 && p.train_rows < s->train.n ? p.train_rows : s->train.n;
     if (s->quick) {
         s->epochs = s->naive_epochs = 1;
         s->check_steps = s->check_steps < 2 ? s->check_steps : 2;
         n = n < QUICK_ROWS ? n : QUICK_ROWS;
     }
     if (n < batch) {
-        sl_error_set(err, "cnn: %ld training rows, fewer than one batch of %ld", n, batch);
+        sl_error_set(err, "cnn: %ld training rows%s, fewer than one batch of %ld: want a batch of at most %ld", n,
+                     s->quick ? " (--quick)" : "", batch, n);
         return -1;
     }
     long steps = n / batch * s->epochs; /* the check walks full batches of the schedule */
     s->check_steps = s->check_steps < steps ? s->check_steps : (int)steps;
-    s->cfg = (train_cfg){.epochs = s->epochs, .batch = (int)batch, .lr = (float)lr, .lr_final = (float)lr,
+    s->cfg = (train_cfg){.epochs = s->epochs, .batch = (int)batch, .lr = (float)p.lr, .lr_final = (float)p.lr,
                          .seed = o->seed, .n_train = n, .partial_last = 1,
                          .n_test = s->quick && s->test.n > QUICK_TEST ? QUICK_TEST : s->test.n};
     s->threads = o->threads > 0 ? o->threads : 1;
