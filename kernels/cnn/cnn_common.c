@@ -74,8 +74,7 @@ size_t cnn_scratch_floats(const cnn_dims *d, int B, int threads)
     return up16(col) + (size_t)(threads > 1 ? threads : 1) * max2(up16(grad), area);
 }
 
-/* The activations' sizes per sample, in cnn_ws order: a1 p1 a2 p2 a3 z4. */
-static void act_sizes(const cnn_dims *d, size_t n[6])
+void cnn_act_sizes(const cnn_dims *d, size_t n[6])
 {
     n[0] = cnn_conv_out(&d->conv1);
     n[1] = cnn_pool_out(&d->pool1);
@@ -88,7 +87,7 @@ static void act_sizes(const cnn_dims *d, size_t n[6])
 size_t cnn_ws_floats(const cnn_dims *d, int B, int threads)
 {
     size_t n[6], total = 0;
-    act_sizes(d, n);
+    cnn_act_sizes(d, n);
     for (int i = 0; i < 6; i++) /* each activation and its delta (z4's is d4) */
         total += 2 * up16(n[i] * (size_t)B);
     return total + cnn_scratch_floats(d, B, threads);
@@ -103,7 +102,7 @@ void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block
 {
     (void)threads; /* the scratch is last: its size does not move anything */
     size_t n[6];
-    act_sizes(d, n);
+    cnn_act_sizes(d, n);
     float **act[6] = {&ws->a1, &ws->p1, &ws->a2, &ws->p2, &ws->a3, &ws->z4};
     float **del[6] = {&ws->da1, &ws->dp1, &ws->da2, &ws->dp2, &ws->da3, &ws->d4};
     for (int i = 0; i < 6; i++) {

@@ -56,6 +56,8 @@ int cnn_dims_init(cnn_dims *d, int h, int w);
 /* Elements per sample of each layer's output. */
 size_t cnn_conv_out(const cnn_conv *c);
 size_t cnn_pool_out(const cnn_pool *p);
+/* All six per sample, in forward order (cnn_ws's): a1 p1 a2 p2 a3 z4. */
+void cnn_act_sizes(const cnn_dims *d, size_t n[6]);
 
 typedef struct cnn_layout {
     size_t c1w, c1b, c2w, c2b, d1w, d1b, d2w, d2b; /* offsets into P (and G, V) */

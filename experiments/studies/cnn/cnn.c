@@ -320,8 +320,9 @@ static void work_of(const cnn_dims *d, const train_cfg *cfg, double *flops, doub
 {
     long full = cfg->n_train / cfg->batch, last = cfg->n_train % cfg->batch;
     double px = (double)d->conv1.h * d->conv1.w, np = (double)cnn_layout_of(d).n;
-    double act = (double)(cnn_conv_out(&d->conv1) + cnn_pool_out(&d->pool1) + cnn_conv_out(&d->conv2) +
-                          cnn_pool_out(&d->pool2) + (size_t)d->dense1.nout + (size_t)d->dense2.nout);
+    size_t n[6];
+    cnn_act_sizes(d, n);
+    double act = (double)(n[0] + n[1] + n[2] + n[3] + n[4] + n[5]); /* every activation of a sample */
     double rows = (double)cfg->n_train, chunks = ceil((double)cfg->n_test / cfg->batch);
     double step_bytes = rows * (px * (1 + 3 * 4.0) + act * 5 * 4.0) + (double)(full + (last > 0)) * 7 * 4.0 * np;
     double eval_bytes = (double)cfg->n_test * (px * (1 + 2 * 4.0) + act * 2 * 4.0) + chunks * 4.0 * np;
