@@ -65,30 +65,16 @@ static void teardown(void *vs)
 static int data_missing(const sl_opts *o, char *why, size_t n)
 {
     (void)o;
-    if (idx_dir_complete(SL_DEFAULT_FASHION_MNIST))
-        return 0;
-    snprintf(why, n, "cnn: no Fashion-MNIST in %s: " IDX_MISSING_HINT " (sh scripts/setup.sh installs it)",
-             SL_DEFAULT_FASHION_MNIST);
-    return 1;
+    return train_mnist_missing("cnn", why, n);
 }
 
 static int load_data(cnn_state *s, const sl_opts *o, sl_error *err)
 {
-    const char *dir = o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST;
-    char msg[1024];
-    if (idx_load_split(dir, "train", 10, &s->train, msg, sizeof msg) ||
-        idx_load_split(dir, "t10k", 10, &s->test, msg, sizeof msg)) {
-        sl_error_set(err, "cnn: %s", msg);
+    if (train_load_mnist("cnn", o, &s->train, &s->test, err) != 0)
         return -1;
-    }
-    if (s->train.rows != s->test.rows || s->train.cols != s->test.cols) {
-        sl_error_set(err, "cnn: %s: training images are %dx%d but test images %dx%d; both splits must match",
-                     dir, s->train.rows, s->train.cols, s->test.rows, s->test.cols);
-        return -1;
-    }
     if (cnn_dims_init(&s->dims, s->train.rows, s->train.cols) != 0) {
         sl_error_set(err, "cnn: %s: images are %dx%d; the two conv + pool stages need at least 10x10",
-                     dir, s->train.rows, s->train.cols);
+                     o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST, s->train.rows, s->train.cols);
         return -1;
     }
     return 0;
