@@ -342,11 +342,12 @@ static void record_reduced(const cnn_state *s, const train_cfg *ran, sl_record *
     if (s->quick)
         snprintf(why, sizeof why, "--quick: one epoch on %ld training rows, %ld test rows", ran->n_train,
                  ran->n_test);
-    else if (ran->epochs < s->epochs || ran->n_train < s->train.n)
-        snprintf(why, sizeof why, "%d of %d epochs on %ld of %ld training rows (%s)", ran->epochs, s->epochs,
-                 ran->n_train, s->train.n, ran->n_train < s->cfg.n_train || ran->epochs < s->epochs
-                     ? "naive_epochs, naive_rows" : "train_rows");
-    else
+    else if (ran->epochs < s->epochs || ran->n_train < s->train.n) {
+        int naive = ran->n_train < s->cfg.n_train || ran->epochs < s->epochs, rows = s->cfg.n_train < s->train.n;
+        snprintf(why, sizeof why, "%d of %d epochs on %ld of %ld training rows (%s%s%s)", ran->epochs, s->epochs,
+                 ran->n_train, s->train.n, rows ? "train_rows" : "", rows && naive ? ", " : "",
+                 naive ? "naive_epochs, naive_rows" : "");
+    } else
         return;
     sl_record_reduced(rec, why);
 }
