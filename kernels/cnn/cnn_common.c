@@ -6,7 +6,7 @@
  */
 #include "cnn_fast.h"
 #include "cnn_kernels.h"
-#include "kern_he.h"
+#include "kern_train.h"
 
 #include <math.h>
 
@@ -120,40 +120,12 @@ void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block
 
 float cnn_loss(const cnn_dims *d, const uint8_t *y, int B, cnn_ws *ws)
 {
-    int K = d->dense2.nout;
-    double total = 0.0; /* a double sum, so that the mean does not depend on B's rounding */
-    for (int b = 0; b < B; b++) {
-        float *z = ws->z4 + (size_t)b * K, *g = ws->d4 + (size_t)b * K;
-        float mx = z[0];
-        for (int j = 1; j < K; j++)
-            mx = z[j] > mx ? z[j] : mx;
-        float s = 0.0f;
-        for (int j = 0; j < K; j++) {
-            z[j] = expf(z[j] - mx);
-            s += z[j];
-        }
-        for (int j = 0; j < K; j++) {
-            z[j] /= s;
-            g[j] = (z[j] - (j == y[b] ? 1.0f : 0.0f)) / (float)B;
-        }
-        /* clamped so that a saturated wrong answer gives a large finite loss, not inf */
-        total += -log(fmax((double)z[y[b]], 1e-30));
-    }
-    return (float)(total / B);
+    return kern_softmax_xent(ws->z4, ws->d4, y, B, d->dense2.nout);
 }
 
 int cnn_correct(const cnn_dims *d, const float *z4, const uint8_t *y, int B)
 {
-    int K = d->dense2.nout, ok = 0;
-    for (int b = 0; b < B; b++) {
-        const float *z = z4 + (size_t)b * K;
-        int best = 0;
-        for (int j = 1; j < K; j++)
-            if (z[j] > z[best])
-                best = j;
-        ok += best == y[b];
-    }
-    return ok;
+    return kern_count_correct(z4, y, B, d->dense2.nout);
 }
 
 /* 54 k parameters: a few microseconds on one core, so the threads are used only when asked for (an

@@ -5,7 +5,7 @@
  * variant but omp, whose update stays on the threads that wrote the gradient (omp.c).
  */
 #include "mlp_kernels.h"
-#include "kern_he.h"
+#include "kern_train.h"
 
 #include <math.h>
 
@@ -44,27 +44,7 @@ void mlp_ws_bind(mlp_ws *ws, const mlp_dims *d, int B, float *block)
 
 float mlp_loss(const mlp_dims *d, const uint8_t *y, int B, mlp_ws *ws)
 {
-    int K = d->n3;
-    double total = 0.0; /* a double sum, so that the mean does not depend on B's rounding */
-    for (int b = 0; b < B; b++) {
-        float *z = ws->z3 + (size_t)b * K, *g = ws->d3 + (size_t)b * K;
-        float mx = z[0];
-        for (int j = 1; j < K; j++)
-            mx = z[j] > mx ? z[j] : mx;
-        float s = 0.0f;
-        for (int j = 0; j < K; j++) {
-            z[j] = expf(z[j] - mx);
-            s += z[j];
-        }
-        for (int j = 0; j < K; j++) {
-            z[j] /= s;
-            g[j] = (z[j] - (j == y[b] ? 1.0f : 0.0f)) / (float)B;
-        }
-        /* -log p_y, from the max-shifted logits would be exact; via p keeps one pass and is clamped
-         * so a saturated wrong answer gives a large finite loss, not inf */
-        total += -log(fmax((double)z[y[b]], 1e-30));
-    }
-    return (float)(total / B);
+    return kern_softmax_xent(ws->z3, ws->d3, y, B, d->n3);
 }
 
 void mlp_sgd(float *P, const float *G, size_t n, float lr)
@@ -75,16 +55,7 @@ void mlp_sgd(float *P, const float *G, size_t n, float lr)
 
 int mlp_correct(const mlp_dims *d, const float *z3, const uint8_t *y, int B)
 {
-    int ok = 0;
-    for (int b = 0; b < B; b++) {
-        const float *z = z3 + (size_t)b * d->n3;
-        int best = 0;
-        for (int j = 1; j < d->n3; j++)
-            if (z[j] > z[best])
-                best = j;
-        ok += best == y[b];
-    }
-    return ok;
+    return kern_count_correct(z3, y, B, d->n3);
 }
 
 void mlp_init_he(const mlp_dims *d, float *P, uint64_t seed)
