@@ -41,7 +41,7 @@ static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     cnn_state *s = ctx;
     const cnn_layers *k = &cnn_row_of(s->v)->layers;
     if (!k->conv_forward) { /* a row whose kernels this build lacks (blas without BLAS): never run */
-        sl_error_set(err, "cnn: variant %d has no CPU kernels in this build", s->v);
+        sl_error_set(err, "cnn: variant %s has no CPU kernels in this build", sl_study_cnn.variants[s->v].name);
         return -1;
     }
     prof_begin("data");
