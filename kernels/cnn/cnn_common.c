@@ -93,12 +93,12 @@ size_t cnn_ws_floats(const cnn_dims *d, int B, int threads)
     return total + cnn_scratch_floats(d, B, threads);
 }
 
-size_t cnn_ws_args_bytes(const cnn_dims *d, int B)
+size_t cnn_ws_argmax_bytes(const cnn_dims *d, int B)
 {
     return (cnn_pool_out(&d->pool1) + cnn_pool_out(&d->pool2)) * (size_t)B;
 }
 
-void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block, uint8_t *args)
+void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block, uint8_t *argmax)
 {
     (void)threads; /* the scratch is last: its size does not move anything */
     size_t n[6];
@@ -112,8 +112,8 @@ void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block
         block += up16(n[i] * (size_t)B);
     }
     ws->scratch = block;
-    ws->arg1 = args;
-    ws->arg2 = args + cnn_pool_out(&d->pool1) * (size_t)B;
+    ws->arg1 = argmax;
+    ws->arg2 = argmax + cnn_pool_out(&d->pool1) * (size_t)B;
 }
 
 /* ---- loss, prediction, update ------------------------------------------------------------------- */

@@ -18,7 +18,7 @@
  *   dense1.w: 400 x 128 (input index first: Z = X W + b, as mlp), dense1.b: 128, dense2.w: 128 x 10, dense2.b: 10.
  *
  * Kernels do no I/O and no allocation: the caller binds a cnn_ws to one block of cnn_ws_floats(d, B,
- * threads) floats (and cnn_ws_args_bytes(d, B) bytes for the pooling argmax indices).
+ * threads) floats (and cnn_ws_argmax_bytes(d, B) bytes for the pooling argmax indices).
  */
 #ifndef SL_KERNELS_CNN_KERNELS_H
 #define SL_KERNELS_CNN_KERNELS_H
@@ -137,9 +137,9 @@ typedef struct cnn_ws {
  * convolutions' work area (cnn_fast.h: cnn_simd_area_floats, which depends on the ISA level). */
 size_t cnn_scratch_floats(const cnn_dims *d, int B, int threads);
 size_t cnn_ws_floats(const cnn_dims *d, int B, int threads);
-size_t cnn_ws_args_bytes(const cnn_dims *d, int B); /* bytes of arg1 + arg2 */
-/* Points ws's arrays into `block` (cnn_ws_floats floats, 64-byte aligned) and `args`. */
-void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block, uint8_t *args);
+size_t cnn_ws_argmax_bytes(const cnn_dims *d, int B); /* bytes of arg1 + arg2 */
+/* Points ws's arrays into `block` (cnn_ws_floats floats, 64-byte aligned) and `argmax` (cnn_ws_argmax_bytes bytes). */
+void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block, uint8_t *argmax);
 
 /* Called before (begin = 1) and after (begin = 0) each layer, with its name: conv1, pool1, conv2, pool2,
  * dense1, dense2. May be NULL. */

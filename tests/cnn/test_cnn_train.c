@@ -162,15 +162,15 @@ static float_run float_step(const cnn_dims *d, const cnn_layers *k, const float 
 {
     cnn_layout L = cnn_layout_of(d);
     float *blk = aligned_alloc(64, (cnn_ws_floats(d, B, threads) * 4 + 63) / 64 * 64);
-    uint8_t *args = malloc(cnn_ws_args_bytes(d, B));
+    uint8_t *argmax = malloc(cnn_ws_argmax_bytes(d, B));
     float_run r = {0, malloc((size_t)B * 10 * 4), malloc(L.n * 4)};
     cnn_ws ws;
-    cnn_ws_bind(&ws, d, B, threads, blk, args);
+    cnn_ws_bind(&ws, d, B, threads, blk, argmax);
     cnn_forward(d, k, P, X, B, &ws, threads, NULL, NULL);
     memcpy(r.z4, ws.z4, (size_t)B * 10 * 4);
     r.loss = cnn_loss(d, y, B, &ws);
     cnn_backward(d, k, P, X, B, &ws, r.G, threads, NULL, NULL);
-    free(blk), free(args);
+    free(blk), free(argmax);
     return r;
 }
 

@@ -55,7 +55,7 @@ static void teardown(void *vs)
 #endif
     idx_set_free(&s->train);
     idx_set_free(&s->test);
-    free(s->P0), free(s->P), free(s->G), free(s->V), free(s->wsblock), free(s->X), free(s->args);
+    free(s->P0), free(s->P), free(s->G), free(s->V), free(s->wsblock), free(s->X), free(s->argmax);
     free(s->y), free(s->perm), free(s->eval_idx);
     train_series_free(&s->series);
     free(s);
@@ -164,12 +164,12 @@ static int alloc_state(cnn_state *s)
     s->G = malloc(np * sizeof(float));
     s->V = malloc(np * sizeof(float));
     s->wsblock = aligned_alloc(64, bytes64(cnn_ws_floats(&s->dims, B, s->threads) * sizeof(float)));
-    s->args = malloc(cnn_ws_args_bytes(&s->dims, B));
+    s->argmax = malloc(cnn_ws_argmax_bytes(&s->dims, B));
     s->X = aligned_alloc(64, bytes64((size_t)B * px * sizeof(float)));
     s->y = malloc((size_t)B);
     s->perm = malloc((size_t)s->train.n * sizeof(int32_t));
     s->eval_idx = malloc((size_t)B * sizeof(int32_t));
-    return s->P0 && s->P && s->G && s->V && s->wsblock && s->args && s->X && s->y && s->perm && s->eval_idx &&
+    return s->P0 && s->P && s->G && s->V && s->wsblock && s->argmax && s->X && s->y && s->perm && s->eval_idx &&
                    train_series_alloc(&s->series, s->epochs) == 0
                ? 0
                : -1;
@@ -190,7 +190,7 @@ static void *setup(long batch, const sl_opts *o, sl_error *err)
         teardown(s);
         return NULL;
     }
-    cnn_ws_bind(&s->ws, &s->dims, s->cfg.batch, s->threads, s->wsblock, s->args);
+    cnn_ws_bind(&s->ws, &s->dims, s->cfg.batch, s->threads, s->wsblock, s->argmax);
     cnn_init_he(&s->dims, s->P0, o->seed);
     return s;
 }
@@ -456,7 +456,7 @@ static double footprint(long batch, const sl_opts *o)
     cnn_dims_init(&d, 28, 28);
     int B = (int)batch, t = o->threads > 0 ? o->threads : 1;
     double np = (double)cnn_layout_of(&d).n;
-    double ws = 4.0 * (double)cnn_ws_floats(&d, B, t) + (double)cnn_ws_args_bytes(&d, B) + 4.0 * B * 784;
+    double ws = 4.0 * (double)cnn_ws_floats(&d, B, t) + (double)cnn_ws_argmax_bytes(&d, B) + 4.0 * B * 784;
     double check = 8.0 * (4 * np + (double)B * 784 + (double)cnn_ref_ws_doubles(&d, B)) + 8.0 * np;
     return 70000.0 * 785 + 60000.0 * 4 + ws + 4.0 * 4 * np + check + 1e6;
 }
