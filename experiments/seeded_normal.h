@@ -1,7 +1,8 @@
 /*
  * experiments/seeded_normal.h: the suite's one seeded generator: splitmix64 for uniform bits (sn_next;
  * also the training studies' shuffles and galaxy's initial weights), Box-Muller for normals (the
- * entropy_mi and tensor_mean inputs). Inputs are a pure function of (seed, size, stream): the same
+ * entropy_mi and tensor_mean inputs). mlp's and cnn's He weights come from kernels/kern_train.h, the same
+ * splitmix64 on the kernels' side (kernels do not include experiments/). Inputs are a pure function of (seed, size, stream): the same
  * on every machine, independent of thread count and variant.
  */
 #ifndef SL_SEEDED_NORMAL_H

@@ -4,11 +4,13 @@
 #include "train.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <speedlab/prof.h>
 
 #include "seeded_normal.h"
+#include "sl_config.h"
 
 int train_series_alloc(train_series *s, int epochs)
 {
@@ -148,6 +150,32 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
             out->samples_per_s[i] = secs > 0 ? (double)rows / secs : NAN;
         }
         sl_record_progress(rec, e + 1, cfg->epochs, "epoch");
+    }
+    return 0;
+}
+
+int train_mnist_missing(const char *study, char *why, size_t n)
+{
+    if (idx_dir_complete(SL_DEFAULT_FASHION_MNIST))
+        return 0;
+    snprintf(why, n, "%s: no Fashion-MNIST in %s: " IDX_MISSING_HINT " (sh scripts/setup.sh installs it)", study,
+             SL_DEFAULT_FASHION_MNIST);
+    return 1;
+}
+
+int train_load_mnist(const char *study, const sl_opts *o, idx_set *train, idx_set *test, sl_error *err)
+{
+    const char *dir = o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST;
+    char msg[1024];
+    if (idx_load_split(dir, "train", 10, train, msg, sizeof msg) ||
+        idx_load_split(dir, "t10k", 10, test, msg, sizeof msg)) {
+        sl_error_set(err, "%s: %s", study, msg);
+        return -1;
+    }
+    if (train->rows != test->rows || train->cols != test->cols) {
+        sl_error_set(err, "%s: %s: training images are %dx%d but test images %dx%d; both splits must match", study,
+                     dir, train->rows, train->cols, test->rows, test->cols);
+        return -1;
     }
     return 0;
 }

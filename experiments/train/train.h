@@ -8,6 +8,7 @@
 #ifndef SL_TRAIN_H
 #define SL_TRAIN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "data/idx.h"
@@ -58,6 +59,13 @@ float train_lr(const train_cfg *cfg, int epoch);
 void train_shuffle(int32_t *perm, long n, uint64_t seed, int epoch);
 /* Rows idx[0..B) of set into X (B x rows*cols floats, pixel / 255) and y. */
 void train_gather(const idx_set *set, const int32_t *idx, int B, float *X, uint8_t *y);
+
+/* A training study's data set: the MNIST-format train and t10k splits of --data DIR, or of Debian's
+ * Fashion-MNIST (SL_DEFAULT_FASHION_MNIST) without it, both of one image size. 0, or -1 with err
+ * ("STUDY: ..." with the directory and what is wrong). */
+int train_load_mnist(const char *study, const sl_opts *o, idx_set *train, idx_set *test, sl_error *err);
+/* A study's data_missing hook for that default: 0 when the files are there, else 1 with why. */
+int train_mnist_missing(const char *study, char *why, size_t n);
 
 /* The epoch loop. perm: n_train-or-more int32 scratch (set size). Regions: "epoch" around each epoch's
  * steps and "evaluate" around epoch_end. rec: the repetition's record, told each finished epoch

@@ -6,6 +6,7 @@
  */
 #include "cnn_fast.h"
 #include "cnn_kernels.h"
+#include "kern_train.h"
 
 #include <math.h>
 
@@ -73,8 +74,7 @@ size_t cnn_scratch_floats(const cnn_dims *d, int B, int threads)
     return up16(col) + (size_t)(threads > 1 ? threads : 1) * max2(up16(grad), area);
 }
 
-/* The activations' sizes per sample, in cnn_ws order: a1 p1 a2 p2 a3 z4. */
-static void act_sizes(const cnn_dims *d, size_t n[6])
+void cnn_act_sizes(const cnn_dims *d, size_t n[6])
 {
     n[0] = cnn_conv_out(&d->conv1);
     n[1] = cnn_pool_out(&d->pool1);
@@ -87,22 +87,22 @@ static void act_sizes(const cnn_dims *d, size_t n[6])
 size_t cnn_ws_floats(const cnn_dims *d, int B, int threads)
 {
     size_t n[6], total = 0;
-    act_sizes(d, n);
+    cnn_act_sizes(d, n);
     for (int i = 0; i < 6; i++) /* each activation and its delta (z4's is d4) */
         total += 2 * up16(n[i] * (size_t)B);
     return total + cnn_scratch_floats(d, B, threads);
 }
 
-size_t cnn_ws_args_bytes(const cnn_dims *d, int B)
+size_t cnn_ws_argmax_bytes(const cnn_dims *d, int B)
 {
     return (cnn_pool_out(&d->pool1) + cnn_pool_out(&d->pool2)) * (size_t)B;
 }
 
-void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block, uint8_t *args)
+void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block, uint8_t *argmax)
 {
     (void)threads; /* the scratch is last: its size does not move anything */
     size_t n[6];
-    act_sizes(d, n);
+    cnn_act_sizes(d, n);
     float **act[6] = {&ws->a1, &ws->p1, &ws->a2, &ws->p2, &ws->a3, &ws->z4};
     float **del[6] = {&ws->da1, &ws->dp1, &ws->da2, &ws->dp2, &ws->da3, &ws->d4};
     for (int i = 0; i < 6; i++) {
@@ -112,48 +112,20 @@ void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block
         block += up16(n[i] * (size_t)B);
     }
     ws->scratch = block;
-    ws->arg1 = args;
-    ws->arg2 = args + cnn_pool_out(&d->pool1) * (size_t)B;
+    ws->arg1 = argmax;
+    ws->arg2 = argmax + cnn_pool_out(&d->pool1) * (size_t)B;
 }
 
 /* ---- loss, prediction, update ------------------------------------------------------------------- */
 
 float cnn_loss(const cnn_dims *d, const uint8_t *y, int B, cnn_ws *ws)
 {
-    int K = d->dense2.nout;
-    double total = 0.0; /* a double sum, so that the mean does not depend on B's rounding */
-    for (int b = 0; b < B; b++) {
-        float *z = ws->z4 + (size_t)b * K, *g = ws->d4 + (size_t)b * K;
-        float mx = z[0];
-        for (int j = 1; j < K; j++)
-            mx = z[j] > mx ? z[j] : mx;
-        float s = 0.0f;
-        for (int j = 0; j < K; j++) {
-            z[j] = expf(z[j] - mx);
-            s += z[j];
-        }
-        for (int j = 0; j < K; j++) {
-            z[j] /= s;
-            g[j] = (z[j] - (j == y[b] ? 1.0f : 0.0f)) / (float)B;
-        }
-        /* clamped so that a saturated wrong answer gives a large finite loss, not inf */
-        total += -log(fmax((double)z[y[b]], 1e-30));
-    }
-    return (float)(total / B);
+    return kern_softmax_xent(ws->z4, ws->d4, y, B, d->dense2.nout);
 }
 
 int cnn_correct(const cnn_dims *d, const float *z4, const uint8_t *y, int B)
 {
-    int K = d->dense2.nout, ok = 0;
-    for (int b = 0; b < B; b++) {
-        const float *z = z4 + (size_t)b * K;
-        int best = 0;
-        for (int j = 1; j < K; j++)
-            if (z[j] > z[best])
-                best = j;
-        ok += best == y[b];
-    }
-    return ok;
+    return kern_count_correct(z4, y, B, d->dense2.nout);
 }
 
 /* 54 k parameters: a few microseconds on one core, so the threads are used only when asked for (an
@@ -171,26 +143,6 @@ void cnn_sgd_momentum(float *P, float *V, const float *G, size_t n, float lr, fl
 
 /* ---- initialisation --------------------------------------------------------------------------- */
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* uniform in (0, 1]: never 0, so log() in Box-Muller is finite */
-static double unit(uint64_t *s) { return ((double)(splitmix(s) >> 11) + 1.0) / 9007199254740992.0; }
-
-static void he_fill(float *W, size_t n, int fan_in, uint64_t *s)
-{
-    double sd = sqrt(2.0 / fan_in);
-    for (size_t i = 0; i < n; i++) {
-        double r = sqrt(-2.0 * log(unit(s))), t = 6.283185307179586 * unit(s);
-        W[i] = (float)(sd * r * cos(t));
-    }
-}
-
 void cnn_init_he(const cnn_dims *d, float *P, uint64_t seed)
 {
     cnn_layout L = cnn_layout_of(d);
@@ -198,10 +150,10 @@ void cnn_init_he(const cnn_dims *d, float *P, uint64_t seed)
     for (size_t i = 0; i < L.n; i++)
         P[i] = 0.0f;
     const cnn_conv *c1 = &d->conv1, *c2 = &d->conv2;
-    he_fill(P + L.c1w, conv_weights(c1), c1->cin * c1->k * c1->k, &s);
-    he_fill(P + L.c2w, conv_weights(c2), c2->cin * c2->k * c2->k, &s);
-    he_fill(P + L.d1w, (size_t)d->dense1.nin * d->dense1.nout, d->dense1.nin, &s);
-    he_fill(P + L.d2w, (size_t)d->dense2.nin * d->dense2.nout, d->dense2.nin, &s);
+    kern_he_fill(P + L.c1w, conv_weights(c1), c1->cin * c1->k * c1->k, &s);
+    kern_he_fill(P + L.c2w, conv_weights(c2), c2->cin * c2->k * c2->k, &s);
+    kern_he_fill(P + L.d1w, (size_t)d->dense1.nin * d->dense1.nout, d->dense1.nin, &s);
+    kern_he_fill(P + L.d2w, (size_t)d->dense2.nin * d->dense2.nout, d->dense2.nin, &s);
 }
 
 /* ---- work ---------------------------------------------------------------------------------------- */

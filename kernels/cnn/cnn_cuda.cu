@@ -30,7 +30,8 @@
  *     while capturing ends the capture, so the stream is usable again, and says so in the message.
  *   - counting: every kernel launch, copy, memset and library call a step enqueues counts as one
  *     operation (a cuDNN or cuBLAS call may launch more than one kernel: a lower bound for cudnn);
- *     launches_per_step is the count of the last completed step. Events are not counted.
+ *     launches_per_step is the count of the last completed step. Events are not counted, nor cudnn's
+ *     pass outside the capture (begin_capture), so a capturing step counts 2 like a replay.
  *   - phase times: without a graph, CUDA events before data and after each phase; phase_ms reads the
  *     last completed step's (NAN in graph mode: a graph runs as one unit).
  *   - errors: every CUDA return is checked (kernel launches by cudaGetLastError); a failing call
@@ -294,8 +295,12 @@ void cnn_abort_capture(cnn_cuda *c)
  * only activations and G, which the graph then recomputes. */
 static int begin_capture(cnn_cuda *c, int B)
 {
-    if (c->backend == CNN_CUDA_CUDNN && (layers_forward(c, B) || layers_backward(c, B)))
-        return -1;
+    if (c->backend == CNN_CUDA_CUDNN) {
+        int ops = c->step_ops; /* a one-time warm-up, not the step's: launches_per_step leaves it out */
+        if (layers_forward(c, B) || layers_backward(c, B))
+            return -1;
+        c->step_ops = ops;
+    }
     CK(cudaStreamBeginCapture(c->s, cudaStreamCaptureModeThreadLocal), "begin graph capture");
     c->capturing = 1;
     return gather(c, c->tr_x, c->tr_y, 1, 0, B);

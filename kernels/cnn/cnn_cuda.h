@@ -57,8 +57,9 @@ int cnn_cuda_take_loss(cnn_cuda *c, double *loss_sum);
 /* Test-set accuracy count with the current parameters (synchronous). */
 int cnn_cuda_evaluate(cnn_cuda *c, long *correct);
 
-/* What the records report: device memory this context allocated (bytes, the high-water mark), kernel
- * launches enqueued per training step (graph: 1 graph launch + the index upload), and the device time
+/* What the records report: device memory this context allocated (bytes, the high-water mark), the
+ * operations (launches, copies, library calls) the last training step enqueued (graph: the copy of rate
+ * and indices + 1 graph launch), and the device time
  * of each phase of the last synchronised step, from CUDA events (ms: data, forward, loss, backward,
  * update; NAN when not measured, e.g. inside a graph). */
 size_t cnn_cuda_bytes(const cnn_cuda *c);

@@ -157,11 +157,18 @@ static int check_args(const cnn_dims *d, int backend, int max_batch, const uint8
         snprintf(msg, msg_len, "cnn cuda: bad dimensions (not cnn_dims_init's chain of layers)");
         return -1;
     }
-    if ((backend != CNN_CUDA_OWN && backend != CNN_CUDA_CUDNN) || max_batch < 1 || max_batch > 65535 * 16 ||
-        n_train < 0 || n_test < 0 || (n_train > 0 && (!train_x || !train_y)) ||
-        (n_test > 0 && (!test_x || !test_y)) || n_train > INT32_MAX) {
-        snprintf(msg, msg_len, "cnn cuda: bad arguments (backend %d, max_batch %d, %ld training rows, %ld test rows)",
-                 backend, max_batch, n_train, n_test);
+    const char *bad = NULL;
+    if (backend != CNN_CUDA_OWN && backend != CNN_CUDA_CUDNN)
+        bad = "backend: want CNN_CUDA_OWN (0) or CNN_CUDA_CUDNN (1)";
+    else if (max_batch < 1 || max_batch > 65535 * 16)
+        bad = "max_batch: want 1 to 1048560 (the dense product's grid.y: 65535 tiles of 16 rows, cnn_cuda_own.cu)";
+    else if (n_train < 0 || n_train > INT32_MAX || n_test < 0)
+        bad = "row counts: want 0 to 2147483647 training rows (int32 indices) and >= 0 test rows";
+    else if ((n_train > 0 && (!train_x || !train_y)) || (n_test > 0 && (!test_x || !test_y)))
+        bad = "images or labels: NULL for a split with rows";
+    if (bad) {
+        snprintf(msg, msg_len, "cnn cuda: bad %s (got backend %d, max_batch %d, %ld training rows, %ld test rows)",
+                 bad, backend, max_batch, n_train, n_test);
         return -1;
     }
     for (int t = 0; t < 2; t++) {

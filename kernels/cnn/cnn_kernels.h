@@ -18,7 +18,7 @@
  *   dense1.w: 400 x 128 (input index first: Z = X W + b, as mlp), dense1.b: 128, dense2.w: 128 x 10, dense2.b: 10.
  *
  * Kernels do no I/O and no allocation: the caller binds a cnn_ws to one block of cnn_ws_floats(d, B,
- * threads) floats (and cnn_ws_ints(d, B) int32 for the pooling argmax indices).
+ * threads) floats (and cnn_ws_argmax_bytes(d, B) bytes for the pooling argmax indices).
  */
 #ifndef SL_KERNELS_CNN_KERNELS_H
 #define SL_KERNELS_CNN_KERNELS_H
@@ -56,6 +56,8 @@ int cnn_dims_init(cnn_dims *d, int h, int w);
 /* Elements per sample of each layer's output. */
 size_t cnn_conv_out(const cnn_conv *c);
 size_t cnn_pool_out(const cnn_pool *p);
+/* All six per sample, in forward order (cnn_ws's): a1 p1 a2 p2 a3 z4. */
+void cnn_act_sizes(const cnn_dims *d, size_t n[6]);
 
 typedef struct cnn_layout {
     size_t c1w, c1b, c2w, c2b, d1w, d1b, d2w, d2b; /* offsets into P (and G, V) */
@@ -111,10 +113,11 @@ typedef struct cnn_layers {
 #include "cnn_variant_kernels.h" /* generated: build tree kernels/ */
 #undef CNN_KERNEL
 
-/* Pooling is shared by every variant (cnn_pool.c: direct loops; a memory-bound pass under 1 % of a
- * step): y = max over each 2x2 window, arg = the index (0-3, row-major in the window) of the max, the
- * first one on ties; backward scatters dy to dx through arg, zero elsewhere (dropped rows included).
- * `threads` > 1 splits the batch. */
+/* Pooling is shared by every variant (cnn_pool.c: the forward by explicit vectors, the backward a
+ * scatter; memory-bound, yet pool1 and pool2 take over 15 % of omp's step in the profile of
+ * docs/study-cnn.md, "Measured"): y = max over each 2x2 window, arg = the index (0-3, row-major in the
+ * window) of the max, the first one on ties; backward scatters dy to dx through arg, zero elsewhere
+ * (dropped rows included). `threads` > 1 splits the batch. */
 void cnn_pool_forward(const cnn_pool *p, int B, const float *x, float *y, uint8_t *arg, int threads);
 void cnn_pool_backward(const cnn_pool *p, int B, const float *dy, const uint8_t *arg, float *dx, int threads);
 
@@ -134,9 +137,9 @@ typedef struct cnn_ws {
  * convolutions' work area (cnn_fast.h: cnn_simd_area_floats, which depends on the ISA level). */
 size_t cnn_scratch_floats(const cnn_dims *d, int B, int threads);
 size_t cnn_ws_floats(const cnn_dims *d, int B, int threads);
-size_t cnn_ws_args_bytes(const cnn_dims *d, int B); /* bytes of arg1 + arg2 */
-/* Points ws's arrays into `block` (cnn_ws_floats floats, 64-byte aligned) and `args`. */
-void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block, uint8_t *args);
+size_t cnn_ws_argmax_bytes(const cnn_dims *d, int B); /* bytes of arg1 + arg2 */
+/* Points ws's arrays into `block` (cnn_ws_floats floats, 64-byte aligned) and `argmax` (cnn_ws_argmax_bytes bytes). */
+void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block, uint8_t *argmax);
 
 /* Called before (begin = 1) and after (begin = 0) each layer, with its name: conv1, pool1, conv2, pool2,
  * dense1, dense2. May be NULL. */

@@ -10,24 +10,13 @@
 #include <math.h>
 #include <string.h>
 
-/* Per-sample sizes of the six activations, in forward order: a1 p1 a2 p2 a3 z4. */
-static void sizes(const cnn_dims *d, size_t n[6])
-{
-    n[0] = cnn_conv_out(&d->conv1);
-    n[1] = cnn_pool_out(&d->pool1);
-    n[2] = cnn_conv_out(&d->conv2);
-    n[3] = cnn_pool_out(&d->pool2);
-    n[4] = (size_t)d->dense1.nout;
-    n[5] = (size_t)d->dense2.nout;
-}
-
 /* One sample's activations and deltas (18 468 doubles at 28 x 28), whatever B: the reference goes
  * sample by sample, so the check's peak memory does not grow with the batch (75 MB at B = 512). */
 size_t cnn_ref_ws_doubles(const cnn_dims *d, int B)
 {
     (void)B;
     size_t n[6], t = 0;
-    sizes(d, n);
+    cnn_act_sizes(d, n);
     for (int i = 0; i < 6; i++)
         t += 2 * n[i]; /* the activation and its delta */
     return t;
@@ -163,7 +152,7 @@ double cnn_ref_loss_grad(const cnn_dims *d, const double *P, const double *X, co
 {
     cnn_layout L = cnn_layout_of(d);
     size_t n[6], in = (size_t)d->conv1.h * d->conv1.w;
-    sizes(d, n);
+    cnn_act_sizes(d, n);
     double *a[6], *g[6], *p = ws; /* per sample: activations a[i] and their deltas g[i] */
     for (int i = 0; i < 6; i++) {
         a[i] = p, p += n[i];

@@ -5,6 +5,7 @@
  * variant but omp, whose update stays on the threads that wrote the gradient (omp.c).
  */
 #include "mlp_kernels.h"
+#include "kern_train.h"
 
 #include <math.h>
 
@@ -43,27 +44,7 @@ void mlp_ws_bind(mlp_ws *ws, const mlp_dims *d, int B, float *block)
 
 float mlp_loss(const mlp_dims *d, const uint8_t *y, int B, mlp_ws *ws)
 {
-    int K = d->n3;
-    double total = 0.0; /* a double sum, so that the mean does not depend on B's rounding */
-    for (int b = 0; b < B; b++) {
-        float *z = ws->z3 + (size_t)b * K, *g = ws->d3 + (size_t)b * K;
-        float mx = z[0];
-        for (int j = 1; j < K; j++)
-            mx = z[j] > mx ? z[j] : mx;
-        float s = 0.0f;
-        for (int j = 0; j < K; j++) {
-            z[j] = expf(z[j] - mx);
-            s += z[j];
-        }
-        for (int j = 0; j < K; j++) {
-            z[j] /= s;
-            g[j] = (z[j] - (j == y[b] ? 1.0f : 0.0f)) / (float)B;
-        }
-        /* -log p_y, from the max-shifted logits would be exact; via p keeps one pass and is clamped
-         * so a saturated wrong answer gives a large finite loss, not inf */
-        total += -log(fmax((double)z[y[b]], 1e-30));
-    }
-    return (float)(total / B);
+    return kern_softmax_xent(ws->z3, ws->d3, y, B, d->n3);
 }
 
 void mlp_sgd(float *P, const float *G, size_t n, float lr)
@@ -74,36 +55,7 @@ void mlp_sgd(float *P, const float *G, size_t n, float lr)
 
 int mlp_correct(const mlp_dims *d, const float *z3, const uint8_t *y, int B)
 {
-    int ok = 0;
-    for (int b = 0; b < B; b++) {
-        const float *z = z3 + (size_t)b * d->n3;
-        int best = 0;
-        for (int j = 1; j < d->n3; j++)
-            if (z[j] > z[best])
-                best = j;
-        ok += best == y[b];
-    }
-    return ok;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* uniform in (0, 1]: never 0, so log() in Box-Muller is finite */
-static double unit(uint64_t *s) { return ((double)(splitmix(s) >> 11) + 1.0) / 9007199254740992.0; }
-
-static void he_fill(float *W, size_t n, int fan_in, uint64_t *s)
-{
-    double sd = sqrt(2.0 / fan_in);
-    for (size_t i = 0; i < n; i++) {
-        double r = sqrt(-2.0 * log(unit(s))), t = 6.283185307179586 * unit(s);
-        W[i] = (float)(sd * r * cos(t));
-    }
+    return kern_count_correct(z3, y, B, d->n3);
 }
 
 void mlp_init_he(const mlp_dims *d, float *P, uint64_t seed)
@@ -112,9 +64,9 @@ void mlp_init_he(const mlp_dims *d, float *P, uint64_t seed)
     uint64_t s = seed ^ 0x6d6c7000ull; /* "mlp": weights differ from other studies' draws of one seed */
     for (size_t i = 0; i < L.n; i++)
         P[i] = 0.0f;
-    he_fill(P + L.W1, (size_t)d->n0 * d->n1, d->n0, &s);
-    he_fill(P + L.W2, (size_t)d->n1 * d->n2, d->n1, &s);
-    he_fill(P + L.W3, (size_t)d->n2 * d->n3, d->n2, &s);
+    kern_he_fill(P + L.W1, (size_t)d->n0 * d->n1, d->n0, &s);
+    kern_he_fill(P + L.W2, (size_t)d->n1 * d->n2, d->n1, &s);
+    kern_he_fill(P + L.W3, (size_t)d->n2 * d->n3, d->n2, &s);
 }
 
 /* Multiply-adds counted as 2 flops. Forward: the three products. A step adds the weight gradients

@@ -172,12 +172,12 @@ static long cpu_correct(const float *P, const uint8_t *tex, const uint8_t *tey, 
                               cnn_dense_backward_naive, NULL};
     size_t nf = cnn_ws_floats(&dims, MAXB, 1);
     float *block = aligned_alloc(64, (nf * sizeof(float) + 63) / 64 * 64);
-    uint8_t *args = malloc(cnn_ws_args_bytes(&dims, MAXB));
+    uint8_t *argmax = malloc(cnn_ws_argmax_bytes(&dims, MAXB));
     float *X = malloc((size_t)MAXB * n0 * sizeof(float));
-    if (!block || !args || !X)
+    if (!block || !argmax || !X)
         return -1;
     cnn_ws ws;
-    cnn_ws_bind(&ws, &dims, MAXB, 1, block, args);
+    cnn_ws_bind(&ws, &dims, MAXB, 1, block, argmax);
     long correct = 0;
     *ties = 0;
     int32_t idx[MAXB];
@@ -204,7 +204,7 @@ static long cpu_correct(const float *P, const uint8_t *tex, const uint8_t *tey, 
         }
     }
     free(block);
-    free(args);
+    free(argmax);
     free(X);
     return correct;
 }

@@ -30,6 +30,8 @@
 #include "study.h"
 #include "train/train.h"
 
+#include "../data/idx_files.h"
+
 static uint32_t lcg(uint32_t *s) { return (*s = *s * 1103515245u + 12345u) >> 8; }
 static double urand(uint32_t *s) { return (lcg(s) % 100000) / 100000.0; }
 
@@ -162,15 +164,15 @@ static float_run float_step(const cnn_dims *d, const cnn_layers *k, const float 
 {
     cnn_layout L = cnn_layout_of(d);
     float *blk = aligned_alloc(64, (cnn_ws_floats(d, B, threads) * 4 + 63) / 64 * 64);
-    uint8_t *args = malloc(cnn_ws_args_bytes(d, B));
+    uint8_t *argmax = malloc(cnn_ws_argmax_bytes(d, B));
     float_run r = {0, malloc((size_t)B * 10 * 4), malloc(L.n * 4)};
     cnn_ws ws;
-    cnn_ws_bind(&ws, d, B, threads, blk, args);
+    cnn_ws_bind(&ws, d, B, threads, blk, argmax);
     cnn_forward(d, k, P, X, B, &ws, threads, NULL, NULL);
     memcpy(r.z4, ws.z4, (size_t)B * 10 * 4);
     r.loss = cnn_loss(d, y, B, &ws);
     cnn_backward(d, k, P, X, B, &ws, r.G, threads, NULL, NULL);
-    free(blk), free(args);
+    free(blk), free(argmax);
     return r;
 }
 
@@ -354,28 +356,10 @@ static idx_set blobs(long n, uint32_t seed)
     return st;
 }
 
-static void put_be32(FILE *f, uint32_t v)
-{
-    unsigned char b[4] = {v >> 24, v >> 16, v >> 8, v};
-    fwrite(b, 1, 4, f);
-}
-
 static void write_split(const char *prefix, long n, uint32_t seed)
 {
     idx_set st = blobs(n, seed);
-    char p[160];
-    snprintf(p, sizeof p, "%s/%s-images-idx3-ubyte", dir, prefix);
-    FILE *f = fopen(p, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x803), put_be32(f, (uint32_t)n), put_be32(f, SIDE), put_be32(f, SIDE);
-    fwrite(st.images, 1, (size_t)n * SIDE * SIDE, f);
-    fclose(f);
-    snprintf(p, sizeof p, "%s/%s-labels-idx1-ubyte", dir, prefix);
-    f = fopen(p, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x801), put_be32(f, (uint32_t)n);
-    fwrite(st.labels, 1, (size_t)n, f);
-    fclose(f);
+    idx_files_write(dir, prefix, &st);
     idx_set_free(&st);
 }
 
@@ -393,14 +377,7 @@ static int make_data(void **state)
 static int drop_data(void **state)
 {
     (void)state;
-    const char *names[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-                           "t10k-labels-idx1-ubyte"};
-    char p[160];
-    for (int i = 0; i < 4; i++) {
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    rmdir(dir);
+    idx_files_remove(dir);
     return 0;
 }
 
@@ -513,6 +490,10 @@ static void test_bad_params(void **state)
     refused("momentum", "1", "momentum=1");
     refused("graph", "2", "graph=2");
     refused("naive_rows", "-5", "naive_rows=-5");
+    /* past an int: refused as given, not wrapped (4294967297 would wrap to 1) */
+    refused("epochs", "4294967297", "epochs=4294967297");
+    refused("graph", "4294967297", "graph=4294967297");
+    refused("lr", "1e-50", "lr=1e-50"); /* 0 as a float */
 }
 
 int main(void)

@@ -29,6 +29,8 @@
 #include "study.h"
 #include "train/train.h"
 
+#include "../data/idx_files.h"
+
 #define STEP_TOL_REF 1e-3   /* float32 run vs double run, per step (sl_study_mlp.tolerance) */
 #define STEP_TOL_NAIVE 1e-4 /* float32 variant vs naive float32, per step */
 
@@ -225,28 +227,10 @@ static void test_shuffle(void **state)
 /* ---- the study through sl_study ---------------------------------------------------------------- */
 static char dir[64];
 
-static void put_be32(FILE *f, uint32_t v)
-{
-    unsigned char b[4] = {v >> 24, v >> 16, v >> 8, v};
-    fwrite(b, 1, 4, f);
-}
-
 static void write_split(const char *prefix, long n, uint32_t seed)
 {
     idx_set st = synthetic(n, 28, seed);
-    char p[160];
-    snprintf(p, sizeof p, "%s/%s-images-idx3-ubyte", dir, prefix);
-    FILE *f = fopen(p, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x803), put_be32(f, (uint32_t)n), put_be32(f, 28), put_be32(f, 28);
-    fwrite(st.images, 1, (size_t)n * 784, f);
-    fclose(f);
-    snprintf(p, sizeof p, "%s/%s-labels-idx1-ubyte", dir, prefix);
-    f = fopen(p, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x801), put_be32(f, (uint32_t)n);
-    fwrite(st.labels, 1, (size_t)n, f);
-    fclose(f);
+    idx_files_write(dir, prefix, &st);
     idx_set_free(&st);
 }
 
@@ -264,14 +248,7 @@ static int make_data(void **state)
 static int drop_data(void **state)
 {
     (void)state;
-    const char *names[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-                           "t10k-labels-idx1-ubyte"};
-    char p[160];
-    for (int i = 0; i < 4; i++) {
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    rmdir(dir);
+    idx_files_remove(dir);
     return 0;
 }
 

@@ -11,6 +11,7 @@
  * reference (kernels/cnn/cnn_ref.c), momentum included.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -54,7 +55,7 @@ static void teardown(void *vs)
 #endif
     idx_set_free(&s->train);
     idx_set_free(&s->test);
-    free(s->P0), free(s->P), free(s->G), free(s->V), free(s->wsblock), free(s->X), free(s->args);
+    free(s->P0), free(s->P), free(s->G), free(s->V), free(s->wsblock), free(s->X), free(s->argmax);
     free(s->y), free(s->perm), free(s->eval_idx);
     train_series_free(&s->series);
     free(s);
@@ -64,56 +65,51 @@ static void teardown(void *vs)
 static int data_missing(const sl_opts *o, char *why, size_t n)
 {
     (void)o;
-    if (idx_dir_complete(SL_DEFAULT_FASHION_MNIST))
-        return 0;
-    snprintf(why, n, "cnn: no Fashion-MNIST in %s: " IDX_MISSING_HINT " (sh scripts/setup.sh installs it)",
-             SL_DEFAULT_FASHION_MNIST);
-    return 1;
+    return train_mnist_missing("cnn", why, n);
 }
 
 static int load_data(cnn_state *s, const sl_opts *o, sl_error *err)
 {
-    const char *dir = o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST;
-    char msg[1024];
-    if (idx_load_split(dir, "train", 10, &s->train, msg, sizeof msg) ||
-        idx_load_split(dir, "t10k", 10, &s->test, msg, sizeof msg)) {
-        sl_error_set(err, "cnn: %s", msg);
+    if (train_load_mnist("cnn", o, &s->train, &s->test, err) != 0)
         return -1;
-    }
-    if (s->train.rows != s->test.rows || s->train.cols != s->test.cols) {
-        sl_error_set(err, "cnn: %s: training images are %dx%d but test images %dx%d; both splits must match",
-                     dir, s->train.rows, s->train.cols, s->test.rows, s->test.cols);
-        return -1;
-    }
     if (cnn_dims_init(&s->dims, s->train.rows, s->train.cols) != 0) {
         sl_error_set(err, "cnn: %s: images are %dx%d; the two conv + pool stages need at least 10x10",
-                     dir, s->train.rows, s->train.cols);
+                     o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST, s->train.rows, s->train.cols);
         return -1;
     }
     return 0;
 }
 
-/* The first parameter out of range, named with its value and what would be right; 0 when none is. */
-static int bad_param(cnn_state *s, double lr, long rows, sl_error *err)
+/* The --param values as given, before any is narrowed to the state's int or float. */
+typedef struct cnn_params {
+    long epochs, naive_epochs, naive_rows, check_steps, train_rows, graph;
+    double lr, momentum;
+} cnn_params;
+
+/* The first parameter out of range, named with its value and what would be right; 0 when none is.
+ * Checked as given (long, double), so that a value past an int or a float is refused, not wrapped. */
+static int bad_param(const cnn_params *p, sl_error *err)
 {
     const char *name = NULL, *want = NULL;
     char got[64] = "";
-    if (s->epochs < 1)
-        name = "epochs", want = "an integer >= 1", snprintf(got, sizeof got, "%d", s->epochs);
-    else if (!(lr > 0))
-        name = "lr", want = "a number > 0", snprintf(got, sizeof got, "%g", lr);
-    else if (!(s->momentum >= 0 && s->momentum < 1))
-        name = "momentum", want = "a number in [0, 1)", snprintf(got, sizeof got, "%g", s->momentum);
-    else if (s->naive_epochs < 1)
-        name = "naive_epochs", want = "an integer >= 1", snprintf(got, sizeof got, "%d", s->naive_epochs);
-    else if (s->naive_rows < 0)
-        name = "naive_rows", want = "an integer >= 0 (0 = all)", snprintf(got, sizeof got, "%ld", s->naive_rows);
-    else if (s->check_steps < 1)
-        name = "check_steps", want = "an integer >= 1", snprintf(got, sizeof got, "%d", s->check_steps);
-    else if (rows < 0)
-        name = "train_rows", want = "an integer >= 0 (0 = all)", snprintf(got, sizeof got, "%ld", rows);
-    else if (s->graph != 0 && s->graph != 1)
-        name = "graph", want = "0 or 1", snprintf(got, sizeof got, "%d", s->graph);
+    if (p->epochs < 1 || p->epochs > INT_MAX)
+        name = "epochs", want = "an integer from 1 to 2147483647", snprintf(got, sizeof got, "%ld", p->epochs);
+    else if (!(p->lr > 0 && (float)p->lr > 0 && isfinite((float)p->lr)))
+        name = "lr", want = "a number > 0 that a float holds (1e-38 to 3e38)", snprintf(got, sizeof got, "%g", p->lr);
+    else if (!(p->momentum >= 0 && (float)p->momentum < 1))
+        name = "momentum", want = "a number in [0, 1) (as a float)", snprintf(got, sizeof got, "%g", p->momentum);
+    else if (p->naive_epochs < 1 || p->naive_epochs > INT_MAX)
+        name = "naive_epochs", want = "an integer from 1 to 2147483647",
+        snprintf(got, sizeof got, "%ld", p->naive_epochs);
+    else if (p->naive_rows < 0)
+        name = "naive_rows", want = "an integer >= 0 (0 = all)", snprintf(got, sizeof got, "%ld", p->naive_rows);
+    else if (p->check_steps < 1 || p->check_steps > INT_MAX)
+        name = "check_steps", want = "an integer from 1 to 2147483647",
+        snprintf(got, sizeof got, "%ld", p->check_steps);
+    else if (p->train_rows < 0)
+        name = "train_rows", want = "an integer >= 0 (0 = all)", snprintf(got, sizeof got, "%ld", p->train_rows);
+    else if (p->graph != 0 && p->graph != 1)
+        name = "graph", want = "0 or 1", snprintf(got, sizeof got, "%ld", p->graph);
     if (!name)
         return 0;
     sl_error_set(err, "cnn: --param %s=%s is out of range: want %s", name, got, want);
@@ -122,34 +118,35 @@ static int bad_param(cnn_state *s, double lr, long rows, sl_error *err)
 
 static int read_params(cnn_state *s, long batch, const sl_opts *o, sl_error *err)
 {
-    s->epochs = (int)sl_param_long(o, &sl_study_cnn, "epochs");
-    s->naive_epochs = (int)sl_param_long(o, &sl_study_cnn, "naive_epochs");
-    s->naive_rows = sl_param_long(o, &sl_study_cnn, "naive_rows");
-    s->check_steps = (int)sl_param_long(o, &sl_study_cnn, "check_steps");
-    s->graph = (int)sl_param_long(o, &sl_study_cnn, "graph");
-    s->momentum = (float)sl_param_double(o, &sl_study_cnn, "momentum");
-    double lr = sl_param_double(o, &sl_study_cnn, "lr");
-    long rows = sl_param_long(o, &sl_study_cnn, "train_rows");
-    if (bad_param(s, lr, rows, err))
+    const sl_study *st = &sl_study_cnn;
+    cnn_params p = {.epochs = sl_param_long(o, st, "epochs"), .naive_epochs = sl_param_long(o, st, "naive_epochs"),
+                    .naive_rows = sl_param_long(o, st, "naive_rows"),
+                    .check_steps = sl_param_long(o, st, "check_steps"),
+                    .train_rows = sl_param_long(o, st, "train_rows"), .graph = sl_param_long(o, st, "graph"),
+                    .lr = sl_param_double(o, st, "lr"), .momentum = sl_param_double(o, st, "momentum")};
+    if (bad_param(&p, err))
         return -1;
     if (batch < 1) {
         sl_error_set(err, "cnn: batch %ld out of range: want >= 1", batch);
         return -1;
     }
+    s->epochs = (int)p.epochs, s->naive_epochs = (int)p.naive_epochs, s->check_steps = (int)p.check_steps;
+    s->naive_rows = p.naive_rows, s->graph = (int)p.graph, s->momentum = (float)p.momentum;
     s->quick = o->quick;
-    long n = rows > 0 && rows < s->train.n ? rows : s->train.n;
+    long n = p.train_rows > 0 && p.train_rows < s->train.n ? p.train_rows : s->train.n;
     if (s->quick) {
         s->epochs = s->naive_epochs = 1;
         s->check_steps = s->check_steps < 2 ? s->check_steps : 2;
         n = n < QUICK_ROWS ? n : QUICK_ROWS;
     }
     if (n < batch) {
-        sl_error_set(err, "cnn: %ld training rows, fewer than one batch of %ld", n, batch);
+        sl_error_set(err, "cnn: %ld training rows%s, fewer than one batch of %ld: want a batch of at most %ld", n,
+                     s->quick ? " (--quick)" : "", batch, n);
         return -1;
     }
     long steps = n / batch * s->epochs; /* the check walks full batches of the schedule */
     s->check_steps = s->check_steps < steps ? s->check_steps : (int)steps;
-    s->cfg = (train_cfg){.epochs = s->epochs, .batch = (int)batch, .lr = (float)lr, .lr_final = (float)lr,
+    s->cfg = (train_cfg){.epochs = s->epochs, .batch = (int)batch, .lr = (float)p.lr, .lr_final = (float)p.lr,
                          .seed = o->seed, .n_train = n, .partial_last = 1,
                          .n_test = s->quick && s->test.n > QUICK_TEST ? QUICK_TEST : s->test.n};
     s->threads = o->threads > 0 ? o->threads : 1;
@@ -167,12 +164,12 @@ static int alloc_state(cnn_state *s)
     s->G = malloc(np * sizeof(float));
     s->V = malloc(np * sizeof(float));
     s->wsblock = aligned_alloc(64, bytes64(cnn_ws_floats(&s->dims, B, s->threads) * sizeof(float)));
-    s->args = malloc(cnn_ws_args_bytes(&s->dims, B));
+    s->argmax = malloc(cnn_ws_argmax_bytes(&s->dims, B));
     s->X = aligned_alloc(64, bytes64((size_t)B * px * sizeof(float)));
     s->y = malloc((size_t)B);
     s->perm = malloc((size_t)s->train.n * sizeof(int32_t));
     s->eval_idx = malloc((size_t)B * sizeof(int32_t));
-    return s->P0 && s->P && s->G && s->V && s->wsblock && s->args && s->X && s->y && s->perm && s->eval_idx &&
+    return s->P0 && s->P && s->G && s->V && s->wsblock && s->argmax && s->X && s->y && s->perm && s->eval_idx &&
                    train_series_alloc(&s->series, s->epochs) == 0
                ? 0
                : -1;
@@ -193,7 +190,7 @@ static void *setup(long batch, const sl_opts *o, sl_error *err)
         teardown(s);
         return NULL;
     }
-    cnn_ws_bind(&s->ws, &s->dims, s->cfg.batch, s->threads, s->wsblock, s->args);
+    cnn_ws_bind(&s->ws, &s->dims, s->cfg.batch, s->threads, s->wsblock, s->argmax);
     cnn_init_he(&s->dims, s->P0, o->seed);
     return s;
 }
@@ -309,8 +306,9 @@ static void work_of(const cnn_dims *d, const train_cfg *cfg, double *flops, doub
 {
     long full = cfg->n_train / cfg->batch, last = cfg->n_train % cfg->batch;
     double px = (double)d->conv1.h * d->conv1.w, np = (double)cnn_layout_of(d).n;
-    double act = (double)(cnn_conv_out(&d->conv1) + cnn_pool_out(&d->pool1) + cnn_conv_out(&d->conv2) +
-                          cnn_pool_out(&d->pool2) + (size_t)d->dense1.nout + (size_t)d->dense2.nout);
+    size_t n[6];
+    cnn_act_sizes(d, n);
+    double act = (double)(n[0] + n[1] + n[2] + n[3] + n[4] + n[5]); /* every activation of a sample */
     double rows = (double)cfg->n_train, chunks = ceil((double)cfg->n_test / cfg->batch);
     double step_bytes = rows * (px * (1 + 3 * 4.0) + act * 5 * 4.0) + (double)(full + (last > 0)) * 7 * 4.0 * np;
     double eval_bytes = (double)cfg->n_test * (px * (1 + 2 * 4.0) + act * 2 * 4.0) + chunks * 4.0 * np;
@@ -344,11 +342,12 @@ static void record_reduced(const cnn_state *s, const train_cfg *ran, sl_record *
     if (s->quick)
         snprintf(why, sizeof why, "--quick: one epoch on %ld training rows, %ld test rows", ran->n_train,
                  ran->n_test);
-    else if (ran->epochs < s->epochs || ran->n_train < s->train.n)
-        snprintf(why, sizeof why, "%d of %d epochs on %ld of %ld training rows (%s)", ran->epochs, s->epochs,
-                 ran->n_train, s->train.n, ran->n_train < s->cfg.n_train || ran->epochs < s->epochs
-                     ? "naive_epochs, naive_rows" : "train_rows");
-    else
+    else if (ran->epochs < s->epochs || ran->n_train < s->train.n) {
+        int naive = ran->n_train < s->cfg.n_train || ran->epochs < s->epochs, rows = s->cfg.n_train < s->train.n;
+        snprintf(why, sizeof why, "%d of %d epochs on %ld of %ld training rows (%s%s%s)", ran->epochs, s->epochs,
+                 ran->n_train, s->train.n, rows ? "train_rows" : "", rows && naive ? ", " : "",
+                 naive ? "naive_epochs, naive_rows" : "");
+    } else
         return;
     sl_record_reduced(rec, why);
 }
@@ -457,7 +456,7 @@ static double footprint(long batch, const sl_opts *o)
     cnn_dims_init(&d, 28, 28);
     int B = (int)batch, t = o->threads > 0 ? o->threads : 1;
     double np = (double)cnn_layout_of(&d).n;
-    double ws = 4.0 * (double)cnn_ws_floats(&d, B, t) + (double)cnn_ws_args_bytes(&d, B) + 4.0 * B * 784;
+    double ws = 4.0 * (double)cnn_ws_floats(&d, B, t) + (double)cnn_ws_argmax_bytes(&d, B) + 4.0 * B * 784;
     double check = 8.0 * (4 * np + (double)B * 784 + (double)cnn_ref_ws_doubles(&d, B)) + 8.0 * np;
     return 70000.0 * 785 + 60000.0 * 4 + ws + 4.0 * 4 * np + check + 1e6;
 }

@@ -57,7 +57,7 @@ typedef struct cnn_state {
     long naive_rows;    /* training rows per epoch of the naive variant (0 = all) */
     float *P0, *P, *G, *V; /* initial weights (He, from the seed), working copy, gradient, momentum */
     float *wsblock, *X; /* workspace for one batch; the batch (or an evaluation chunk) as floats */
-    uint8_t *args, *y;  /* pooling argmax; labels */
+    uint8_t *argmax, *y; /* pooling argmax (ws.arg1, ws.arg2); labels */
     cnn_ws ws;
     int32_t *perm, *eval_idx; /* the shuffled order (set size); test row numbers (one batch) */
     int v;              /* the variant the CPU model runs */

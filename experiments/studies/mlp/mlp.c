@@ -57,28 +57,12 @@ static void teardown(void *vs)
 static int data_missing(const sl_opts *o, char *why, size_t n)
 {
     (void)o;
-    if (idx_dir_complete(SL_DEFAULT_FASHION_MNIST))
-        return 0;
-    snprintf(why, n, "mlp: no Fashion-MNIST in %s: " IDX_MISSING_HINT " (sh scripts/setup.sh installs it)",
-             SL_DEFAULT_FASHION_MNIST);
-    return 1;
+    return train_mnist_missing("mlp", why, n);
 }
 
 static int load_data(mlp_state *s, const sl_opts *o, sl_error *err)
 {
-    const char *dir = o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST;
-    char msg[1024];
-    if (idx_load_split(dir, "train", 10, &s->train, msg, sizeof msg) ||
-        idx_load_split(dir, "t10k", 10, &s->test, msg, sizeof msg)) {
-        sl_error_set(err, "mlp: %s", msg);
-        return -1;
-    }
-    if (s->train.rows != s->test.rows || s->train.cols != s->test.cols) {
-        sl_error_set(err, "mlp: %s: training images are %dx%d but test images %dx%d; both splits must match",
-                     dir, s->train.rows, s->train.cols, s->test.rows, s->test.cols);
-        return -1;
-    }
-    return 0;
+    return train_load_mnist("mlp", o, &s->train, &s->test, err);
 }
 
 static int read_params(mlp_state *s, long batch, const sl_opts *o, sl_error *err)

@@ -31,7 +31,7 @@ static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     mlp_state *s = ctx;
     const mlp_kernels *k = mlp_kernels_of(s->v);
     if (!k->forward) { /* a row whose kernels this build lacks (blas without BLAS): never run, but say so */
-        sl_error_set(err, "mlp: variant %d has no CPU kernels in this build", s->v);
+        sl_error_set(err, "mlp: variant %s has no CPU kernels in this build", sl_study_mlp.variants[s->v].name);
         return -1;
     }
     prof_begin("data");

@@ -173,12 +173,12 @@ int main(int argc, char **argv)
     size_t nws = cnn_ws_floats(&d, BATCH, threads > 1 ? threads : 1), nx = (size_t)BATCH * 28 * 28;
     float *block = aligned_alloc(64, nws * sizeof(float)), *X = malloc(nx * sizeof(float));
     float *P = malloc(L.n * sizeof(float)), *G = malloc(L.n * sizeof(float)), *V = calloc(L.n, sizeof(float));
-    uint8_t *args = malloc(cnn_ws_args_bytes(&d, BATCH)), *y = malloc(BATCH);
-    if (!block || !X || !P || !G || !V || !args || !y)
+    uint8_t *argmax = malloc(cnn_ws_argmax_bytes(&d, BATCH)), *y = malloc(BATCH);
+    if (!block || !X || !P || !G || !V || !argmax || !y)
         return 1;
     memset(block, 0, nws * sizeof(float));
     cnn_ws ws;
-    cnn_ws_bind(&ws, &d, BATCH, threads > 1 ? threads : 1, block, args);
+    cnn_ws_bind(&ws, &d, BATCH, threads > 1 ? threads : 1, block, argmax);
     uint32_t s = 1;
     for (size_t i = 0; i < nx; i++)
         X[i] = (float)((s = s * 1103515245u + 12345u) >> 24) / 255.0f;
@@ -219,6 +219,6 @@ int main(int argc, char **argv)
         printf("# conv%d forward, one thread: direct (simd) %.3f ms, im2col + product %.3f ms (medians of 3 "
                "interleaved medians)\n", l + 1, direct[1], im2col[1]);
     }
-    free(j.work), free(block), free(X), free(P), free(G), free(V), free(args), free(y);
+    free(j.work), free(block), free(X), free(P), free(G), free(V), free(argmax), free(y);
     return 0;
 }
