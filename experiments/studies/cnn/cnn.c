@@ -389,7 +389,7 @@ static void finish(void *vs, int v, sl_record *rec)
     double rss = 0;
     for (int i = 0; i < kept; i++)
         rss += s->reps[i].rss / kept;
-    sl_record_metric(rec, "avg_rss_bytes", rss); /* sampled at every step's end (models.c) */
+    sl_record_metric(rec, "avg_rss_bytes", rss); /* sampled at every epoch's end (models.c) */
     train_cfg ran = cfg_of(s, v);
     sl_record_metric(rec, "epochs", ran.epochs);
     sl_record_metric(rec, "lr", ran.lr);

@@ -25,11 +25,9 @@ static void mark(void *ctx, const char *layer, int begin)
         prof_end(layer);
 }
 
-/* The resident memory at a step's end, for avg_rss_bytes: prof_rss_bytes() opens, reads and closes
- * /proc/self/statm, 5 us a call (a loop of 20 000 calls, 2-vCPU Zen 5 VM) against omp's 5.9 ms step
- * (0.692 s an epoch of 118 steps, docs/study-cnn.md), under 0.1 %, so it is taken every step, outside
- * every region but the epoch's. It is still I/O inside the timed epoch, which docs/speedlab.md's rules
- * ask run() not to do. */
+/* The resident memory at an epoch's end, for avg_rss_bytes (the write-up's logger read psutil once an
+ * epoch): prof_rss_bytes() opens, reads and closes /proc/self/statm (5 us a call, 2-vCPU Zen 5 VM), so it
+ * is taken in epoch_end, inside "evaluate" and outside the timed steps (run() does no I/O in them). */
 static void sample_rss(cnn_state *s)
 {
     s->rss_sum += (double)prof_rss_bytes();
@@ -60,7 +58,6 @@ static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     cnn_update_fn update = k->update ? k->update : cnn_sgd_momentum;
     update(s->P, s->V, s->G, s->L.n, lr, s->momentum, s->vthreads);
     prof_end("update");
-    sample_rss(s);
     if (!isfinite(*loss)) {
         sl_error_set(err, "cnn: the training loss is %g (diverged: lower --param lr)", *loss);
         return -1;
@@ -74,6 +71,7 @@ static int cpu_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *e
     (void)loss_sum, (void)err;
     cnn_state *s = ctx;
     const cnn_layers *k = &cnn_row_of(s->v)->layers;
+    sample_rss(s);
     int chunk = s->cfg.batch;
     long ok = 0;
     for (long r = 0; r < s->cfg.n_test; r += chunk) {
@@ -124,7 +122,6 @@ static int dev_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     prof_end("update");
     if (rc)
         return dev_fail(s, err);
-    sample_rss(s);
     *loss = NAN;
     if (s->dev_per_step) { /* the check compares every step's loss: wait for it */
         if (cnn_cuda_sync(c) || cnn_cuda_take_loss(c, loss))
@@ -142,6 +139,7 @@ static int dev_sync(void *ctx, sl_error *err)
 static int dev_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *err)
 {
     cnn_state *s = ctx;
+    sample_rss(s);
     if (cnn_cuda_sync(s->dev) || cnn_cuda_take_loss(s->dev, loss_sum) || cnn_cuda_evaluate(s->dev, correct))
         return dev_fail(s, err);
     double b = (double)cnn_cuda_bytes(s->dev);
