@@ -386,10 +386,7 @@ static void finish(void *vs, int v, sl_record *rec)
     record_spread(rec, s, kept, offsetof(cnn_rep, sps), "samples_per_s", 1);
     record_spread(rec, s, kept, offsetof(cnn_rep, acc), "test_acc", 0);      /* final epoch */
     record_spread(rec, s, kept, offsetof(cnn_rep, best), "test_acc_best", 0);
-    double rss = 0;
-    for (int i = 0; i < kept; i++)
-        rss += s->reps[i].rss / kept;
-    sl_record_metric(rec, "avg_rss_bytes", rss); /* sampled at every epoch's end (models.c) */
+    record_spread(rec, s, kept, offsetof(cnn_rep, rss), "avg_rss_bytes", 0); /* each epoch's end (models.c) */
     train_cfg ran = cfg_of(s, v);
     sl_record_metric(rec, "epochs", ran.epochs);
     sl_record_metric(rec, "lr", ran.lr);

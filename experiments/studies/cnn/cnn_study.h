@@ -44,7 +44,7 @@ typedef struct cnn_rep {
     double epoch_s;   /* mean epoch time (steps only) */
     double sps;       /* mean of the samples_per_s series */
     double acc, best; /* final and best test accuracy */
-    double rss;       /* mean resident memory over the steps */
+    double rss;       /* mean resident memory over the epochs' ends */
 } cnn_rep;
 
 typedef struct cnn_state {
@@ -64,7 +64,7 @@ typedef struct cnn_state {
     int vthreads;       /* and its thread count (sl_variant_threads) */
     void *dev;          /* cnn_cuda * for cuda/cudnn (prepare/release) */
     int dev_per_step;   /* device model: read the loss every step (the check) */
-    double rss_sum;     /* resident memory summed over this repetition's steps, and their count */
+    double rss_sum;     /* resident memory summed over this repetition's epoch ends, and their count */
     long rss_n;
     train_series series; /* the last repetition's */
     int nreps;          /* timed runs since prepare; reps keeps the first CNN_MAX_REPS */
