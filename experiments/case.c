@@ -109,10 +109,24 @@ static void fail(json_t *rec, const char *fmt, const char *what)
     json_object_set_new(rec, "error", json_string(buf));
 }
 
+/* The study's per-repetition reset (study.h's before_rep), outside any timing. 0, or -1 (record failed). */
+static int before_rep(const sl_study *s, void *state, int v, json_t *rec, const char *when)
+{
+    sl_error err = {{0}};
+    if (!s->before_rep || s->before_rep(state, v, &err) == 0)
+        return 0;
+    char what[SL_ERRLEN + 64];
+    snprintf(what, sizeof what, "%s: %s", when, err.msg);
+    fail(rec, "before_rep (%s)", what);
+    return -1;
+}
+
 /* The correctness check: before any timed run. Returns 0 when it passed. */
 static int check_variant(const sl_study *s, void *state, int v, sl_record *r, json_t *rec)
 {
     sl_error err = {{0}};
+    if (s->kind == SL_KERNEL && before_rep(s, state, v, rec, "before the check") != 0)
+        return -1;
     if (s->kind == SL_KERNEL && s->run(state, v, r, &err) != 0) {
         fail(rec, "run (untimed, before the check): %s", err.msg);
         return -1;
@@ -154,6 +168,8 @@ static int timed_reps(sl_run_ctx *c, const sl_study *s, void *state, int v, long
     for (int w = 0; w < warmup; w++) {
         if (c->tty) /* the status line's "warm-up w/W": reps timed ones come after */
             sl_progress_rep(&c->progress, "warm-up", w + 1, warmup, warmup - w - 1 + reps, prof_now_ns());
+        if (before_rep(s, state, v, rec, "warm-up") != 0)
+            return -1;
         if (s->run(state, v, r, &err) != 0) {
             fail(rec, "run (warm-up): %s", err.msg);
             return -1;
@@ -174,6 +190,10 @@ static int timed_reps(sl_run_ctx *c, const sl_study *s, void *state, int v, long
         if (c->tty) /* before the clock starts: not part of the repetition's time */
             sl_progress_rep(&c->progress, "rep", n + 1, n < reps ? reps : n + 1, n < reps ? reps - n - 1 : 0,
                             prof_now_ns());
+        if (before_rep(s, state, v, rec, "timed repetition") != 0) {
+            sl_record_timing(r, 0);
+            return -1;
+        }
         prof_begin(s->name);
         prof_begin(vname);
         prof_begin(sname);

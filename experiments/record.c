@@ -164,7 +164,8 @@ void sl_record_reduced(sl_record *r, const char *reason)
 
 void sl_record_work(sl_record *r, double flops, double bytes)
 {
-    if (r && flops > 0 && bytes > 0) {
+    /* flops 0 is a byte-only study's count (pipeline's loaders): its bytes still replace the declared. */
+    if (r && flops >= 0 && bytes > 0) {
         r->work_flops = flops;
         r->work_bytes = bytes;
     }
@@ -200,6 +201,11 @@ void sl_record_merge(const sl_record *r, json_t *out)
         json_object_set_new(work, "flops", json_real(r->work_flops));
         json_object_set_new(work, "bytes", json_real(r->work_bytes));
         json_object_set_new(work, "scale", json_real(r->work_flops / declared));
+    } else if (r->work_flops == 0 && r->work_bytes > 0 && declared == 0 && work &&
+               json_number_value(json_object_get(work, "bytes")) > 0) {
+        /* A study that declares bytes only (pipeline): the variant's own byte count (gzip reads the
+         * compressed file) is the same job counted in its own bytes, so no `scale`. */
+        json_object_set_new(work, "bytes", json_real(r->work_bytes));
     }
     if (r->reduced_reason) {
         json_object_set_new(out, "reduced", json_true());

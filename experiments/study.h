@@ -101,6 +101,9 @@ void sl_record_reduced(sl_record *r, const char *reason);
  * (flops > 0) and these numbers differ from it, the record's work holds them and `scale` = flops /
  * declared flops; rates and the roofline use them. Ignored for a study that declares no work. */
 void sl_record_work(sl_record *r, double flops, double bytes);
+/* (A study that declares bytes but no flops passes flops = 0: its bytes replace the declared ones, with
+ * no `scale`, since the variant did the same job counted in its own bytes: pipeline's gzip reads the
+ * compressed file.) */
 /* Work of one call of the profiler region `region` (its name, as passed to prof_begin): flops, bytes
  * moved from memory, and the precision the flops are in ("fp32" or "fp64": the roofline halves the
  * calibrated FP32 peak for fp64). The report's region roofline divides it by the region's mean time
@@ -173,6 +176,11 @@ typedef struct sl_study_s {
      *                few hundred steps' losses against a double-precision reference) and reports the
      *                largest relative difference. */
     int (*check)(void *state, int v, double *rel_err, sl_error *err);
+    /* Optional: called before every run() of variant v (the check's untimed run, warm-up and timed
+     * repetitions), outside the timed call and its profiler region: a per-repetition reset that is no
+     * part of the measured work (pipeline's cold page cache: evicting the file). 0, or -1 with err (a
+     * failed case). */
+    int (*before_rep)(void *state, int v, sl_error *err);
     /* Optional: metrics, series and notes for the record, after the repetitions. */
     void (*finish)(void *state, int v, sl_record *rec);
     /* Frees what prepare allocated for v (may be NULL). */
