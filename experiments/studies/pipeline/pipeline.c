@@ -170,7 +170,7 @@ static int before_rep(void *vs, int v, sl_error *err)
         return -1;
     s->drop_caches |= dropped;
     double r = pl_resident(p);
-    if (r >= 0) /* before_rep also precedes the check and warm-up runs: only timed loads count */
+    if (r >= 0) /* also before the untimed loads: run() drops their share, so timed loads count alone */
         s->resident_sum += r, s->resident_n++;
     return 0;
 }
