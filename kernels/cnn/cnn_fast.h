@@ -1,8 +1,9 @@
 /*
- * kernels/cnn/cnn_fast.h: what the simd and omp variants need of the workspace's scratch, for
- * cnn_scratch_floats (cnn_common.c): one work area per thread for a convolution layer, in floats (a
+ * kernels/cnn/cnn_fast.h: what the fast variants need of the workspace's scratch, for cnn_scratch_floats
+ * (cnn_common.c). simd and omp: one work area per thread for a convolution layer, in floats (a
  * multiple of 16; cnn_simd.h's cnns_area lists its parts). It depends on the vector width, as the
  * kernels do: in a dispatch build each ISA level's copy of cnn_common.c calls its own level's.
+ * blas: the im2col matrix and the output (or its delta) of one slice of CNN_BLAS_SLICE images.
  */
 #ifndef SL_KERNELS_CNN_FAST_H
 #define SL_KERNELS_CNN_FAST_H
@@ -12,5 +13,16 @@
 #include <stddef.h>
 
 size_t cnn_simd_area_floats(const cnn_conv *c); /* simd.c */
+
+/* blas.c lowers a convolution to products over this many images at a time (the last slice may be
+ * shorter): large enough that each product keeps OpenBLAS's threads busy, small enough that the slice's
+ * im2col matrix stays in cache between the pass that writes it and the products that read it. */
+#ifndef CNN_BLAS_SLICE
+#define CNN_BLAS_SLICE 64
+#endif
+
+/* blas's scratch for a convolution at batch B, S = min(B, CNN_BLAS_SLICE): col (cin k k x S ho wo)
+ * rounded up to 16 floats, then Y' or dz' (cout x S ho wo) (cnn_common.c; the same in every ISA copy). */
+size_t cnn_blas_area_floats(const cnn_conv *c, int B);
 
 #endif
