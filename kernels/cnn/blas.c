@@ -1,24 +1,28 @@
 /*
  * kernels/cnn/blas.c: the GEMM-shaped parts by cblas_sgemm (OpenBLAS), the rest in plain loops around
- * them. A convolution is im2col + a few large products over slices of CNN_BLAS_SLICE images (cnn_fast.h),
- * the lowering of Caffe and cuDNN's im2col GEMM: col (K x N, K = cin k k, N = S ho wo for a slice of S
- * images) holds each output position's input patch as a column, so that
+ * them. A convolution is im2col + a few large products over slices of up to CNN_BLAS_SLICE images
+ * (cnn_fast.h), the lowering of Caffe and cuDNN's im2col GEMM: col (K x N, K = cin k k, N = S ho wo for
+ * a slice of S images) holds each output position's input patch as a column, so that
  *   forward          Y'   = W col       (cout x K) (K x N), then bias and ReLU while permuting Y'
  *                                        (cout x N, images side by side) into the network's NCHW y;
- *   weight gradient  dW  += dz' col^T   (cout x N) (N x K), summed over the slices by beta = 1;
+ *   weight gradient  dW  += dz' col^T   (cout x N) (N x K), summed over the slices by beta = 1 (as
+ *                                        dW^T = col dz'^T: backward_slice says why);
  *   data gradient    dcol = W^T dz'     (K x cout) (cout x N), then col2im adds each column back onto
  *                                        the input positions it came from;
  * with dz' the ReLU'd delta permuted to cout x N in the same pass that writes dz into dy and sums db.
- * For conv2 at batch 512 that is three products of 16 x 7744 x 72 per slice of 64 images, where one
- * image at a time gave 16 x 121 x 72: too small for OpenBLAS to use a second thread, and dominated by
- * its per-call overhead. The slice (not the whole batch) keeps col, written by im2col and read by the
- * products, in cache. The dense layers are one product each, as mlp's blas. `threads` becomes
- * OpenBLAS's thread count (kern_blas.h). Scratch: cnn_blas_area_floats (cnn_fast.h), col then Y' or dz'
- * (dcol reuses col, which the weight gradient has finished reading).
+ * For conv2 that is three products of 16 x 7744 x 72 per slice of 64 images, where one image at a
+ * time gave 16 x 121 x 72: the same code with slices of one image made the two layers' four calls 7 %
+ * slower (12.3 ms against 11.5 on one thread, 6.5 against 6.0 on two). The slice (not the whole batch)
+ * keeps col, written by im2col and read by the products, in cache.
+ * Threads: `threads` OpenMP threads take the slices in turn (each with its own area of the scratch and
+ * partial dW, db, summed in thread order at the end), and every product runs on the thread that calls
+ * it (OpenBLAS set to one thread: kern_blas.h); the dense layers split their rows, or for the weight
+ * gradient its columns, the same way. Why not OpenBLAS's own threads: below, before slice_of.
  */
 #include "cnn_fast.h"
 #include "cnn_kernels.h"
 #include "kern_blas.h"
+#include "kern_omp.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -87,10 +91,7 @@ static float relu_grad_plane(const float *y, float *dy, float *dzt, int P)
     return sum;
 }
 
-/* The passes around the products, over the slice's S images. They run on the calling thread: OpenMP
- * threads here spin-wait after each pass (libgomp's default) on the core that OpenBLAS's thread needs
- * for the next product; in a trial (2 threads, the 2-vCPU VM shared) conv2's forward took 148 ms
- * instead of 3 with them, and the same as without them under OMP_WAIT_POLICY=passive. */
+/* The passes around a slice's products, over its S images. */
 static void im2col(const cnn_conv *c, int S, const float *x, float *col)
 {
     const size_t P = (size_t)cnn_conv_ho(c) * cnn_conv_wo(c), in = (size_t)c->cin * c->h * c->w;
@@ -124,93 +125,191 @@ static void relu_grad_cnhw(int cout, int P, int S, const float *y, float *dy, fl
         }
 }
 
-/* dW += dz' col^T for one slice (cout x K, a reduction over N). OpenBLAS splits a product's output
- * among its threads, which then synchronise once per block of the reduction (a few hundred long): for
- * a small output (conv1's 8 x 9) a block is well under a microsecond of work, and two threads took
- * 1.8x one thread's time (8 products of 8 x 9 over 43 264: 3.3 ms against 1.8 ms; conv2's 16 x 72
- * over 7744: 1.3-1.5 ms against 2.0). So an output under DW_SPLIT_MIN elements runs on one thread. */
-enum { DW_SPLIT_MIN = 256 };
+/* ---- one slice of S images: x, y, dy, dx point at its first image -------------------------------- */
 
-static void weight_grad(int cout, int K, int N, const float *dzt, const float *col, float *dw, int threads)
+static void forward_slice(const cnn_conv *c, int S, const float *x, const float *w, const float *b, float *y,
+                          float *col, float *yt)
 {
-    kern_blas_threads(cout * K < DW_SPLIT_MIN ? 1 : threads);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, cout, K, N, 1.0f, dzt, N, col, N, 1.0f, dw, K);
-    kern_blas_threads(threads);
+    const int K = c->cin * c->k * c->k, P = cnn_conv_ho(c) * cnn_conv_wo(c), N = S * P;
+    im2col(c, S, x, col);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->cout, N, K, 1.0f, w, K, col, N, 0.0f, yt, N);
+    bias_relu_nchw(c->cout, P, S, yt, b, y);
+}
+
+/* Adds the slice's weight gradient, transposed (dwt, K x cout), and bias gradient into the thread's
+ * partial sums. dW^T = col dz'^T is the same product as dW = dz' col^T with the operands swapped, which
+ * OpenBLAS 0.3.21 ran faster here (8 slices, one thread: conv1 1.35-1.66 ms against 1.78-2.0, conv2
+ * 1.63 against 2.1); sum_partials transposes it back. */
+static void backward_slice(const cnn_conv *c, int S, const float *x, const float *w, const float *y, float *dy,
+                           float *dwt, float *db, float *dx, float *col, float *dzt)
+{
+    const int K = c->cin * c->k * c->k, P = cnn_conv_ho(c) * cnn_conv_wo(c), N = S * P;
+    relu_grad_cnhw(c->cout, P, S, y, dy, dzt, db);
+    im2col(c, S, x, col);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, K, c->cout, N, 1.0f, col, N, dzt, N, 1.0f, dwt,
+                c->cout);
+    if (dx) { /* dcol into col, which the weight gradient has finished reading */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, N, c->cout, 1.0f, w, K, dzt, N, 0.0f, col, N);
+        col2im(c, S, col, dx);
+    }
+}
+
+/* ---- the batch: OpenMP threads take slices in turn, each product on its own thread --------------------
+ * OpenBLAS runs on one thread per call (kern_blas_threads(1)) and `threads` is the OpenMP team. With
+ * OpenBLAS's own threads instead, every product after an OpenMP region (pooling, the update, and any
+ * OpenMP pass here) waited for the second core, on which libgomp's worker spin-waits after a region
+ * (its default policy): a step at 2 threads took 45 ms against 17 on one thread (docs/study-cnn.md).
+ * One pool of threads for the whole step avoids that, and splits the passes around the products too. */
+
+/* The slice each thread takes: up to CNN_BLAS_SLICE images, fewer when the batch would leave a thread
+ * idle (B = 96 at 2 threads: two of 48, not 64 and 32). */
+static int slice_of(int B, int threads)
+{
+    int even = (B + threads - 1) / threads;
+    return even < CNN_BLAS_SLICE ? even : CNN_BLAS_SLICE;
+}
+
+/* A thread's area (cnn_blas_area_floats floats) holds col at 0, then Y' or dz' at area_product, then
+ * its partial dW^T and db at area_partials; sized for slices of min(B, CNN_BLAS_SLICE) images. */
+static size_t area_product(const cnn_conv *c, int B)
+{
+    size_t P = (size_t)cnn_conv_ho(c) * cnn_conv_wo(c), S = (size_t)(B < CNN_BLAS_SLICE ? B : CNN_BLAS_SLICE);
+    return up16((size_t)c->cin * c->k * c->k * S * P);
+}
+static size_t area_partials(const cnn_conv *c, int B)
+{
+    size_t P = (size_t)cnn_conv_ho(c) * cnn_conv_wo(c), S = (size_t)(B < CNN_BLAS_SLICE ? B : CNN_BLAS_SLICE);
+    return area_product(c, B) + up16((size_t)c->cout * S * P);
 }
 
 void cnn_conv_forward_blas(const cnn_conv *c, int B, const float *x, const float *w, const float *b, float *y,
                            float *scratch, int threads)
 {
-    kern_blas_threads(threads);
-    const int K = c->cin * c->k * c->k, P = cnn_conv_ho(c) * cnn_conv_wo(c);
-    const size_t in = (size_t)c->cin * c->h * c->w, out = (size_t)c->cout * P;
-    float *col = scratch, *yt = scratch + up16((size_t)K * P * (B < CNN_BLAS_SLICE ? B : CNN_BLAS_SLICE));
-    for (int n = 0; n < B; n += CNN_BLAS_SLICE) {
-        const int S = B - n < CNN_BLAS_SLICE ? B - n : CNN_BLAS_SLICE, N = S * P;
-        im2col(c, S, x + n * in, col);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->cout, N, K, 1.0f, w, K, col, N, 0.0f, yt, N);
-        bias_relu_nchw(c->cout, P, S, yt, b, y + n * out);
+    kern_blas_threads(1);
+    threads = threads > 1 ? threads : 1;
+    const int S = slice_of(B, threads);
+    const size_t in = (size_t)c->cin * c->h * c->w, out = cnn_conv_out(c), area = cnn_blas_area_floats(c, B);
+    #pragma omp parallel num_threads(threads)
+    {
+        float *col = scratch + (size_t)kern_tid() * area, *yt = col + area_product(c, B);
+        for (int n = kern_tid() * S; n < B; n += kern_nthreads() * S)
+            forward_slice(c, B - n < S ? B - n : S, x + n * in, w, b, y + n * out, col, yt);
+    }
+}
+
+/* dw (cout x K) and db = the threads' partials (dW^T, K x cout, then db) summed in thread order: the
+ * same bits whatever the timing. */
+static void sum_partials(const cnn_conv *c, int B, const float *scratch, int threads, float *dw, float *db)
+{
+    const int K = c->cin * c->k * c->k, cout = c->cout;
+    const size_t area = cnn_blas_area_floats(c, B);
+    const float *part = scratch + area_partials(c, B);
+    for (int co = 0; co < cout; co++) {
+        for (int k = 0; k < K; k++) {
+            float sum = 0.0f;
+            for (int t = 0; t < threads; t++)
+                sum += part[t * area + (size_t)k * cout + co];
+            dw[(size_t)co * K + k] = sum;
+        }
+        float sum = 0.0f;
+        for (int t = 0; t < threads; t++)
+            sum += part[t * area + (size_t)K * cout + co];
+        db[co] = sum;
     }
 }
 
 void cnn_conv_backward_blas(const cnn_conv *c, int B, const float *x, const float *w, const float *y,
                             float *dy, float *dw, float *db, float *dx, float *scratch, int threads)
 {
-    kern_blas_threads(threads);
-    const int K = c->cin * c->k * c->k, P = cnn_conv_ho(c) * cnn_conv_wo(c);
-    const size_t in = (size_t)c->cin * c->h * c->w, out = (size_t)c->cout * P;
-    float *col = scratch, *dzt = scratch + up16((size_t)K * P * (B < CNN_BLAS_SLICE ? B : CNN_BLAS_SLICE));
-    memset(dw, 0, (size_t)c->cout * K * sizeof(float)); /* an empty batch: every sum is 0 */
-    memset(db, 0, (size_t)c->cout * sizeof(float));
-    for (int n = 0; n < B; n += CNN_BLAS_SLICE) {
-        const int S = B - n < CNN_BLAS_SLICE ? B - n : CNN_BLAS_SLICE, N = S * P;
-        relu_grad_cnhw(c->cout, P, S, y + n * out, dy + n * out, dzt, db);
-        im2col(c, S, x + n * in, col);
-        weight_grad(c->cout, K, N, dzt, col, dw, threads);
-        if (dx) {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, N, c->cout, 1.0f, w, K, dzt, N, 0.0f, col,
-                        N);
-            col2im(c, S, col, dx + n * in);
-        }
+    kern_blas_threads(1);
+    threads = threads > 1 ? threads : 1;
+    const int S = slice_of(B, threads), K = c->cin * c->k * c->k;
+    const size_t in = (size_t)c->cin * c->h * c->w, out = cnn_conv_out(c), area = cnn_blas_area_floats(c, B);
+    for (int t = 0; t < threads; t++) /* all zero, so that a thread the team lacks adds nothing */
+        memset(scratch + t * area + area_partials(c, B), 0, ((size_t)c->cout * K + c->cout) * sizeof(float));
+    #pragma omp parallel num_threads(threads)
+    {
+        float *col = scratch + (size_t)kern_tid() * area, *dzt = col + area_product(c, B);
+        float *pdwt = col + area_partials(c, B), *pdb = pdwt + (size_t)K * c->cout;
+        for (int n = kern_tid() * S; n < B; n += kern_nthreads() * S)
+            backward_slice(c, B - n < S ? B - n : S, x + n * in, w, y + n * out, dy + n * out, pdwt, pdb,
+                           dx ? dx + n * in : NULL, col, dzt);
     }
+    sum_partials(c, B, scratch, threads, dw, db);
+}
+
+/* ---- dense layers: rows (or, for the weight gradient, columns) split across the team --------------- */
+
+/* This thread's share [*lo, *hi) of n. */
+static void share(int n, int *lo, int *hi)
+{
+    int t = kern_tid(), nt = kern_nthreads();
+    *lo = (int)((long)n * t / nt), *hi = (int)((long)n * (t + 1) / nt);
+}
+
+/* y = act(x w + b) for R rows. */
+static void dense_rows(const cnn_dense *l, int R, const float *x, const float *w, const float *b, float *y,
+                       int relu)
+{
+    for (int n = 0; n < R; n++)
+        memcpy(y + (size_t)n * l->nout, b, (size_t)l->nout * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, l->nout, l->nin, 1.0f, x, l->nin, w, l->nout, 1.0f,
+                y, l->nout);
+    if (relu)
+        for (size_t i = 0; i < (size_t)R * l->nout; i++)
+            y[i] = y[i] > 0.0f ? y[i] : 0.0f;
 }
 
 void cnn_dense_forward_blas(const cnn_dense *l, int B, const float *x, const float *w, const float *b, float *y,
                             int relu, float *scratch, int threads)
 {
-    (void)scratch;
-    kern_blas_threads(threads);
-    if (B <= 0)
+    (void)scratch, (void)threads; /* threads: read only by the pragma */
+    kern_blas_threads(1);
+    #pragma omp parallel num_threads(threads > 1 ? threads : 1)
+    {
+        int lo, hi;
+        share(B, &lo, &hi);
+        if (hi > lo)
+            dense_rows(l, hi - lo, x + (size_t)lo * l->nin, w, b, y + (size_t)lo * l->nout, relu);
+    }
+}
+
+/* Columns [lo, hi) of db (sums of dz's columns) and of dw = x^T dz (nin x nout), over B rows. */
+static void dense_weight_grad(const cnn_dense *l, int B, int lo, int hi, const float *x, const float *dz,
+                              float *dw, float *db)
+{
+    for (int j = lo; j < hi; j++)
+        db[j] = 0.0f;
+    for (int n = 0; n < B; n++) /* one chain of B adds per column, the columns side by side in vectors */
+        for (int j = lo; j < hi; j++)
+            db[j] += dz[(size_t)n * l->nout + j];
+    if (B <= 0) { /* no rows: the product below would not write */
+        for (int i = 0; i < l->nin; i++)
+            memset(dw + (size_t)i * l->nout + lo, 0, (size_t)(hi - lo) * sizeof(float));
         return;
-    for (int n = 0; n < B; n++)
-        memcpy(y + (size_t)n * l->nout, b, (size_t)l->nout * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, l->nout, l->nin, 1.0f, x, l->nin, w, l->nout, 1.0f,
-                y, l->nout);
-    if (relu)
-        for (size_t i = 0; i < (size_t)B * l->nout; i++)
-            y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+    }
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, l->nin, hi - lo, B, 1.0f, x, l->nin, dz + lo, l->nout,
+                0.0f, dw + lo, l->nout);
 }
 
 void cnn_dense_backward_blas(const cnn_dense *l, int B, const float *x, const float *w, const float *y,
                              float *dy, int relu, float *dw, float *db, float *dx, float *scratch, int threads)
 {
-    (void)scratch;
-    kern_blas_threads(threads);
-    const size_t nout = (size_t)B * l->nout;
-    if (relu)
-        for (size_t i = 0; i < nout; i++)
-            dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
-    memset(db, 0, (size_t)l->nout * sizeof(float));
-    for (int n = 0; n < B; n++)
-        for (int j = 0; j < l->nout; j++)
-            db[j] += dy[(size_t)n * l->nout + j];
-    if (B <= 0) { /* no rows: the products below would not write */
-        memset(dw, 0, (size_t)l->nin * l->nout * sizeof(float));
-        return;
+    (void)scratch, (void)threads; /* threads: read only by the pragma */
+    kern_blas_threads(1);
+    #pragma omp parallel num_threads(threads > 1 ? threads : 1)
+    {
+        int lo, hi;
+        share(B, &lo, &hi);
+        if (relu) /* dz = dy (y > 0), this thread's rows */
+            for (size_t i = (size_t)lo * l->nout; i < (size_t)hi * l->nout; i++)
+                dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+        if (dx && hi > lo) /* dx = dz w^T, rows [lo, hi): needs only those rows of dz */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, l->nin, l->nout, 1.0f,
+                        dy + (size_t)lo * l->nout, l->nout, w, l->nout, 0.0f, dx + (size_t)lo * l->nin, l->nin);
+        #pragma omp barrier /* every row of dz before the column sums */
+        share(l->nout, &lo, &hi);
+        if (hi > lo)
+            dense_weight_grad(l, B, lo, hi, x, dy, dw, db);
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, l->nin, l->nout, B, 1.0f, x, l->nin, dy, l->nout, 0.0f,
-                dw, l->nout);
-    if (dx)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, l->nin, l->nout, 1.0f, dy, l->nout, w, l->nout,
-                    0.0f, dx, l->nin);
 }

@@ -1,6 +1,6 @@
 /*
  * tests/cnn/test_cnn_kernels.c: each CPU variant's four per-layer functions (naive, simd, omp at 1, 2 and
- * 3 threads, blas at 1 and 2 when built) against plain double-precision loops written here.
+ * 3 threads, blas at 1, 2 and 3 when built) against plain double-precision loops written here.
  *   conv forward:  y = relu(conv(x, w) + b);
  *   conv backward: from a given y (about a third of it <= 0, some exactly 0) and dy: dy overwritten with
  *                  dz = dy * (y > 0) (compared exactly), dw, db, and dx (or dx NULL, as for conv1);
@@ -18,7 +18,8 @@
  * conv2 forward; the fast variants' below that), against TOL = 1e-5, while an indexing or tail bug gives
  * errors of order m (checked by breaking a row tail's mask: 8e-2).
  * Shapes: the study's (conv1 1->8 on 28 x 28, conv2 8->16 on 13 x 13, dense 400->128 and 128->10) at
- * B = 37, 5, 1 and CNN_BLAS_SLICE + 5 (blas over two slices), and odd ones that run every tail: cin 1 and 3, k 1, 2 and 3, planes 7..13 wide and tall,
+ * B = 37, 5, 1 and 2 CNN_BLAS_SLICE + 5 (blas's slices, two for a thread at 1 and 2 threads, a short
+ * last one), and odd ones that run every tail: cin 1 and 3, k 1, 2 and 3, planes 7..13 wide and tall,
  * output channels 1, 5, 8, 16, 17, 19 (below, at and above the 16 of a channel-lanes tile, none a
  * multiple of 3 or 8 where that is the tile), B 1..5 (omp slices of 0, 1 and 2 images, the weight
  * gradient's 4-image chunks with a tail); dense widths 13->9, 37->19, 5->3, 300->141.
@@ -56,7 +57,7 @@ typedef struct variant {
 static const variant variants[] = {
     VARIANT(naive, 1), VARIANT(simd, 1), VARIANT(omp, 1), VARIANT(omp, 2), VARIANT(omp, 3),
 #if SL_HAVE_BLAS
-    VARIANT(blas, 1), VARIANT(blas, 2),
+    VARIANT(blas, 1), VARIANT(blas, 2), VARIANT(blas, 3),
 #endif
 };
 #define NVAR (sizeof variants / sizeof variants[0])
@@ -120,12 +121,12 @@ static void check_guard(const float *s, size_t n, const char *var, const char *s
         }
 }
 
-/* What a variant may use of the scratch for this layer at batch B: the fast variants' work area per
- * thread, or blas's slice of im2col matrix and product (cnn_fast.h). */
+/* What a variant may use of the scratch for this layer at batch B: per thread, the fast variants' work
+ * area or blas's slice of im2col matrix, product and partial gradients (cnn_fast.h). */
 static size_t conv_scratch(const cnn_conv *c, int B, int threads)
 {
-    size_t a = (size_t)threads * cnn_simd_area_floats(c), b = cnn_blas_area_floats(c, B);
-    return a > b ? a : b;
+    size_t a = cnn_simd_area_floats(c), b = cnn_blas_area_floats(c, B);
+    return (size_t)threads * (a > b ? a : b);
 }
 
 /* ---- convolution -------------------------------------------------------------------------------- */
@@ -236,7 +237,7 @@ static void test_conv_study_shapes(void **state)
 {
     (void)state;
     const cnn_conv conv1 = {1, 28, 28, 8, 3}, conv2 = {8, 13, 13, 16, 3};
-    const int Bs[] = {37, 5, 1, CNN_BLAS_SLICE + 5}; /* the last: blas's two slices, one partial */
+    const int Bs[] = {37, 5, 1, 2 * CNN_BLAS_SLICE + 5}; /* the last: blas's slices, a thread taking two */
     for (int i = 0; i < 4; i++) {
         conv_case(&conv1, Bs[i], 1u + (uint32_t)i);
         conv_case(&conv2, Bs[i], 11u + (uint32_t)i);
