@@ -1,7 +1,8 @@
 /*
  * kernels/kern_blas.h: a BLAS variant's thread count. OpenBLAS has no per-call count, only a library-wide
  * one, so every kernel that calls CBLAS sets it from its own `threads` parameter just before the call
- * (the runner never sets it). Another CBLAS (netlib's, found by meson's `cblas` fallback) has no
+ * (the runner never sets it); cnn's blas sets 1 and splits its work across OpenMP threads instead
+ * (kernels/cnn/blas.c says why). Another CBLAS (netlib's, found by meson's `cblas` fallback) has no
  * thread count at all: the call does nothing there.
  */
 #ifndef SL_KERNELS_KERN_BLAS_H

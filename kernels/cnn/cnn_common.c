@@ -56,22 +56,26 @@ cnn_layout cnn_layout_of(const cnn_dims *d)
 /* Each array rounded up to 16 floats so that every one starts 64-byte aligned in an aligned block. */
 static size_t up16(size_t n) { return (n + 15) & ~(size_t)15; }
 
-static size_t im2col_floats(const cnn_conv *c) /* per sample: (cin k k) x (ho wo) */
-{
-    return (size_t)c->cin * c->k * c->k * (size_t)cnn_conv_ho(c) * (size_t)cnn_conv_wo(c);
-}
-
 static size_t max2(size_t a, size_t b) { return a > b ? a : b; }
+
+size_t cnn_blas_area_floats(const cnn_conv *c, int B)
+{
+    size_t S = (size_t)(B < 0 ? 0 : B < CNN_BLAS_SLICE ? B : CNN_BLAS_SLICE), P = (size_t)cnn_conv_ho(c) * cnn_conv_wo(c);
+    size_t K = (size_t)c->cin * c->k * c->k, cout = (size_t)c->cout;
+    return up16(K * S * P) + up16(cout * S * P) + up16(cout * K + cout);
+}
 
 size_t cnn_scratch_floats(const cnn_dims *d, int B, int threads)
 {
     cnn_layout L = cnn_layout_of(d);
-    size_t col = max2(im2col_floats(&d->conv1), im2col_floats(&d->conv2)) * (size_t)B;
-    /* the largest layer's weights and bias: dense1's (51328 floats at 28 x 28) */
-    size_t grad = max2(max2(L.c2w - L.c1w, L.d1w - L.c2w), max2(L.d2w - L.d1w, L.n - L.d2w));
-    /* or, when larger (images under about 24 x 24), the simd and omp variants' work area per thread */
+    /* per thread, the largest of: the largest layer's weights and bias (omp's partial gradients; dense1's,
+     * 51328 floats at 28 x 28) */
+    size_t grad = up16(max2(max2(L.c2w - L.c1w, L.d1w - L.c2w), max2(L.d2w - L.d1w, L.n - L.d2w)));
+    /* the simd and omp variants' work area (larger than grad for images under about 24 x 24) */
     size_t area = max2(cnn_simd_area_floats(&d->conv1), cnn_simd_area_floats(&d->conv2));
-    return up16(col) + (size_t)(threads > 1 ? threads : 1) * max2(up16(grad), area);
+    /* blas's slice of im2col matrix and product, and its partial gradients (cnn_fast.h) */
+    size_t blas = max2(cnn_blas_area_floats(&d->conv1, B), cnn_blas_area_floats(&d->conv2, B));
+    return (size_t)(threads > 1 ? threads : 1) * max2(max2(grad, area), blas);
 }
 
 void cnn_act_sizes(const cnn_dims *d, size_t n[6])

@@ -1,8 +1,9 @@
 /*
- * kernels/cnn/cnn_fast.h: what the simd and omp variants need of the workspace's scratch, for
- * cnn_scratch_floats (cnn_common.c): one work area per thread for a convolution layer, in floats (a
+ * kernels/cnn/cnn_fast.h: what the fast variants need of the workspace's scratch, for cnn_scratch_floats
+ * (cnn_common.c). simd and omp: one work area per thread for a convolution layer, in floats (a
  * multiple of 16; cnn_simd.h's cnns_area lists its parts). It depends on the vector width, as the
  * kernels do: in a dispatch build each ISA level's copy of cnn_common.c calls its own level's.
+ * blas: per thread, the im2col matrix and the product of one slice of images, and partial gradients.
  */
 #ifndef SL_KERNELS_CNN_FAST_H
 #define SL_KERNELS_CNN_FAST_H
@@ -12,5 +13,17 @@
 #include <stddef.h>
 
 size_t cnn_simd_area_floats(const cnn_conv *c); /* simd.c */
+
+/* blas.c lowers a convolution to products over slices of up to this many images, which its threads take
+ * in turn: large enough that a product amortises OpenBLAS's call and packing, small enough that the
+ * slice's im2col matrix stays in cache between the pass that writes it and the products that read it. */
+#ifndef CNN_BLAS_SLICE
+#define CNN_BLAS_SLICE 64
+#endif
+
+/* blas's scratch per thread for a convolution at batch B, S = min(B, CNN_BLAS_SLICE): col (cin k k x
+ * S ho wo), Y' or dz' (cout x S ho wo), then the thread's partial weight and bias gradients (cout x
+ * cin k k + cout), each rounded up to 16 floats (cnn_common.c; the same in every ISA copy). */
+size_t cnn_blas_area_floats(const cnn_conv *c, int B);
 
 #endif

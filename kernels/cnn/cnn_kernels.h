@@ -132,9 +132,10 @@ typedef struct cnn_ws {
     float *scratch;                     /* cnn_scratch_floats(d, B, threads) floats, 64-byte aligned */
 } cnn_ws;
 
-/* Floats of scratch any variant may use at batch B and `threads` threads: the larger im2col matrix
- * (B x cin k k x ho wo) plus, per thread, the larger of the largest layer's gradient and the simd/omp
- * convolutions' work area (cnn_fast.h: cnn_simd_area_floats, which depends on the ISA level). */
+/* Floats of scratch any variant may use at batch B and `threads` threads: per thread, the largest of
+ * the largest layer's gradient, the simd/omp convolutions' work area (cnn_fast.h: cnn_simd_area_floats,
+ * which depends on the ISA level) and blas's area for a slice of up to CNN_BLAS_SLICE images
+ * (cnn_fast.h: cnn_blas_area_floats). */
 size_t cnn_scratch_floats(const cnn_dims *d, int B, int threads);
 size_t cnn_ws_floats(const cnn_dims *d, int B, int threads);
 size_t cnn_ws_argmax_bytes(const cnn_dims *d, int B); /* bytes of arg1 + arg2 */

@@ -18,7 +18,8 @@
  * conv2 forward; the fast variants' below that), against TOL = 1e-5, while an indexing or tail bug gives
  * errors of order m (checked by breaking a row tail's mask: 8e-2).
  * Shapes: the study's (conv1 1->8 on 28 x 28, conv2 8->16 on 13 x 13, dense 400->128 and 128->10) at
- * B = 37, 5, 1, and odd ones that run every tail: cin 1 and 3, k 1, 2 and 3, planes 7..13 wide and tall,
+ * B = 37, 5, 1 and 2 CNN_BLAS_SLICE + 5 (blas's slices, two for a thread at 1 and 2 threads, a short
+ * last one), and odd ones that run every tail: cin 1 and 3, k 1, 2 and 3, planes 7..13 wide and tall,
  * output channels 1, 5, 8, 16, 17, 19 (below, at and above the 16 of a channel-lanes tile, none a
  * multiple of 3 or 8 where that is the tile), B 1..5 (omp slices of 0, 1 and 2 images, the weight
  * gradient's 4-image chunks with a tail); dense widths 13->9, 37->19, 5->3, 300->141.
@@ -121,13 +122,12 @@ static void check_guard(const float *s, size_t n, const char *var, const char *s
         }
 }
 
-/* What a variant may use of the scratch for this layer: the fast variants' work area per thread, or
- * blas's col and dcol of one image and P ones (cnn_fast.h; blas.c). */
-static size_t conv_scratch(const cnn_conv *c, int threads)
+/* What a variant may use of the scratch for this layer at batch B: per thread, the fast variants' work
+ * area or blas's slice of im2col matrix, product and partial gradients (cnn_fast.h). */
+static size_t conv_scratch(const cnn_conv *c, int B, int threads)
 {
-    size_t p = (size_t)cnn_conv_ho(c) * cnn_conv_wo(c), kp = (size_t)c->cin * c->k * c->k * p;
-    size_t a = (size_t)threads * cnn_simd_area_floats(c), b = 2 * ((kp + 15) / 16 * 16) + (p + 15) / 16 * 16;
-    return a > b ? a : b;
+    size_t a = cnn_simd_area_floats(c), b = cnn_blas_area_floats(c, B);
+    return (size_t)threads * (a > b ? a : b);
 }
 
 /* ---- convolution -------------------------------------------------------------------------------- */
@@ -211,7 +211,7 @@ static void conv_case(const cnn_conv *c, int B, uint32_t seed)
     float *y = fnew(ny), *dy = fnew(ny), *dw = fnew(nw), *db = fnew((size_t)c->cout), *dx = fnew(nx);
     for (size_t v = 0; v < NVAR; v++) {
         const variant *V = &variants[v];
-        size_t ns = conv_scratch(c, V->threads);
+        size_t ns = conv_scratch(c, B, V->threads);
         float *scr = scratch_new(ns);
         fill_nan(y, ny);
         V->cf(c, B, x, w, b, y, scr, V->threads);
@@ -238,8 +238,8 @@ static void test_conv_study_shapes(void **state)
 {
     (void)state;
     const cnn_conv conv1 = {1, 28, 28, 8, 3}, conv2 = {8, 13, 13, 16, 3};
-    const int Bs[] = {37, 5, 1};
-    for (int i = 0; i < 3; i++) {
+    const int Bs[] = {37, 5, 1, 2 * CNN_BLAS_SLICE + 5}; /* the last: blas's slices, a thread taking two */
+    for (int i = 0; i < 4; i++) {
         conv_case(&conv1, Bs[i], 1u + (uint32_t)i);
         conv_case(&conv2, Bs[i], 11u + (uint32_t)i);
     }
@@ -341,7 +341,7 @@ static void test_scratch_is_enough(void **state)
             for (int i = 0; i < 4; i++)
                 for (int t = 1; t <= 4; t++) {
                     size_t have = cnn_scratch_floats(&d, Bs[i], t);
-                    size_t need1 = conv_scratch(&d.conv1, t), need2 = conv_scratch(&d.conv2, t);
+                    size_t need1 = conv_scratch(&d.conv1, Bs[i], t), need2 = conv_scratch(&d.conv2, Bs[i], t);
                     if (have < need1 || have < need2)
                         fail_msg("%dx%d B=%d threads=%d: cnn_scratch_floats %zu < %zu (conv1) or %zu (conv2)", h,
                                  w, Bs[i], t, have, need1, need2);
