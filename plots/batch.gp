@@ -33,6 +33,6 @@ unset key
 set xlabel xlab noenhanced
 unset logscale y
 set format y '%g'
-set ylabel 'final test accuracy (%)'
+set ylabel 'test accuracy (%)'
 plot for [i=0:nb-1] datafile index i using 1:(100*$3) with linespoints pt (i+5) ps 1 dashtype i+1 title columnheader(1)
 unset multiplot
