@@ -109,6 +109,9 @@ static int study_has_size(const sl_study *s, long n)
     for (int i = 0; i < s->n_quick_sizes; i++)
         if (s->quick_sizes[i] == n)
             return 1;
+    for (int i = 0; i < s->n_sweep_sizes; i++)
+        if (s->sweep_sizes[i] == n)
+            return 1;
     return 0;
 }
 
@@ -154,6 +157,11 @@ static int check_names(const sl_run_cfg *c)
                 fprintf(stderr, "; quick:");
                 for (int j = 0; j < s->n_quick_sizes; j++)
                     fprintf(stderr, " %ld", s->quick_sizes[j]);
+            }
+            if (s->n_sweep_sizes) {
+                fprintf(stderr, "; sweep:");
+                for (int j = 0; j < s->n_sweep_sizes; j++)
+                    fprintf(stderr, " %ld", s->sweep_sizes[j]);
             }
             fprintf(stderr, "\n");
         }

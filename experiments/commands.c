@@ -64,6 +64,8 @@ static void list_study(const sl_study *s)
     snprintf(label, sizeof label, "sizes (%s): ", s->size_name ? s->size_name : "size");
     print_sizes(label, s->sizes, s->n_sizes);
     print_sizes("quick sizes: ", s->quick_sizes, s->n_quick_sizes);
+    if (s->n_sweep_sizes) /* only the studies that have them: other listings stay as they were */
+        print_sizes("sweep sizes (--sizes): ", s->sweep_sizes, s->n_sweep_sizes);
     printf("  variants:\n");
     for (int v = 0; v < s->n_variants; v++) {
         const sl_variant *var = &s->variants[v];

@@ -30,19 +30,26 @@
 #define SL_MAX_SIZES 1024
 #define SL_MAX_VARIANTS 256
 
-/* Sizes the study runs: --sizes in the order given (those the study has), else its (quick) sizes. */
+/* Whether n is one of the study's sizes, quick sizes or sweep sizes (what --sizes may name). */
+static int study_accepts(const sl_study *s, long n)
+{
+    const long *lists[] = {s->sizes, s->quick_sizes, s->sweep_sizes};
+    const int lens[] = {s->n_sizes, s->n_quick_sizes, s->n_sweep_sizes};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < lens[l]; i++)
+            if (lists[l][i] == n)
+                return 1;
+    return 0;
+}
+
+/* Sizes the study runs: --sizes in the order given (those the study accepts), else its (quick) sizes. */
 static int study_sizes(const sl_run_ctx *c, const sl_study *s, long *out)
 {
     int n = 0;
     if (c->cfg->n_sizes) {
         for (int k = 0; k < c->cfg->n_sizes; k++)
-            for (int i = 0; i < s->n_sizes + s->n_quick_sizes; i++) {
-                long v = i < s->n_sizes ? s->sizes[i] : s->quick_sizes[i - s->n_sizes];
-                if (v == c->cfg->sizes[k] && n < SL_MAX_SIZES) {
-                    out[n++] = v;
-                    break;
-                }
-            }
+            if (study_accepts(s, c->cfg->sizes[k]) && n < SL_MAX_SIZES)
+                out[n++] = c->cfg->sizes[k];
         return n;
     }
     const long *src = c->cfg->quick && s->n_quick_sizes ? s->quick_sizes : s->sizes;

@@ -139,6 +139,10 @@ typedef struct sl_study_s {
     int n_sizes;
     const long *quick_sizes; /* sizes for --quick */
     int n_quick_sizes;
+    /* Further sizes that --sizes accepts but a plain run leaves out: a sweep worth running on request
+     * (mlp's and cnn's batch sizes 16-1024) without lengthening every `speedlab run`. May be NULL. */
+    const long *sweep_sizes;
+    int n_sweep_sizes;
     const char *baseline;    /* the variant speedups are computed against */
     double tolerance;        /* max relative error against the double reference */
     const sl_variant *variants;

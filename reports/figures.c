@@ -429,6 +429,42 @@ static void fig_memory(figctx *x)
         finish(x, "memory", "memory.gp", p, NULL, "Resident memory over time (seed 002's Figure 2.1)");
 }
 
+/* Issue 16, part 3: samples/s and final test accuracy against the size (the batch), one block per
+ * variant, when the study is such a sweep (rep_batch_sweep: >1 size, throughput and accuracy). */
+static void fig_batch(figctx *x)
+{
+    if (!rep_batch_sweep(x->s, x->env, x->study))
+        return;
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
+    char p[1024], extra[128], cap[256];
+    FILE *f = open_data(x, "sweep", p, sizeof p);
+    if (!f)
+        return;
+    fprintf(f, "# blocks per variant: %s samples_per_s test_acc epoch_s\n", size_name(x));
+    int blocks = 0;
+    for (int vi = 0; vi < nv; vi++) {
+        int first = 1;
+        for (int si = 0; si < ns; si++) {
+            rep_batch b;
+            if (!rep_batch_point(rep_find(x->s, x->env, x->study, vs[vi], sizes[si]), &b))
+                continue;
+            if (first)
+                fprintf(f, "%s\"%s\"\n", blocks++ ? "\n\n" : "", vs[vi]), first = 0;
+            fprintf(f, "%ld %.9g %.9g %.9g\n", sizes[si], b.samples_per_s, b.test_acc, b.epoch_s);
+        }
+    }
+    fclose(f);
+    snprintf(extra, sizeof extra, "xlab='%s'", size_name(x));
+    snprintf(cap, sizeof cap, "Throughput and final test accuracy against %s (fixed epochs and learning rate)",
+             size_name(x));
+    if (blocks)
+        finish(x, "sweep", "batch.gp", p, extra, cap);
+    else
+        remove(p);
+}
+
 int rep_figures(const rep_set *s, int env, const char *study, const char *dir, int plots,
                 rep_figure *figs, int max)
 {
@@ -445,5 +481,6 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
     fig_training(&x);
     fig_throughput_bars(&x);
     fig_memory(&x);
+    fig_batch(&x);
     return x.n;
 }

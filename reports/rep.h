@@ -157,6 +157,16 @@ rep_table *rep_tab_region_roofline(const rep_set *s, int env, const char *study)
 /* Whether the study records series (per epoch or iteration): a training study. */
 int rep_is_training(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_training(const rep_set *s, int env, const char *study);
+/* The batch-size trade-off (batch.c): one case's throughput and final accuracy. */
+typedef struct rep_batch {
+    double samples_per_s, epoch_s, test_acc, epochs; /* NAN where the record has none */
+} rep_batch;
+/* Fills p from an ok case; 1 when it has both a throughput and an accuracy, else 0. */
+int rep_batch_point(const rep_case *c, rep_batch *p);
+/* Whether the study is a sweep worth the table and figure: >1 size, cases with throughput and accuracy. */
+int rep_batch_sweep(const rep_set *s, int env, const char *study);
+/* Samples/s and final test accuracy against the size (`STUDY-sweep`), or NULL when not a sweep. */
+rep_table *rep_tab_batch(const rep_set *s, int env, const char *study);
 /* Seed 004's Table I (performance.c): for a study whose records carry epoch_s_mean, else NULL. */
 rep_table *rep_tab_performance(const rep_set *s, int env, const char *study);
 /* Each variant's objective series (cost per iteration, train_loss per epoch) against the baseline's. */

@@ -465,6 +465,58 @@ static void test_study_interface(void **state)
     s->teardown(st);
 }
 
+static int in_sweep(const sl_study *s, long batch)
+{
+    for (int i = 0; i < s->n_sweep_sizes; i++)
+        if (s->sweep_sizes[i] == batch)
+            return 1;
+    return 0;
+}
+
+/* The batch-size sweep's ends (issue 16, part 3): batch 16 (whole batches: 1200 = 75 x 16) and 1024 (a
+ * partial last batch of 176; the test set in one chunk of 300 < 1024), simd and omp at 2 threads: the
+ * workspace is sized by the batch and the threads' slices. */
+static void test_sweep_ends(void **state)
+{
+    (void)state;
+    const sl_study *s = sl_find_study("cnn");
+    const long batches[] = {16, 1024};
+    const char *names[] = {"epochs", "check_steps"}, *values[] = {"1", "2"};
+    sl_opts o = {.seed = 5, .threads = 2, .data_dir = dir, .n_params = 2, .param_names = names,
+                 .param_values = values};
+    for (int b = 0; b < 2; b++) {
+        assert_true(in_sweep(s, batches[b])); /* what --sizes accepts */
+        sl_error err = {{0}};
+        void *st = s->setup(batches[b], &o, &err);
+        if (!st)
+            fail_msg("setup at batch %ld: %s", batches[b], err.msg);
+        for (int v = 0; v < s->n_variants; v++) {
+            const char *name = s->variants[v].name;
+            if ((strcmp(name, "simd") && strcmp(name, "omp")) || !can_run(&s->variants[v]))
+                continue;
+            double rel = -1;
+            assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
+            if (s->check(st, v, &rel, &err) != 0 || !(rel <= s->tolerance))
+                fail_msg("%s at batch %ld: check %g: %s", name, batches[b], rel, err.msg);
+            sl_record *r = sl_record_new();
+            sl_record_timing(r, 1);
+            if (s->run(st, v, r, &err) != 0)
+                fail_msg("%s at batch %ld: run: %s", name, batches[b], err.msg);
+            sl_record_timing(r, 0);
+            s->finish(st, v, r);
+            assert_int_equal((int)metric(r, "batch_rows_last"), N_TRAIN % batches[b]);
+            assert_true(metric(r, "samples_per_s_mean") > 0);
+            double a = metric(r, "test_acc");
+            assert_true(a >= 0 && a <= 1);
+            print_message("# %s batch %ld: test accuracy %.3f\n", name, batches[b], a);
+            sl_record_free(r);
+            if (s->release)
+                s->release(st, v);
+        }
+        s->teardown(st);
+    }
+}
+
 static void refused(const char *name, const char *value, const char *want_text)
 {
     const sl_study *s = sl_find_study("cnn");
@@ -506,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_variants_match_naive),
         cmocka_unit_test(test_partial_last_batch),
         cmocka_unit_test(test_study_interface),
+        cmocka_unit_test(test_sweep_ends),
         cmocka_unit_test(test_bad_params),
     };
     return cmocka_run_group_tests(tests, make_data, drop_data);

@@ -123,6 +123,7 @@ static void fake_teardown(void *st)
 
 static const long fake_sizes[] = {8, 16, 99};
 static const long fake_quick[] = {4};
+static const long fake_sweep[] = {32, 8}; /* 8 is also a size: --sizes names each once */
 static const sl_variant fake_variants[] = {
     {"good", NULL, "sums the inputs", NULL, 0, &(const fake_kernels){fake_sum}},
     {"bad", NULL, "fails its check", "good", 0, &(const fake_kernels){fake_sum}},
@@ -136,6 +137,7 @@ static const sl_param fake_params[] = {{"scale", "2", "unused"}};
 static const sl_study fake_study = {
     .name = "fake", .title = "a fake study", .source = "tests", .kind = SL_KERNEL, .size_name = "N",
     .sizes = fake_sizes, .n_sizes = 3, .quick_sizes = fake_quick, .n_quick_sizes = 1,
+    .sweep_sizes = fake_sweep, .n_sweep_sizes = 2,
     .baseline = "good", .tolerance = 1e-3, .variants = fake_variants, .n_variants = FAKE_N_VARIANTS,
     .params = fake_params, .n_params = 1, .default_reps = 3,
     .flops = fake_flops, .bytes = fake_bytes, .footprint = fake_footprint,

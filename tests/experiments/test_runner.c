@@ -238,6 +238,7 @@ static void test_unknown_names_exit_2(void **state)
     assert_int_equal(speedlab("run", "fake", "--sizes", "7", "--out", rt_out_dir, NULL), 2);
     assert_non_null(strstr(rt_errbuf, "unknown size 7"));
     assert_non_null(strstr(rt_errbuf, "8 16 99"));
+    assert_non_null(strstr(rt_errbuf, "sweep: 32 8")); /* the sizes --sizes also takes */
 
     assert_int_equal(speedlab("run", "fake", "--param", "nope=1", "--out", rt_out_dir, NULL), 2);
     assert_non_null(strstr(rt_errbuf, "scale"));
@@ -274,6 +275,26 @@ static void test_help_everywhere(void **state)
     assert_int_equal(speedlab("list", "--help", NULL), 0);
     assert_int_equal(speedlab("calibrate", "--help", NULL), 0);
     assert_int_equal(speedlab("list", NULL), 0);
+}
+
+/* A sweep size runs when --sizes names it, in the order given, each size once; a plain run leaves it
+ * out (fake's sizes 8, 16, 99 and quick 4 only). */
+static void test_sweep_sizes_only_when_named(void **state)
+{
+    (void)state;
+    assert_int_equal(speedlab("run", "fake", "--variants", "good", "--sizes", "32,8", "--reps", "1", "--min-time",
+                              "0", "--out", rt_out_dir, NULL), 0);
+    json_t *all = rt_read_latest(rt_out_dir);
+    assert_int_equal(json_array_size(all), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(all, 0), "size")), 32);
+    assert_string_equal(rt_str(rt_find_case(all, "good", 32), "status"), "ok");
+    assert_non_null(rt_find_case(all, "good", 8));
+    json_decref(all);
+    assert_int_equal(speedlab("run", "fake", "--variants", "good", "--quick", "--out", rt_out_dir, NULL), 0);
+    all = rt_read_latest(rt_out_dir);
+    for (size_t i = 0; i < json_array_size(all); i++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(all, i), "size")), 4);
+    json_decref(all);
 }
 
 /* The 1 EB footprint of size 99 is refused before setup (whose call would abort the child). */
@@ -525,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_unknown_names_exit_2),
         cmocka_unit_test(test_bad_flag_values_exit_2),
         cmocka_unit_test(test_help_everywhere),
+        cmocka_unit_test(test_sweep_sizes_only_when_named),
         cmocka_unit_test(test_footprint_refused_before_setup),
         cmocka_unit_test(test_missing_data_unavailable),
         cmocka_unit_test(test_new_run_dir_each_time),

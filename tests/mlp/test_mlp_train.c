@@ -240,7 +240,7 @@ static int make_data(void **state)
     snprintf(dir, sizeof dir, "/tmp/sl_mlp_XXXXXX");
     if (!mkdtemp(dir))
         return -1;
-    write_split("train", 640, 1);
+    write_split("train", 1100, 1); /* more than the sweep's largest batch, 1024, and not a multiple of it */
     write_split("t10k", 200, 2);
     return 0;
 }
@@ -308,6 +308,58 @@ static void test_study_interface(void **state)
     s->teardown(st);
 }
 
+static int in_sweep(const sl_study *s, long batch)
+{
+    for (int i = 0; i < s->n_sweep_sizes; i++)
+        if (s->sweep_sizes[i] == batch)
+            return 1;
+    return 0;
+}
+
+/* The batch-size sweep's ends (issue 16, part 3): batch 16, and 1024, above the evaluation chunk of
+ * MLP_EVAL_CHUNK rows that once capped it, train and record with simd and omp at 2 threads. */
+static void test_sweep_ends(void **state)
+{
+    (void)state;
+    const sl_study *s = sl_find_study("mlp");
+    const long batches[] = {16, 1024};
+    const char *names[] = {"epochs", "check_steps"}, *values[] = {"1", "10"};
+    sl_opts o = {.seed = 5, .threads = 2, .data_dir = dir, .n_params = 2, .param_names = names,
+                 .param_values = values};
+    for (int b = 0; b < 2; b++) {
+        assert_true(in_sweep(s, batches[b])); /* what --sizes accepts */
+        sl_error err = {{0}};
+        void *st = s->setup(batches[b], &o, &err);
+        if (!st)
+            fail_msg("setup at batch %ld: %s", batches[b], err.msg);
+        for (int v = 0; v < s->n_variants; v++) {
+            const char *name = s->variants[v].name;
+            if ((strcmp(name, "simd") && strcmp(name, "omp")) || !can_run(&s->variants[v]))
+                continue;
+            double rel = -1;
+            assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
+            if (s->check(st, v, &rel, &err) != 0 || !(rel <= s->tolerance))
+                fail_msg("%s at batch %ld: check %g: %s", name, batches[b], rel, err.msg);
+            sl_record *r = sl_record_new();
+            sl_record_timing(r, 1);
+            if (s->run(st, v, r, &err) != 0)
+                fail_msg("%s at batch %ld: run: %s", name, batches[b], err.msg);
+            sl_record_timing(r, 0);
+            s->finish(st, v, r);
+            double a = json_number_value(json_object_get(r->metrics, "test_acc"));
+            json_t *sps = json_object_get(r->series, "samples_per_s");
+            assert_true(a >= 0 && a <= 1);
+            assert_int_equal(json_array_size(sps), 1);
+            assert_true(json_number_value(json_array_get(sps, 0)) > 0);
+            print_message("# %s batch %ld: test accuracy %.3f\n", name, batches[b], a);
+            sl_record_free(r);
+            if (s->release)
+                s->release(st, v);
+        }
+        s->teardown(st);
+    }
+}
+
 static void test_missing_data(void **state)
 {
     (void)state;
@@ -328,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_variants_agree_step_by_step),
         cmocka_unit_test(test_shuffle),
         cmocka_unit_test(test_study_interface),
+        cmocka_unit_test(test_sweep_ends),
         cmocka_unit_test(test_missing_data),
     };
     return cmocka_run_group_tests(tests, make_data, drop_data);

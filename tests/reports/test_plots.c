@@ -38,6 +38,8 @@ static const struct {
     {"epochs.gp", "cnn/devbox/figures/cnn-epochs.dat", NULL},
     {"bars.gp", "cnn/devbox/figures/cnn-throughput-bars.dat",
      "subtitle='batch=512'; ylab='samples/s (mean over epochs)'; labfmt='%.0f'"},
+    /* issue 16, part 3: throughput and accuracy against the batch (two variants, one with a gap) */
+    {"batch.gp", "batch/devbox/figures/mlp-sweep.dat", "xlab='batch'"},
 };
 
 static void one_script(int i)
@@ -61,7 +63,7 @@ static void one_script(int i)
 #define SCRIPT_TEST(n) static void script_##n(void **s) { (void)s; one_script(n); }
 SCRIPT_TEST(0) SCRIPT_TEST(1) SCRIPT_TEST(2) SCRIPT_TEST(3)
 SCRIPT_TEST(4) SCRIPT_TEST(5) SCRIPT_TEST(6) SCRIPT_TEST(7)
-SCRIPT_TEST(8) SCRIPT_TEST(9) SCRIPT_TEST(10)
+SCRIPT_TEST(8) SCRIPT_TEST(9) SCRIPT_TEST(10) SCRIPT_TEST(11)
 
 /* A script that does not exist fails instead of silently making nothing. */
 static void missing_script_fails(void **s)
@@ -203,7 +205,8 @@ int main(void)
         cmocka_unit_test(script_0), cmocka_unit_test(script_1), cmocka_unit_test(script_2),
         cmocka_unit_test(script_3), cmocka_unit_test(script_4), cmocka_unit_test(script_5),
         cmocka_unit_test(script_6), cmocka_unit_test(script_7), cmocka_unit_test(script_8),
-        cmocka_unit_test(script_9), cmocka_unit_test(script_10), cmocka_unit_test(missing_script_fails),
+        cmocka_unit_test(script_9), cmocka_unit_test(script_10), cmocka_unit_test(script_11),
+        cmocka_unit_test(missing_script_fails),
         cmocka_unit_test(report_renders_figures), cmocka_unit_test(report_renders_figure_one),
         cmocka_unit_test(names_not_enhanced_text),
     };

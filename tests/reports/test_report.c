@@ -539,6 +539,40 @@ static void compare_flags_isa(void **state)
     free(t), free(a), free(b), free(file), free(out);
 }
 
+/* A batch sweep (fixtures/batch, issue 16 part 3: mlp simd and omp with series only, omp failed at 1024;
+ * cnn omp with its metrics) gets a table and a figure of throughput and final accuracy against the batch;
+ * a study at one size (every other fixture) gets neither. Every file written matches golden/batch/. */
+static void batch_sweep(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"batch"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    if (update_golden()) {
+        char *g = rep_printf("%s/batch", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "batch", &n), 0);
+    char *g = rep_printf("%s/batch", gold);
+    assert_int_equal(missing_from(g, out), 0);
+    char *tp = rep_printf("%s/devbox/tables/mlp-sweep.md", out), *t = slurp(tp);
+    assert_non_null(t);
+    assert_true(has_line(t, "| variant | batch | epochs | samples/s | × smallest | epoch time | final test accuracy "
+                            "| Δ accuracy (pp) |"));
+    assert_true(has_line(t, "| omp | 16 | 2 | 25010 | 1.00× | 2.4 s | 86.00 % | 0.00 |")); /* mean of 2 epochs' */
+    assert_true(has_line(t, "|  | 256 | 2 | 180072 | 7.20× | 333 ms | 83.00 % | -3.00 |"));
+    assert_non_null(strstr(t, "|  | 1024 |  | failed: check failed"));
+    char *cp = rep_printf("%s/devbox/tables/cnn-sweep.md", out), *c = slurp(cp);
+    assert_true(has_line(c, "| omp | 16 | 2 | 5000 | 1.00× | 12 s | 86.70 % | 0.00 |")); /* its metrics */
+    char *fp = rep_printf("%s/devbox/figures/mlp-sweep.dat", out), *f = slurp(fp);
+    assert_non_null(strstr(f, "\"omp\"\n16 25010.004 0.86 2.4\n64 100040.016 0.85 0.6\n256 180072.029 0.83 0.333333333\n"));
+    char *ap = rep_printf("%s/devbox/mlp.md", out), *a = slurp(ap);
+    assert_non_null(strstr(a, "[figures/mlp-sweep.dat](figures/mlp-sweep.dat)")); /* rendered only with gnuplot */
+    free(tp), free(t), free(cp), free(c), free(fp), free(f), free(ap), free(a), free(g), free(out);
+}
+
 /* Identical samples: p = 1; fewer than 9 repetitions and CV above 5 % are flagged. */
 static void compare_flags_noise_and_few_reps(void **state)
 {
@@ -572,6 +606,7 @@ int main(void)
         cmocka_unit_test(machines_are_grouped),
         cmocka_unit_test(isa_levels_and_inversions),
         cmocka_unit_test(cnn_table_one),
+        cmocka_unit_test(batch_sweep),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(gpu_read_from_traits),

@@ -41,6 +41,8 @@ static const sl_param params[] = {
 };
 static const long sizes[] = {512};
 static const long quick_sizes[] = {512};
+/* The batch-size sweep (issue 16, part 3), run only when named: --sizes 16,32,64,128,256,512,1024. */
+static const long sweep_sizes[] = {16, 32, 64, 128, 256, 512, 1024};
 
 #define QUICK_ROWS 3000 /* --quick: training rows per epoch (5 steps of 512 and one of 440), one epoch */
 #define QUICK_TEST 2000 /* --quick: test rows */
@@ -508,6 +510,7 @@ const sl_study sl_study_cnn = {
     .kind = SL_TRAINING,
     .size_name = "batch",
     .sizes = sizes, .n_sizes = 1, .quick_sizes = quick_sizes, .n_quick_sizes = 1,
+    .sweep_sizes = sweep_sizes, .n_sweep_sizes = (int)(sizeof sweep_sizes / sizeof *sweep_sizes),
     .baseline = "simd",
     .tolerance = 1e-3,
     .variants = variants, .n_variants = (int)(sizeof variants / sizeof *variants),

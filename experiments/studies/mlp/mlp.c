@@ -34,6 +34,8 @@ static const sl_param params[] = {
 };
 static const long sizes[] = {64};
 static const long quick_sizes[] = {64};
+/* The batch-size sweep (issue 16, part 3), run only when named: --sizes 16,32,64,128,256,512,1024. */
+static const long sweep_sizes[] = {16, 32, 64, 128, 256, 512, 1024};
 
 #define QUICK_ROWS 3000 /* --quick: training rows per epoch, one epoch, 2000 test rows */
 #define QUICK_TEST 2000
@@ -80,8 +82,8 @@ static int read_params(mlp_state *s, long batch, const sl_opts *o, sl_error *err
                      s->epochs, s->naive_epochs, s->check_steps, lr, lr_final, rows);
         return -1;
     }
-    if (batch < 1 || batch > MLP_EVAL_CHUNK) {
-        sl_error_set(err, "mlp: batch %ld out of range: want 1-%d", batch, MLP_EVAL_CHUNK);
+    if (batch < 1 || batch > MLP_MAX_BATCH) {
+        sl_error_set(err, "mlp: batch %ld out of range: want 1-%d", batch, MLP_MAX_BATCH);
         return -1;
     }
     s->quick = o->quick;
@@ -118,13 +120,14 @@ static void *setup(long batch, const sl_opts *o, sl_error *err)
     }
     s->dims = (mlp_dims){s->train.rows * s->train.cols, 128, 128, 10};
     s->L = mlp_layout_of(&s->dims);
-    size_t np = s->L.n, nws = mlp_ws_floats(&s->dims, MLP_EVAL_CHUNK);
+    int rows = (int)mlp_ws_rows(batch); /* a batch above the evaluation chunk needs the larger workspace */
+    size_t np = s->L.n, nws = mlp_ws_floats(&s->dims, rows);
     s->P0 = malloc(np * sizeof(float));
     s->P = malloc(np * sizeof(float));
     s->G = malloc(np * sizeof(float));
     s->wsblock = aligned_alloc(64, (nws * sizeof(float) + 63) / 64 * 64);
-    s->X = aligned_alloc(64, ((size_t)MLP_EVAL_CHUNK * s->dims.n0 * sizeof(float) + 63) / 64 * 64);
-    s->y = malloc(MLP_EVAL_CHUNK);
+    s->X = aligned_alloc(64, ((size_t)rows * s->dims.n0 * sizeof(float) + 63) / 64 * 64);
+    s->y = malloc((size_t)rows);
     s->perm = malloc((size_t)s->train.n * sizeof(int32_t));
     if (!s->P0 || !s->P || !s->G || !s->wsblock || !s->X || !s->y || !s->perm ||
         train_series_alloc(&s->series, s->epochs)) {
@@ -132,7 +135,7 @@ static void *setup(long batch, const sl_opts *o, sl_error *err)
         teardown(s);
         return NULL;
     }
-    mlp_ws_bind(&s->ws, &s->dims, MLP_EVAL_CHUNK, s->wsblock);
+    mlp_ws_bind(&s->ws, &s->dims, rows, s->wsblock);
     mlp_init_he(&s->dims, s->P0, o->seed);
     return s;
 }
@@ -300,8 +303,8 @@ static double bytes(long batch, const sl_opts *o)
 /* Images as bytes (train and test), the index, the workspace: about 60 MB for Fashion-MNIST. */
 static double footprint(long batch, const sl_opts *o)
 {
-    (void)batch, (void)o;
-    return 70000.0 * 785 + 60000.0 * 4 + 4.0 * MLP_EVAL_CHUNK * (784 + 600) + 4.0 * 3 * 118282 + 1e6;
+    (void)o;
+    return 70000.0 * 785 + 60000.0 * 4 + 4.0 * (double)mlp_ws_rows(batch) * (784 + 600) + 4.0 * 3 * 118282 + 1e6;
 }
 
 /* What a row lacks: a CPU variant its forward and backward (blas's exist only with BLAS). */
@@ -344,6 +347,7 @@ const sl_study sl_study_mlp = {
     .kind = SL_TRAINING,
     .size_name = "batch",
     .sizes = sizes, .n_sizes = 1, .quick_sizes = quick_sizes, .n_quick_sizes = 1,
+    .sweep_sizes = sweep_sizes, .n_sweep_sizes = (int)(sizeof sweep_sizes / sizeof *sweep_sizes),
     .baseline = "simd",
     .tolerance = 1e-3,
     .variants = variants, .n_variants = (int)(sizeof variants / sizeof *variants),

@@ -40,6 +40,13 @@ static inline int mlp_is_device(int v)
 }
 
 #define MLP_EVAL_CHUNK 1000 /* test rows per forward call when evaluating on the host */
+#define MLP_MAX_BATCH 65536 /* a sanity bound: far above the sweep's 1024, the workspace stays < 1 GB */
+
+/* Rows the host workspace and X hold: one training batch or one evaluation chunk, whichever is larger. */
+static inline long mlp_ws_rows(long batch)
+{
+    return batch > MLP_EVAL_CHUNK ? batch : MLP_EVAL_CHUNK;
+}
 #define MLP_MAX_REPS 64     /* repetitions whose accuracy and time are kept for mean and spread */
 
 typedef struct mlp_state {
@@ -49,7 +56,7 @@ typedef struct mlp_state {
     train_cfg cfg;        /* epochs, batch, lr, seed, n_train, n_test for the timed runs */
     int epochs, naive_epochs, check_steps, quick, threads; /* threads: --threads */
     float *P0, *P, *G;    /* initial weights (He, from the seed), working copy, gradient */
-    float *wsblock, *X;   /* workspace for MLP_EVAL_CHUNK rows; batch (or eval chunk) as floats */
+    float *wsblock, *X;   /* workspace for mlp_ws_rows(batch) rows; batch (or eval chunk) as floats */
     uint8_t *y;
     mlp_ws ws;
     int32_t *perm;
