@@ -121,6 +121,11 @@ typedef struct cnn_layers {
 void cnn_pool_forward(const cnn_pool *p, int B, const float *x, float *y, uint8_t *arg, int threads);
 void cnn_pool_backward(const cnn_pool *p, int B, const float *dy, const uint8_t *arg, float *dx, int threads);
 
+/* The batch: X (B x px floats) = images[idx[b]] * (1/255), y[b] = labels[idx[b]] (px bytes per image),
+ * `threads` splitting the rows (cnn_gather.c), shared by every CPU variant as pooling is. */
+void cnn_gather(const uint8_t *images, const uint8_t *labels, size_t px, const int32_t *idx, int B, float *X,
+                uint8_t *y, int threads);
+
 /* ---- the network ------------------------------------------------------------------------------ */
 
 /* Activations and deltas of one batch of up to B rows (cnn_ws_bind carves them out of one block). */

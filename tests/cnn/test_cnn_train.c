@@ -535,6 +535,33 @@ static void refused(const char *name, const char *value, const char *want_text)
                  err.msg, want_text);
 }
 
+/* The shared batch gather (kernels/cnn/cnn_gather.c) at 1, 2 and 3 threads: the same floats and labels
+ * as experiments/train's train_gather, bit for bit, on rows in a shuffled order. */
+static void test_gather_matches_train_gather(void **state)
+{
+    (void)state;
+    enum { N = 50, PX = 28 * 28, B = 37 };
+    static uint8_t images[N * PX], labels[N];
+    static float want[B * PX], got[B * PX];
+    uint8_t ywant[B], ygot[B];
+    int32_t idx[B];
+    for (int i = 0; i < N * PX; i++)
+        images[i] = (uint8_t)(i * 131u + 7u);
+    for (int i = 0; i < N; i++)
+        labels[i] = (uint8_t)(i % 10);
+    for (int b = 0; b < B; b++)
+        idx[b] = (int32_t)((b * 17 + 3) % N);
+    idx_set set = {.images = images, .labels = labels, .n = N, .rows = 28, .cols = 28};
+    train_gather(&set, idx, B, want, ywant);
+    for (int t = 1; t <= 3; t++) {
+        memset(got, 0xff, sizeof got);
+        memset(ygot, 0xff, sizeof ygot);
+        cnn_gather(images, labels, PX, idx, B, got, ygot, t);
+        assert_memory_equal(got, want, sizeof want);
+        assert_memory_equal(ygot, ywant, sizeof ywant);
+    }
+}
+
 static void test_bad_params(void **state)
 {
     (void)state;
@@ -553,6 +580,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pool_known_argmax),
         cmocka_unit_test(test_pool_threads_agree),
+        cmocka_unit_test(test_gather_matches_train_gather),
         cmocka_unit_test(test_fd_gradient_every_block),
         cmocka_unit_test(test_naive_gradient_matches_reference),
         cmocka_unit_test(test_variants_match_naive),

@@ -43,7 +43,8 @@ static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
         return -1;
     }
     prof_begin("data");
-    train_gather(&s->train, idx, B, s->X, s->y);
+    cnn_gather(s->train.images, s->train.labels, (size_t)s->train.rows * s->train.cols, idx, B, s->X, s->y,
+               s->vthreads);
     prof_end("data");
     prof_begin("forward");
     cnn_forward(&s->dims, k, s->P, s->X, B, &s->ws, s->vthreads, mark, NULL);
