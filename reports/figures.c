@@ -465,6 +465,24 @@ static void fig_batch(figctx *x)
         remove(p);
 }
 
+/* Issue 16, part 1: images/s per method and cache state (one bar each, warm and cold apart), bars.gp. */
+static void fig_loading(figctx *x)
+{
+    if (!rep_is_loading(x->s, x->env, x->study))
+        return;
+    char p[1024];
+    FILE *f = open_data(x, "loading", p, sizeof p);
+    if (!f)
+        return;
+    int n = rep_loading_data(x->s, x->env, x->study, f);
+    fclose(f);
+    if (n)
+        finish(x, "loading", "bars.gp", p, "ylab='images/s'; labfmt='%.3g'",
+               "Loading: images/s by method and cache state (each bar one case; warm and cold are separate runs)");
+    else
+        remove(p);
+}
+
 int rep_figures(const rep_set *s, int env, const char *study, const char *dir, int plots,
                 rep_figure *figs, int max)
 {
@@ -482,5 +500,6 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
     fig_throughput_bars(&x);
     fig_memory(&x);
     fig_batch(&x);
+    fig_loading(&x);
     return x.n;
 }

@@ -16,6 +16,8 @@
 
 #include "rep.h"
 
+static char *params_key(const json_t *r, const char *size_name);
+
 char *rep_strdup(const char *s)
 {
     if (!s)
@@ -159,6 +161,7 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
     c->study = jstr(r, "study");
     c->variant = jstr(r, "variant");
     c->size_name = jstr(r, "size_name");
+    c->pkey = params_key(r, c->size_name);
     c->status = jstr(r, "status");
     c->error = jstr(r, "error");
     c->baseline = jstr(r, "baseline");
@@ -377,6 +380,27 @@ static void walk(rep_set *s, const char *path, int top, seen *sn, FILE *err)
     free(names);
 }
 
+/* The params other than the size, in record order: "cache=cold" (empty string when none). */
+static char *params_key(const json_t *r, const char *size_name)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    const char *k;
+    json_t *v;
+    int n = 0;
+    json_object_foreach(json_object_get(r, "params"), k, v) {
+        if (size_name && !strcmp(k, size_name))
+            continue;
+        if (json_is_string(v))
+            fprintf(f, "%s%s=%s", n++ ? " " : "", k, json_string_value(v));
+        else if (json_is_number(v))
+            fprintf(f, "%s%s=%g", n++ ? " " : "", k, json_number_value(v));
+    }
+    fclose(f);
+    return buf ? buf : rep_strdup("");
+}
+
 /* A case measured again in a later run supersedes the earlier record (same environment). */
 static void mark_superseded(rep_set *s)
 {
@@ -384,7 +408,7 @@ static void mark_superseded(rep_set *s)
         for (int j = 0; j < s->ncases; j++) {
             rep_case *a = &s->cases[i], *b = &s->cases[j];
             if (i == j || a->env != b->env || a->size != b->size || strcmp(a->study, b->study) ||
-                strcmp(a->variant, b->variant))
+                strcmp(a->variant, b->variant) || strcmp(a->pkey, b->pkey)) /* other params: another case */
                 continue;
             int later = strcmp(b->time, a->time);
             if (later > 0 || (later == 0 && j > i))
@@ -408,6 +432,7 @@ void rep_set_free(rep_set *s)
     for (int i = 0; i < s->ncases; i++) {
         free(s->cases[i].file);
         free(s->cases[i].times);
+        free(s->cases[i].pkey);
         json_decref(s->cases[i].rec);
     }
     for (int i = 0; i < s->nenvs; i++)

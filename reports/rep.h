@@ -51,6 +51,8 @@ typedef struct rep_case {
     double median, mean, std, min, max, cv, p25, p75;
     double gflops, gbs, ai;   /* NAN when absent */
     int superseded;           /* an older record of the same case (a later run has it) */
+    char *pkey;               /* the record's params other than the size, "k=v k=v" ("" when none):
+                               * part of the case's identity (pipeline's cache=warm and cache=cold) */
     json_t *rec;              /* the whole record: profile, metrics, series, phases, counters */
 } rep_case;
 
@@ -165,6 +167,12 @@ typedef struct rep_batch {
 int rep_batch_point(const rep_case *c, rep_batch *p);
 /* Whether the study is a sweep worth the table and figure: >1 size, cases with throughput and accuracy. */
 int rep_batch_sweep(const rep_set *s, int env, const char *study);
+/* Issue 16's data path (pipeline.c): loading by method and cache state, and REPORT.md's section. */
+int rep_is_loading(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_loading(const rep_set *s, int env, const char *study);
+/* The loading figure's data (STUDY-loading.dat for bars.gp); 1 when written. */
+int rep_loading_data(const rep_set *s, int env, const char *study, FILE *f);
+void rep_data_path_section(FILE *f, const rep_set *s, int env);
 /* Samples/s and final test accuracy against the size (`STUDY-sweep`), or NULL when not a sweep. */
 rep_table *rep_tab_batch(const rep_set *s, int env, const char *study);
 /* Seed 004's Table I (performance.c): for a study whose records carry epoch_s_mean, else NULL. */

@@ -40,6 +40,8 @@ static const struct {
      "subtitle='batch=512'; ylab='samples/s (mean over epochs)'; labfmt='%.0f'"},
     /* issue 16, part 3: throughput and accuracy against the batch (two variants, one with a gap) */
     {"batch.gp", "batch/devbox/figures/mlp-sweep.dat", "xlab='batch'"},
+    /* issue 16 part 1: images/s per method and cache state, warm and cold apart */
+    {"bars.gp", "pipeline/devbox/figures/pipeline-loading.dat", "ylab='images/s'; labfmt='%.3g'"},
 };
 
 static void one_script(int i)

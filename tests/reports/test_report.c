@@ -570,7 +570,43 @@ static void batch_sweep(void **state)
     assert_non_null(strstr(f, "\"omp\"\n16 25010.004 0.86 2.4\n64 100040.016 0.85 0.6\n256 180072.029 0.83 0.333333333\n"));
     char *ap = rep_printf("%s/devbox/mlp.md", out), *a = slurp(ap);
     assert_non_null(strstr(a, "[figures/mlp-sweep.dat](figures/mlp-sweep.dat)")); /* rendered only with gnuplot */
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(strstr(r, "- Batch size (mlp simd): samples/s rose "));
+    assert_non_null(strstr(r, "Not in these results: loading (part 1), overlap"));
+    free(rp), free(r);
     free(tp), free(t), free(cp), free(c), free(fp), free(f), free(ap), free(a), free(g), free(out);
+}
+
+/* The pipeline study (fixtures/pipeline, issue 16 part 1): a warm run and a later cold run of the same four
+ * variants are eight cases, not four (the cold run does not supersede the warm one); the loading table and
+ * figure show each apart, and REPORT.md's data path section says what paid. Matches golden/pipeline/. */
+static void pipeline_loading(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"pipeline"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    if (update_golden()) {
+        char *g = rep_printf("%s/pipeline", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "pipeline", &n), 0);
+    char *g = rep_printf("%s/pipeline", gold);
+    assert_int_equal(missing_from(g, out), 0);
+    char *tp = rep_printf("%s/devbox/tables/pipeline-loading.md", out), *t = slurp(tp);
+    assert_non_null(t);
+    assert_true(has_line(t, "| mmap | warm | 10 ms | 4704.0 | 6000000 | 20.00× | 0.005 | 0.0005 | 1.00 |"));
+    assert_true(has_line(t, "|  | cold | 100 ms | 470.4 | 600000 | 2.50× | 0.050 | 0.0050 | 0.00 |"));
+    char *fp = rep_printf("%s/devbox/figures/pipeline-loading.dat", out), *f = slurp(fp);
+    assert_non_null(strstr(f, "\"gzip warm\" 300000 0 132.1094 0.2 0.1\n\"gzip cold\" 240000 0"));
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(strstr(r, "- Loading (pipeline, cache=warm): mmap of the file took 10 ms, 20.00× faster than "
+                              "gzip (200 ms); a gzip load is 0.100× one mlp epoch"));
+    assert_non_null(strstr(r, "- Loading (pipeline, cache=cold): read of the file took 80 ms, 3.12× faster"));
+    assert_non_null(strstr(r, "Not in these results: batch size (part 3), overlap"));
+    free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
 }
 
 /* Identical samples: p = 1; fewer than 9 repetitions and CV above 5 % are flagged. */
@@ -607,6 +643,7 @@ int main(void)
         cmocka_unit_test(isa_levels_and_inversions),
         cmocka_unit_test(cnn_table_one),
         cmocka_unit_test(batch_sweep),
+        cmocka_unit_test(pipeline_loading),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(gpu_read_from_traits),

@@ -1,0 +1,258 @@
+/* reports/pipeline.c: issue 16's data path. Part 1, loading (the pipeline study, or any study whose
+ * records carry the metrics load_s and images_per_s): a table of load time, MB/s of the file and images/s
+ * by method (variant) and cache state (the record's params other than the size, rep_case.pkey: cache=warm
+ * and cache=cold are separate cases, never one cell), and the load against one training epoch; the data
+ * of its figure (bars.gp); and REPORT.md's "Data path" section: one sentence per part present (loading,
+ * batch size from rep_batch_sweep) computed from the records, and the parts not in the results. */
+#include <math.h>
+#include <string.h>
+
+#include "rep.h"
+
+#define MAXV 32
+#define MAXK 8
+#define MAXST 64
+
+static double metric(const rep_case *c, const char *name)
+{
+    return rep_jnum(json_object_get(c->rec, "metrics"), name);
+}
+
+static int loading_case(const rep_case *c)
+{
+    return rep_is_ok(c) && isfinite(metric(c, "load_s")) && isfinite(metric(c, "images_per_s"));
+}
+
+int rep_is_loading(const rep_set *s, int env, const char *study)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !c->superseded && !strcmp(c->study, study) && loading_case(c))
+            return 1;
+    }
+    return 0;
+}
+
+/* The cache states (params keys) of the study, first-seen order. */
+static int cache_keys(const rep_set *s, int env, const char *study, const char **keys, int max)
+{
+    int n = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env != env || c->superseded || strcmp(c->study, study))
+            continue;
+        int k = 0;
+        while (k < n && strcmp(keys[k], c->pkey))
+            k++;
+        if (k == n && n < max)
+            keys[n++] = c->pkey;
+    }
+    return n;
+}
+
+/* The current case of a variant in one cache state (any size: the study has one). */
+static const rep_case *find_keyed(const rep_set *s, int env, const char *study, const char *v, const char *key)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !c->superseded && !strcmp(c->study, study) && !strcmp(c->variant, v) &&
+            !strcmp(c->pkey, key))
+            return c;
+    }
+    return NULL;
+}
+
+/* What the report calls a cache state: the cache param's value, else the whole key, else "—". */
+static const char *cache_name(const rep_case *c)
+{
+    json_t *v = json_object_get(json_object_get(c->rec, "params"), "cache");
+    if (json_is_string(v))
+        return json_string_value(v);
+    return c->pkey[0] ? c->pkey : "—";
+}
+
+static double speedup_vs_base(const rep_set *s, int env, const rep_case *c)
+{
+    const rep_case *b = c->baseline ? find_keyed(s, env, c->study, c->baseline, c->pkey) : NULL;
+    return loading_case(b) ? metric(b, "load_s") / metric(c, "load_s") : NAN;
+}
+
+static void num_or_dash(rep_table *t, int r, int col, double v, const char *fmt)
+{
+    if (isfinite(v))
+        rep_cell_num(t, r, col, v, fmt, v);
+    else
+        rep_cell_text(t, r, col, "—");
+}
+
+rep_table *rep_tab_loading(const rep_set *s, int env, const char *study)
+{
+    if (!rep_is_loading(s, env, study))
+        return NULL;
+    const char *vs[MAXV], *keys[MAXK], *base = NULL;
+    int nv = rep_variants(s, env, study, vs, MAXV), nk = cache_keys(s, env, study, keys, MAXK);
+    const char *cols[] = {"variant", "cache", "load time", "file MB/s", "images/s", "× baseline",
+                          "× one mlp epoch", "× one cnn epoch", "resident fraction"};
+    const char *csv[] = {"variant", "cache", "load_s", "file_mb_per_s", "images_per_s", "speedup_vs_baseline",
+                         "mlp_epoch_ratio", "cnn_epoch_ratio", "resident_fraction"};
+    char title[256];
+    snprintf(title, sizeof title, "%s: loading by method and cache state, against one training epoch", study);
+    rep_table *t = rep_table_new("", title, 9, cols, csv);
+    for (int k = 2; k < 9; k++)
+        rep_col_flags(t, k, REP_COL_NUMERIC);
+    free(t->id);
+    t->id = rep_printf("%s-loading", study);
+    for (int vi = 0; vi < nv; vi++) {
+        int group = 1;
+        for (int ki = 0; ki < nk; ki++) {
+            const rep_case *c = find_keyed(s, env, study, vs[vi], keys[ki]);
+            if (!c || !strcmp(c->status, "unavailable"))
+                continue;
+            int r = rep_table_row(t, group);
+            group = 0;
+            rep_row_status(t, r, c->status);
+            rep_cell_text(t, r, 0, "%s", c->variant);
+            rep_cell_text(t, r, 1, "%s", cache_name(c));
+            if (c->baseline)
+                base = c->baseline;
+            if (!loading_case(c)) {
+                rep_cell_text(t, r, 2, "%s%s%s", c->status, c->error ? ": " : "", c->error ? c->error : "—");
+                continue;
+            }
+            char tm[64];
+            rep_fmt_time(tm, sizeof tm, metric(c, "load_s"));
+            rep_cell_num(t, r, 2, metric(c, "load_s"), "%s%s", tm, rep_case_mark(t, c));
+            num_or_dash(t, r, 3, metric(c, "file_mb_per_s"), "%.1f");
+            num_or_dash(t, r, 4, metric(c, "images_per_s"), "%.0f");
+            num_or_dash(t, r, 5, speedup_vs_base(s, env, c), "%.2f×");
+            num_or_dash(t, r, 6, metric(c, "mlp_epoch_ratio"), "%.3f");
+            num_or_dash(t, r, 7, metric(c, "cnn_epoch_ratio"), "%.4f");
+            num_or_dash(t, r, 8, metric(c, "resident_fraction"), "%.2f");
+        }
+    }
+    rep_table_note(t, "load time: the study's median over its timed loads (metric load_s); file MB/s: bytes of "
+                      "the file read (compressed for gzip; — where no file is read) per second; × baseline: "
+                      "%s's load time over the row's, in the same cache state (warm and cold are separate runs, "
+                      "never one cell); × one epoch: the load time over one training epoch of that study "
+                      "(mlp_epoch_ratio, cnn_epoch_ratio: below 1, loading is a fraction of an epoch); resident "
+                      "fraction: the file's pages in the page cache before a load.",
+                   base ? base : "the baseline");
+    return t;
+}
+
+int rep_loading_data(const rep_set *s, int env, const char *study, FILE *f)
+{
+    if (!rep_is_loading(s, env, study))
+        return 0;
+    const char *vs[MAXV], *keys[MAXK];
+    int nv = rep_variants(s, env, study, vs, MAXV), nk = cache_keys(s, env, study, keys, MAXK), n = 0;
+    fputs("# \"variant cache\" images_per_s std(0) file_mb_per_s load_s mlp_epoch_ratio\n", f);
+    for (int vi = 0; vi < nv; vi++)
+        for (int ki = 0; ki < nk; ki++) {
+            const rep_case *c = find_keyed(s, env, study, vs[vi], keys[ki]);
+            if (!loading_case(c))
+                continue;
+            double mb = metric(c, "file_mb_per_s");
+            fprintf(f, "\"%s %s\" %.9g 0 %.9g %.9g %.9g\n", c->variant, cache_name(c), metric(c, "images_per_s"),
+                    isfinite(mb) ? mb : 0.0, metric(c, "load_s"), metric(c, "mlp_epoch_ratio"));
+            n++;
+        }
+    return n > 0;
+}
+
+/* One sentence per cache state: the fastest load of a file against the baseline, and the epoch ratio. */
+static void loading_sentences(FILE *f, const rep_set *s, int env, const char *study)
+{
+    const char *vs[MAXV], *keys[MAXK];
+    int nv = rep_variants(s, env, study, vs, MAXV), nk = cache_keys(s, env, study, keys, MAXK);
+    for (int ki = 0; ki < nk; ki++) {
+        const rep_case *best = NULL, *base = NULL;
+        for (int vi = 0; vi < nv; vi++) {
+            const rep_case *c = find_keyed(s, env, study, vs[vi], keys[ki]);
+            if (!loading_case(c) || !isfinite(metric(c, "file_bytes")))
+                continue;
+            if (c->baseline && !strcmp(c->variant, c->baseline))
+                base = c;
+            else if (!best || metric(c, "load_s") < metric(best, "load_s"))
+                best = c;
+        }
+        if (!best && !base)
+            continue;
+        const rep_case *any = best ? best : base;
+        char a[64], b[64];
+        fprintf(f, "- Loading (%s, cache=%s):", study, cache_name(any));
+        if (best) {
+            rep_fmt_time(a, sizeof a, metric(best, "load_s"));
+            fprintf(f, " %s of the file took %s", best->variant, a);
+            if (base) {
+                rep_fmt_time(b, sizeof b, metric(base, "load_s"));
+                double x = metric(base, "load_s") / metric(best, "load_s");
+                fprintf(f, ", %.2f× %s than %s (%s)", x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower",
+                        base->variant, b);
+            }
+            fputc(';', f);
+        }
+        if (base && isfinite(metric(base, "mlp_epoch_ratio")))
+            fprintf(f, " a %s load is %.3f× one mlp epoch and %.4f× one cnn epoch", base->variant,
+                    metric(base, "mlp_epoch_ratio"), metric(base, "cnn_epoch_ratio"));
+        if (best && isfinite(metric(best, "mlp_epoch_ratio")))
+            fprintf(f, "%s %s's %.3f× one mlp epoch", base ? "," : " a load by", best->variant,
+                    metric(best, "mlp_epoch_ratio"));
+        fputs(".\n", f);
+    }
+}
+
+/* One sentence per swept study: its first variant with two points or more. */
+static void batch_sentence(FILE *f, const rep_set *s, int env, const char *study)
+{
+    const char *vs[MAXV];
+    long sizes[64];
+    int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, 64);
+    for (int vi = 0; vi < nv; vi++) {
+        rep_batch p, first = {0}, top = {0}, last = {0}, acc = {0};
+        long fs = 0, ts = 0, ls = 0, as = 0;
+        int n = 0;
+        for (int si = 0; si < ns; si++) {
+            if (!rep_batch_point(rep_find(s, env, study, vs[vi], sizes[si]), &p))
+                continue;
+            if (!n++)
+                first = p, fs = sizes[si];
+            if (n == 1 || p.samples_per_s > top.samples_per_s)
+                top = p, ts = sizes[si];
+            if (n == 1 || p.test_acc > acc.test_acc)
+                acc = p, as = sizes[si];
+            last = p, ls = sizes[si];
+        }
+        if (n < 2)
+            continue;
+        const char *sn = rep_find(s, env, study, vs[vi], fs)->size_name;
+        fprintf(f, "- Batch size (%s %s): samples/s rose %.2f× from %s %ld to the best %s %ld (%.0f/s); test "
+                   "accuracy fell %.2f points at %s %ld (%.2f %%, against %.2f %% at %s %ld).\n",
+                study, vs[vi], top.samples_per_s / first.samples_per_s, sn, fs, sn, ts, top.samples_per_s,
+                100 * (acc.test_acc - last.test_acc), sn, ls, 100 * last.test_acc, 100 * acc.test_acc, sn, as);
+        return;
+    }
+}
+
+void rep_data_path_section(FILE *f, const rep_set *s, int env)
+{
+    const char *studies[MAXST];
+    int nst = rep_studies(s, env, studies, MAXST), loading = 0, batch = 0;
+    for (int i = 0; i < nst; i++) {
+        loading += rep_is_loading(s, env, studies[i]);
+        batch += rep_batch_sweep(s, env, studies[i]);
+    }
+    if (!loading && !batch)
+        return;
+    fprintf(f, "### Data path (issue 16) on %s\n\n", s->envs[env].name);
+    fputs("Which of the lecture's cures paid on this machine, and by how much, from the records above:\n\n", f);
+    for (int i = 0; i < nst; i++)
+        if (rep_is_loading(s, env, studies[i]))
+            loading_sentences(f, s, env, studies[i]);
+    for (int i = 0; i < nst; i++)
+        if (rep_batch_sweep(s, env, studies[i]))
+            batch_sentence(f, s, env, studies[i]);
+    fprintf(f, "\nNot in these results: %s%soverlap (prefetching, part 2), reduced precision (part 4), "
+               "host-to-device copies (part 5), cuDNN benchmark mode (part 6).\n\n",
+            loading ? "" : "loading (part 1), ", batch ? "" : "batch size (part 3), ");
+}
