@@ -226,10 +226,11 @@ static void batch_sentence(FILE *f, const rep_set *s, int env, const char *study
         if (n < 2)
             continue;
         const char *sn = rep_find(s, env, study, vs[vi], fs)->size_name;
-        fprintf(f, "- Batch size (%s %s): samples/s rose %.2f× from %s %ld to the best %s %ld (%.0f/s); test "
-                   "accuracy fell %.2f points at %s %ld (%.2f %%, against %.2f %% at %s %ld).\n",
-                study, vs[vi], top.samples_per_s / first.samples_per_s, sn, fs, sn, ts, top.samples_per_s,
-                100 * (acc.test_acc - last.test_acc), sn, ls, 100 * last.test_acc, 100 * acc.test_acc, sn, as);
+        /* worded so that it holds whichever way the numbers went: best, ratio, and a gap to the best */
+        fprintf(f, "- Batch size (%s %s): samples/s were highest at %s %ld (%.0f/s), %.2f× %s %ld's; test "
+                   "accuracy at %s %ld was %.2f points below the best (%.2f %% against %.2f %% at %s %ld).\n",
+                study, vs[vi], sn, ts, top.samples_per_s, top.samples_per_s / first.samples_per_s, sn, fs,
+                sn, ls, 100 * (acc.test_acc - last.test_acc), 100 * last.test_acc, 100 * acc.test_acc, sn, as);
         return;
     }
 }

@@ -571,7 +571,8 @@ static void batch_sweep(void **state)
     char *ap = rep_printf("%s/devbox/mlp.md", out), *a = slurp(ap);
     assert_non_null(strstr(a, "[figures/mlp-sweep.dat](figures/mlp-sweep.dat)")); /* rendered only with gnuplot */
     char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
-    assert_non_null(strstr(r, "- Batch size (mlp simd): samples/s rose "));
+    assert_non_null(strstr(r, "- Batch size (mlp simd): samples/s were highest at batch 1024 (120048/s), 6.00× batch 16's; "
+                              "test accuracy at batch 1024 was 9.00 points below the best"));
     assert_non_null(strstr(r, "Not in these results: loading (part 1), overlap"));
     free(rp), free(r);
     free(tp), free(t), free(cp), free(c), free(fp), free(f), free(ap), free(a), free(g), free(out);
