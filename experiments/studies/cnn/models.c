@@ -154,6 +154,27 @@ train_model cnn_dev_model(cnn_state *s)
     return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end};
 }
 
+/* With graph = 1 the first step of each batch size captures that size's graph (cnn_cuda.h). The check
+ * takes full batches only, so the epoch's partial last batch would be captured inside the first timed
+ * epoch: set-up in a timed region. One untimed step at each size the training uses captures both here;
+ * run() sets the weights (and zeroes the momentum) before training, and the loss it added is taken. */
+static int capture_graphs(cnn_state *s, sl_error *err)
+{
+    int sizes[2] = {s->cfg.batch, (int)(s->cfg.n_train % s->cfg.batch)};
+    double discard;
+    train_shuffle(s->perm, s->train.n, s->cfg.seed, 0);
+    for (int i = 0; i < 2; i++) {
+        int B = sizes[i];
+        if (B <= 0)
+            continue;
+        int rc = cnn_cuda_data(s->dev, s->perm, B) | cnn_cuda_forward(s->dev, B) | cnn_cuda_loss(s->dev, B) |
+                 cnn_cuda_backward(s->dev, B) | cnn_cuda_update(s->dev, B, s->cfg.lr, s->momentum);
+        if (rc || cnn_cuda_sync(s->dev) || cnn_cuda_take_loss(s->dev, &discard))
+            return dev_fail(s, err);
+    }
+    return 0;
+}
+
 int cnn_dev_prepare(cnn_state *s, int v, sl_error *err)
 {
     char msg[512];
@@ -163,6 +184,10 @@ int cnn_dev_prepare(cnn_state *s, int v, sl_error *err)
                              msg, sizeof msg);
     if (!s->dev) {
         sl_error_set(err, "cnn: %s", msg);
+        return -1;
+    }
+    if (s->graph && capture_graphs(s, err) != 0) {
+        cnn_dev_release(s);
         return -1;
     }
     return 0;
