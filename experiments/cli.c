@@ -15,7 +15,8 @@
 static const char run_usage[] =
     "usage: speedlab run STUDY...|all [options]\n"
     "  --variants A,B        only these variants (default: all of each study)\n"
-    "  --sizes N,M           only these sizes (default: the study's sizes; --quick: its quick sizes)\n"
+    "  --sizes N,M           only these sizes (default: the study's sizes; --quick: its quick sizes);\n"
+    "                        also its sweep sizes, which only --sizes runs (mlp, cnn: batches 16-1024)\n"
     "  --reps N              timed repetitions, at least (default: the study's, else 5 for kernels and\n"
     "                        1 for training studies; --quick at most 2)\n"
     "  --warmup N            untimed calls before timing (default: kernels 1, training 0)\n"

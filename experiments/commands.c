@@ -33,8 +33,9 @@ static const char main_usage[] =
 
 static const char list_usage[] =
     "usage: speedlab list [STUDY...]\n"
-    "  Lists studies, their sizes and quick sizes, variants with their availability on this machine\n"
-    "  (and why not), and the parameters --param accepts, with their defaults.\n";
+    "  Lists studies, their sizes, quick sizes and sweep sizes (run only when --sizes names them),\n"
+    "  variants with their availability on this machine (and why not), and the parameters --param\n"
+    "  accepts, with their defaults.\n";
 
 static const char calibrate_usage[] =
     "usage: speedlab calibrate [--out DIR] [--threads N]\n"

@@ -12,7 +12,9 @@
  * with dz' the ReLU'd delta permuted to cout x N in the same pass that writes dz into dy and sums db.
  * For conv2 that is three products of 16 x 7744 x 72 per slice of 64 images, where one image at a
  * time gave 16 x 121 x 72: the same code with slices of one image made the two layers' four calls 7 %
- * slower (12.3 ms against 11.5 on one thread, 6.5 against 6.0 on two). The slice (not the whole batch)
+ * slower (12.3 ms against 11.5 on one thread, 6.5 against 6.0 on two; 2-vCPU Zen 5 VM, AVX-512 native
+ * build, OpenBLAS's Haswell kernels, a driver calling the layers alone: docs/study-cnn.md, *The blas
+ * variant*). The slice (not the whole batch)
  * keeps col, written by im2col and read by the products, in cache.
  * Threads: `threads` OpenMP threads take the slices in turn (each with its own area of the scratch and
  * partial dW, db, summed in thread order at the end), and every product runs on the thread that calls
@@ -139,7 +141,7 @@ static void forward_slice(const cnn_conv *c, int S, const float *x, const float 
 /* Adds the slice's weight gradient, transposed (dwt, K x cout), and bias gradient into the thread's
  * partial sums. dW^T = col dz'^T is the same product as dW = dz' col^T with the operands swapped, which
  * OpenBLAS 0.3.21 ran faster here (8 slices, one thread: conv1 1.35-1.66 ms against 1.78-2.0, conv2
- * 1.63 against 2.1); sum_partials transposes it back. */
+ * 1.63 against 2.1; Zen 5 VM, AVX-512 native build); sum_partials transposes it back. */
 static void backward_slice(const cnn_conv *c, int S, const float *x, const float *w, const float *y, float *dy,
                            float *dwt, float *db, float *dx, float *col, float *dzt)
 {
@@ -158,7 +160,8 @@ static void backward_slice(const cnn_conv *c, int S, const float *x, const float
  * OpenBLAS runs on one thread per call (kern_blas_threads(1)) and `threads` is the OpenMP team. With
  * OpenBLAS's own threads instead, every product after an OpenMP region (pooling, the update, and any
  * OpenMP pass here) waited for the second core, on which libgomp's worker spin-waits after a region
- * (its default policy): a step at 2 threads took 45 ms against 17 on one thread (docs/study-cnn.md).
+ * (its default policy): a step at 2 threads took 45 ms against 17 on one thread (2-vCPU Zen 5 VM,
+ * AVX-512 native build, 5 runs; docs/study-cnn.md, *The blas variant*).
  * One pool of threads for the whole step avoids that, and splits the passes around the products too. */
 
 /* The slice each thread takes: up to CNN_BLAS_SLICE images, fewer when the batch would leave a thread

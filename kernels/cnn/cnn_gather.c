@@ -1,7 +1,8 @@
 /*
  * kernels/cnn/cnn_gather.c: the batch gather (rows idx of the image bytes -> floats / 255, and their
  * labels) shared by every CPU variant, with `threads` splitting the rows: serial, it was 0.2 ms of omp's
- * 5.9 ms step (3 %, the study's profile on the Zen 5 VM), the one part of a step the threads did not
+ * 5.9 ms step (3 %, the study's profile on the 2-vCPU Zen 5 VM, AVX-512 native build; commit 3b663a7
+ * gives the run), the one part of a step the threads did not
  * share. The same floats as experiments/train's train_gather (pixel * (1/255)).
  */
 #include "cnn_kernels.h"

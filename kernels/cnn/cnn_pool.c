@@ -3,7 +3,8 @@
  * pooled output, which of the four inputs won (0-3, row-major in the window, the first on ties) as one
  * byte, so the backward is a scatter that reads neither x nor y. The forward takes a vector of windows at
  * a time (explicit vectors, kernels/simd.h: even and odd lanes for the left and right inputs, selects for
- * the max): a pass over 11 MB at batch 512 whose scalar, branching form cost 5 ms. `threads` > 1 splits
+ * the max): a pass over 11 MB at batch 512 whose scalar, branching form cost 5 ms (one
+ * thread, Zen 5 VM, AVX-512 native build, `build/kernels/cnn_layers 1 9`). `threads` > 1 splits
  * the B x c channel planes into contiguous ranges, i.e. the batch into slices (planes are independent; a
  * thread writes only its own).
  */
@@ -36,7 +37,7 @@ static inline vf32 pick(vi32 m, vf32 t, vf32 f) { return (vf32)((m & (vi32)t) | 
  * The max as a tournament: each input row's pair (the left one wins a tie), then the two rows (the top
  * one wins a tie), which picks the same input as scanning the four in order and keeping the first strict
  * maximum; selects, not branches: the scan's data-dependent branches, mispredicted about half the time,
- * made pool1's forward 4.9 ms at batch 512 (one thread, Zen 5), more than conv1's forward (0.8 ms). */
+ * made pool1's forward 4.9 ms at batch 512 (one thread, Zen 5 VM, AVX-512), more than conv1's forward (0.8 ms). */
 static inline void pool_windows(const float *r0, const float *r1, float *y, uint8_t *arg, int n)
 {
     vf32 a0 = vf32_load(r0), a1 = vf32_load(r0 + VF32_LANES), c0 = vf32_load(r1), c1 = vf32_load(r1 + VF32_LANES);
