@@ -179,3 +179,27 @@ int train_load_mnist(const char *study, const sl_opts *o, idx_set *train, idx_se
     }
     return 0;
 }
+
+double train_update_error(const float *before, const float *after, const double *want, double scale, size_t n)
+{
+    double diff = 0, ref = 0;
+    for (size_t i = 0; i < n; i++) {
+        double w = scale * want[i];
+        double got = (double)after[i] - (double)before[i];
+        diff += (got - w) * (got - w);
+        ref += w * w;
+    }
+    return ref > 0 ? sqrt(diff / ref) : sqrt(diff);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double train_check_error(double *errs, int n, double worst_loss)
+{
+    qsort(errs, (size_t)n, sizeof *errs, cmp_double);
+    return fmax(worst_loss, errs[(n - 1) * 9 / 10]);
+}

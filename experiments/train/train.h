@@ -73,4 +73,11 @@ int train_mnist_missing(const char *study, char *why, size_t n);
 int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
               sl_record *rec, sl_error *err);
 
+/* The teacher-forced check's measures (mlp and cnn check.c). The relative error of one step's update:
+ * |after - before - scale want| / |scale want| over n parameters (|...| when want is all zero). */
+double train_update_error(const float *before, const float *after, const double *want, double scale, size_t n);
+/* The check's result: the larger of worst_loss and the 90th percentile of errs[0..n) (n >= 1; errs is
+ * sorted in place). */
+double train_check_error(double *errs, int n, double worst_loss);
+
 #endif
