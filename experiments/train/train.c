@@ -203,3 +203,22 @@ double train_check_error(double *errs, int n, double worst_loss)
     qsort(errs, (size_t)n, sizeof *errs, cmp_double);
     return fmax(worst_loss, errs[(n - 1) * 9 / 10]);
 }
+
+double train_mean(const double *x, int n)
+{
+    double t = 0;
+    for (int i = 0; i < n; i++)
+        t += x[i];
+    return n > 0 ? t / n : NAN;
+}
+
+int train_reps_kept(int nreps, int max, const char *what, sl_record *rec)
+{
+    int kept = nreps < max ? nreps : max;
+    if (kept < nreps) { /* (noted at finish, not in run: no allocation on the timed path) */
+        char note[128];
+        snprintf(note, sizeof note, "%s summarise the first %d repetitions only", what, max);
+        sl_record_note(rec, note);
+    }
+    return kept;
+}

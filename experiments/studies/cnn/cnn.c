@@ -254,14 +254,6 @@ static void release(void *vs, int v)
 #endif
 }
 
-static double series_mean(const double *x, int n)
-{
-    double t = 0;
-    for (int i = 0; i < n; i++)
-        t += x[i];
-    return n > 0 ? t / n : NAN;
-}
-
 static double series_max(const double *x, int n)
 {
     double m = -INFINITY;
@@ -288,8 +280,8 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
         return 0;
     if (s->nreps < CNN_MAX_REPS) {
         const train_series *z = &s->series;
-        s->reps[s->nreps] = (cnn_rep){.secs = secs, .epoch_s = series_mean(z->epoch_s, z->n),
-                                      .sps = series_mean(z->samples_per_s, z->n),
+        s->reps[s->nreps] = (cnn_rep){.secs = secs, .epoch_s = train_mean(z->epoch_s, z->n),
+                                      .sps = train_mean(z->samples_per_s, z->n),
                                       .acc = z->test_acc[z->n - 1], .best = series_max(z->test_acc, z->n),
                                       .rss = s->rss_n ? s->rss_sum / (double)s->rss_n : NAN};
     }
@@ -377,12 +369,7 @@ static void finish(void *vs, int v, sl_record *rec)
     cnn_state *s = vs;
     if (s->nreps == 0)
         return;
-    int kept = s->nreps < CNN_MAX_REPS ? s->nreps : CNN_MAX_REPS;
-    if (kept < s->nreps) { /* (noted here, not in run: no allocation on the timed path) */
-        char note[128];
-        snprintf(note, sizeof note, "the metrics summarise the first %d repetitions only", CNN_MAX_REPS);
-        sl_record_note(rec, note);
-    }
+    int kept = train_reps_kept(s->nreps, CNN_MAX_REPS, "the metrics", rec);
     record_spread(rec, s, kept, offsetof(cnn_rep, secs), "train_time_s", 0); /* evaluations included */
     record_spread(rec, s, kept, offsetof(cnn_rep, epoch_s), "epoch_s", 1);   /* training steps only */
     record_spread(rec, s, kept, offsetof(cnn_rep, sps), "samples_per_s", 1);
