@@ -225,19 +225,6 @@ static void test_naive_gradient_matches_reference(void **state)
 }
 
 /* ---- every CPU variant of the study's table against naive --------------------------------------- */
-static int can_run(const sl_variant *v)
-{
-    if (v->traits & SL_DEVICE)
-        return 0; /* the device variants have their own test (cnn_cuda) */
-    if (!v->requires)
-        return 1;
-    if (!strcmp(v->requires, "openmp"))
-        return SL_HAVE_OPENMP;
-    if (!strcmp(v->requires, "blas"))
-        return SL_HAVE_BLAS;
-    return 0;
-}
-
 static void variants_vs_naive(int h, int w, int B)
 {
     cnn_dims d;
@@ -465,14 +452,6 @@ static void test_study_interface(void **state)
     s->teardown(st);
 }
 
-static int in_sweep(const sl_study *s, long batch)
-{
-    for (int i = 0; i < s->n_sweep_sizes; i++)
-        if (s->sweep_sizes[i] == batch)
-            return 1;
-    return 0;
-}
-
 /* The batch-size sweep's ends (issue 16, part 3): batch 16 (whole batches: 1200 = 75 x 16) and 1024 (a
  * partial last batch of 176; the test set in one chunk of 300 < 1024), simd and omp at 2 threads: the
  * workspace is sized by the batch and the threads' slices. */
@@ -494,16 +473,7 @@ static void test_sweep_ends(void **state)
             const char *name = s->variants[v].name;
             if ((strcmp(name, "simd") && strcmp(name, "omp")) || !can_run(&s->variants[v]))
                 continue;
-            double rel = -1;
-            assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
-            if (s->check(st, v, &rel, &err) != 0 || !(rel <= s->tolerance))
-                fail_msg("%s at batch %ld: check %g: %s", name, batches[b], rel, err.msg);
-            sl_record *r = sl_record_new();
-            sl_record_timing(r, 1);
-            if (s->run(st, v, r, &err) != 0)
-                fail_msg("%s at batch %ld: run: %s", name, batches[b], err.msg);
-            sl_record_timing(r, 0);
-            s->finish(st, v, r);
+            sl_record *r = sweep_run(s, st, v, batches[b]);
             assert_int_equal((int)metric(r, "batch_rows_last"), N_TRAIN % batches[b]);
             assert_true(metric(r, "samples_per_s_mean") > 0);
             double a = metric(r, "test_acc");

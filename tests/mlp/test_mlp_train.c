@@ -252,14 +252,6 @@ static int drop_data(void **state)
     return 0;
 }
 
-static int can_run(const sl_variant *v)
-{
-    if (!v->requires) return 1;
-    if (!strcmp(v->requires, "openmp")) return SL_HAVE_OPENMP;
-    if (!strcmp(v->requires, "blas")) return SL_HAVE_BLAS;
-    return 0; /* cuda, cublas: tests/mlp/test_mlp_cuda.c */
-}
-
 static void test_study_interface(void **state)
 {
     (void)state;
@@ -308,14 +300,6 @@ static void test_study_interface(void **state)
     s->teardown(st);
 }
 
-static int in_sweep(const sl_study *s, long batch)
-{
-    for (int i = 0; i < s->n_sweep_sizes; i++)
-        if (s->sweep_sizes[i] == batch)
-            return 1;
-    return 0;
-}
-
 /* The batch-size sweep's ends (issue 16, part 3): batch 16, and 1024, above the evaluation chunk of
  * MLP_EVAL_CHUNK rows that once capped it, train and record with simd and omp at 2 threads. */
 static void test_sweep_ends(void **state)
@@ -336,16 +320,7 @@ static void test_sweep_ends(void **state)
             const char *name = s->variants[v].name;
             if ((strcmp(name, "simd") && strcmp(name, "omp")) || !can_run(&s->variants[v]))
                 continue;
-            double rel = -1;
-            assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
-            if (s->check(st, v, &rel, &err) != 0 || !(rel <= s->tolerance))
-                fail_msg("%s at batch %ld: check %g: %s", name, batches[b], rel, err.msg);
-            sl_record *r = sl_record_new();
-            sl_record_timing(r, 1);
-            if (s->run(st, v, r, &err) != 0)
-                fail_msg("%s at batch %ld: run: %s", name, batches[b], err.msg);
-            sl_record_timing(r, 0);
-            s->finish(st, v, r);
+            sl_record *r = sweep_run(s, st, v, batches[b]);
             double a = json_number_value(json_object_get(r->metrics, "test_acc"));
             json_t *sps = json_object_get(r->series, "samples_per_s");
             assert_true(a >= 0 && a <= 1);
