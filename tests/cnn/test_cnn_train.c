@@ -423,21 +423,8 @@ static void test_study_interface(void **state)
         if (!can_run(row))
             continue;
         int naive = (row->traits & SL_REDUCED) != 0, reps = strcmp(row->name, "simd") ? 1 : 2;
-        assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
-        double rel = -1;
-        if (s->check(st, v, &rel, &err) != 0)
-            fail_msg("%s: check: %s", row->name, err.msg);
-        if (!(rel >= 0 && rel <= s->tolerance))
-            fail_msg("%s: check %g > %g", row->name, rel, s->tolerance);
-        sl_record *r = sl_record_new();
-        if (reps > 1 && s->run(st, v, r, &err) != 0) /* a warm-up: not among the runs summarised */
-            fail_msg("%s: warm-up: %s", row->name, err.msg);
-        sl_record_timing(r, 1);
-        for (int i = 0; i < reps; i++)
-            if (s->run(st, v, r, &err) != 0)
-                fail_msg("%s: run: %s", row->name, err.msg);
-        sl_record_timing(r, 0);
-        s->finish(st, v, r);
+        double rel;
+        sl_record *r = study_run(s, st, v, reps > 1, reps, &rel); /* the warm-up is not among the runs summarised */
         int epochs = naive ? 1 : 3;
         check_record(r, row->name, reps, epochs);
         double acc = metric(r, "test_acc");

@@ -2,7 +2,7 @@
  * tests/data/idx_files.h: a temporary directory of MNIST-format files for the training studies' tests
  * (mlp, cnn), which run the study through sl_study on a small synthetic set: the four uncompressed IDX
  * files (train and t10k, images and labels) that experiments/data/idx.c reads; and the scaffolding of
- * running such a study through sl_study (can_run, in_sweep, sweep_run). Include after cmocka.h.
+ * running such a study through sl_study (can_run, in_sweep, study_run, sweep_run). Include after cmocka.h.
  */
 #ifndef SL_TESTS_IDX_FILES_H
 #define SL_TESTS_IDX_FILES_H
@@ -78,6 +78,31 @@ static inline int in_sweep(const sl_study *s, long batch)
         if (s->sweep_sizes[i] == batch)
             return 1;
     return 0;
+}
+
+/* Variant v of s on its state st as the runner runs it: prepare, the check (*rel: its error, within the
+ * study's tolerance), a warm-up run when warmup, reps timed runs, finish. The record, for the caller to
+ * test and free. */
+static inline sl_record *study_run(const sl_study *s, void *st, int v, int warmup, int reps, double *rel)
+{
+    const char *name = s->variants[v].name;
+    sl_error err = {{0}};
+    assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
+    *rel = -1;
+    if (s->check(st, v, rel, &err) != 0)
+        fail_msg("%s: check: %s", name, err.msg);
+    if (!(*rel >= 0 && *rel <= s->tolerance))
+        fail_msg("%s: check %g > %g", name, *rel, s->tolerance);
+    sl_record *r = sl_record_new();
+    if (warmup && s->run(st, v, r, &err) != 0) /* a warm-up: the runner does not time it */
+        fail_msg("%s: warm-up: %s", name, err.msg);
+    sl_record_timing(r, 1);
+    for (int i = 0; i < reps; i++)
+        if (s->run(st, v, r, &err) != 0)
+            fail_msg("%s: run: %s", name, err.msg);
+    sl_record_timing(r, 0);
+    s->finish(st, v, r);
+    return r;
 }
 
 /* Variant v of s on its state st at batch, as the batch-size sweep runs it: prepare, the check within

@@ -267,20 +267,8 @@ static void test_study_interface(void **state)
     for (int v = 0; v < s->n_variants; v++) {
         if (!can_run(&s->variants[v]))
             continue;
-        assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
-        double rel = -1;
-        if (s->check(st, v, &rel, &err) != 0)
-            fail_msg("%s: check: %s", s->variants[v].name, err.msg);
-        if (!(rel >= 0 && rel <= s->tolerance))
-            fail_msg("%s: check %g > %g", s->variants[v].name, rel, s->tolerance);
-        sl_record *r = sl_record_new();
-        if (s->run(st, v, r, &err) != 0)     /* a warm-up: the runner does not time it */
-            fail_msg("%s: warm-up: %s", s->variants[v].name, err.msg);
-        sl_record_timing(r, 1);
-        if (s->run(st, v, r, &err) != 0)
-            fail_msg("%s: run: %s", s->variants[v].name, err.msg);
-        sl_record_timing(r, 0);
-        s->finish(st, v, r);
+        double rel;
+        sl_record *r = study_run(s, st, v, 1, 1, &rel); /* a warm-up, then one timed repetition */
         /* one timed repetition: the warm-up is not among the runs summarised (no spread of one) */
         assert_null(json_object_get(r->metrics, "test_acc_std"));
         int epochs = strcmp(s->variants[v].name, "naive") ? 2 : 1;
