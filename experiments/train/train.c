@@ -222,3 +222,9 @@ int train_reps_kept(int nreps, int max, const char *what, sl_record *rec)
     }
     return kept;
 }
+
+train_cfg train_declared(const sl_study *st, long batch, const sl_opts *o, long quick_rows, long quick_test)
+{
+    return (train_cfg){.epochs = o->quick ? 1 : (int)sl_param_long(o, st, "epochs"), .batch = (int)batch,
+                       .n_train = o->quick ? quick_rows : 60000, .n_test = o->quick ? quick_test : 10000};
+}

@@ -414,9 +414,7 @@ static void declared_work(long batch, const sl_opts *o, double *flops, double *b
 {
     cnn_dims d;
     cnn_dims_init(&d, 28, 28);
-    train_cfg cfg = {.epochs = o->quick ? 1 : (int)sl_param_long(o, &sl_study_cnn, "epochs"),
-                     .batch = (int)batch, .n_train = o->quick ? QUICK_ROWS : 60000,
-                     .n_test = o->quick ? QUICK_TEST : 10000};
+    train_cfg cfg = train_declared(&sl_study_cnn, batch, o, QUICK_ROWS, QUICK_TEST);
     work_of(&d, &cfg, flops, bytes);
 }
 

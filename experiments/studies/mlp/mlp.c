@@ -272,9 +272,8 @@ static void work_of(const mlp_dims *d, long batch, long epochs, long rows, long 
 static void declared_work(long batch, const sl_opts *o, double *flops, double *bytes)
 {
     mlp_dims d = {784, 128, 128, 10};
-    long epochs = o->quick ? 1 : sl_param_long(o, &sl_study_mlp, "epochs");
-    long rows = o->quick ? QUICK_ROWS : 60000, test = o->quick ? QUICK_TEST : 10000;
-    work_of(&d, batch, epochs, rows, test, flops, bytes);
+    train_cfg cfg = train_declared(&sl_study_mlp, batch, o, QUICK_ROWS, QUICK_TEST);
+    work_of(&d, batch, cfg.epochs, cfg.n_train, cfg.n_test, flops, bytes);
 }
 
 static double flops(long batch, const sl_opts *o)
