@@ -179,3 +179,52 @@ int train_load_mnist(const char *study, const sl_opts *o, idx_set *train, idx_se
     }
     return 0;
 }
+
+double train_update_error(const float *before, const float *after, const double *want, double scale, size_t n)
+{
+    double diff = 0, ref = 0;
+    for (size_t i = 0; i < n; i++) {
+        double w = scale * want[i];
+        double got = (double)after[i] - (double)before[i];
+        diff += (got - w) * (got - w);
+        ref += w * w;
+    }
+    return ref > 0 ? sqrt(diff / ref) : sqrt(diff);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double train_check_error(double *errs, int n, double worst_loss)
+{
+    qsort(errs, (size_t)n, sizeof *errs, cmp_double);
+    return fmax(worst_loss, errs[(n - 1) * 9 / 10]);
+}
+
+double train_mean(const double *x, int n)
+{
+    double t = 0;
+    for (int i = 0; i < n; i++)
+        t += x[i];
+    return n > 0 ? t / n : NAN;
+}
+
+int train_reps_kept(int nreps, int max, const char *what, sl_record *rec)
+{
+    int kept = nreps < max ? nreps : max;
+    if (kept < nreps) { /* (noted at finish, not in run: no allocation on the timed path) */
+        char note[128];
+        snprintf(note, sizeof note, "%s summarise the first %d repetitions only", what, max);
+        sl_record_note(rec, note);
+    }
+    return kept;
+}
+
+train_cfg train_declared(const sl_study *st, long batch, const sl_opts *o, long quick_rows, long quick_test)
+{
+    return (train_cfg){.epochs = o->quick ? 1 : (int)sl_param_long(o, st, "epochs"), .batch = (int)batch,
+                       .n_train = o->quick ? quick_rows : 60000, .n_test = o->quick ? quick_test : 10000};
+}

@@ -73,4 +73,22 @@ int train_mnist_missing(const char *study, char *why, size_t n);
 int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
               sl_record *rec, sl_error *err);
 
+/* The schedule a training study declares before its data is read (its flops and bytes): batch, the
+ * "epochs" parameter of st and the standard 60000/10000 split; with --quick one epoch on quick_rows
+ * training and quick_test test rows. The other fields are 0. */
+train_cfg train_declared(const sl_study *st, long batch, const sl_opts *o, long quick_rows, long quick_test);
+
+/* Mean of x[0..n) (NAN when n is 0): a series' per-epoch mean (epoch_s, samples_per_s). */
+double train_mean(const double *x, int n);
+/* Repetitions a study's finish() summarises: nreps, at most max (those its state kept); when fewer
+ * than nreps, notes on rec that `what` summarise the first max repetitions only. */
+int train_reps_kept(int nreps, int max, const char *what, sl_record *rec);
+
+/* The teacher-forced check's measures (mlp and cnn check.c). The relative error of one step's update:
+ * |after - before - scale want| / |scale want| over n parameters (|...| when want is all zero). */
+double train_update_error(const float *before, const float *after, const double *want, double scale, size_t n);
+/* The check's result: the larger of worst_loss and the 90th percentile of errs[0..n) (n >= 1; errs is
+ * sorted in place). */
+double train_check_error(double *errs, int n, double worst_loss);
+
 #endif

@@ -225,19 +225,6 @@ static void test_naive_gradient_matches_reference(void **state)
 }
 
 /* ---- every CPU variant of the study's table against naive --------------------------------------- */
-static int can_run(const sl_variant *v)
-{
-    if (v->traits & SL_DEVICE)
-        return 0; /* the device variants have their own test (cnn_cuda) */
-    if (!v->requires)
-        return 1;
-    if (!strcmp(v->requires, "openmp"))
-        return SL_HAVE_OPENMP;
-    if (!strcmp(v->requires, "blas"))
-        return SL_HAVE_BLAS;
-    return 0;
-}
-
 static void variants_vs_naive(int h, int w, int B)
 {
     cnn_dims d;
@@ -436,21 +423,8 @@ static void test_study_interface(void **state)
         if (!can_run(row))
             continue;
         int naive = (row->traits & SL_REDUCED) != 0, reps = strcmp(row->name, "simd") ? 1 : 2;
-        assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
-        double rel = -1;
-        if (s->check(st, v, &rel, &err) != 0)
-            fail_msg("%s: check: %s", row->name, err.msg);
-        if (!(rel >= 0 && rel <= s->tolerance))
-            fail_msg("%s: check %g > %g", row->name, rel, s->tolerance);
-        sl_record *r = sl_record_new();
-        if (reps > 1 && s->run(st, v, r, &err) != 0) /* a warm-up: not among the runs summarised */
-            fail_msg("%s: warm-up: %s", row->name, err.msg);
-        sl_record_timing(r, 1);
-        for (int i = 0; i < reps; i++)
-            if (s->run(st, v, r, &err) != 0)
-                fail_msg("%s: run: %s", row->name, err.msg);
-        sl_record_timing(r, 0);
-        s->finish(st, v, r);
+        double rel;
+        sl_record *r = study_run(s, st, v, reps > 1, reps, &rel); /* the warm-up is not among the runs summarised */
         int epochs = naive ? 1 : 3;
         check_record(r, row->name, reps, epochs);
         double acc = metric(r, "test_acc");
@@ -463,14 +437,6 @@ static void test_study_interface(void **state)
             s->release(st, v);
     }
     s->teardown(st);
-}
-
-static int in_sweep(const sl_study *s, long batch)
-{
-    for (int i = 0; i < s->n_sweep_sizes; i++)
-        if (s->sweep_sizes[i] == batch)
-            return 1;
-    return 0;
 }
 
 /* The batch-size sweep's ends (issue 16, part 3): batch 16 (whole batches: 1200 = 75 x 16) and 1024 (a
@@ -494,16 +460,7 @@ static void test_sweep_ends(void **state)
             const char *name = s->variants[v].name;
             if ((strcmp(name, "simd") && strcmp(name, "omp")) || !can_run(&s->variants[v]))
                 continue;
-            double rel = -1;
-            assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
-            if (s->check(st, v, &rel, &err) != 0 || !(rel <= s->tolerance))
-                fail_msg("%s at batch %ld: check %g: %s", name, batches[b], rel, err.msg);
-            sl_record *r = sl_record_new();
-            sl_record_timing(r, 1);
-            if (s->run(st, v, r, &err) != 0)
-                fail_msg("%s at batch %ld: run: %s", name, batches[b], err.msg);
-            sl_record_timing(r, 0);
-            s->finish(st, v, r);
+            sl_record *r = sweep_run(s, st, v, batches[b]);
             assert_int_equal((int)metric(r, "batch_rows_last"), N_TRAIN % batches[b]);
             assert_true(metric(r, "samples_per_s_mean") > 0);
             double a = metric(r, "test_acc");

@@ -1,7 +1,8 @@
 /*
  * tests/data/idx_files.h: a temporary directory of MNIST-format files for the training studies' tests
  * (mlp, cnn), which run the study through sl_study on a small synthetic set: the four uncompressed IDX
- * files (train and t10k, images and labels) that experiments/data/idx.c reads. Include after cmocka.h.
+ * files (train and t10k, images and labels) that experiments/data/idx.c reads; and the scaffolding of
+ * running such a study through sl_study (can_run, in_sweep, study_run, sweep_run). Include after cmocka.h.
  */
 #ifndef SL_TESTS_IDX_FILES_H
 #define SL_TESTS_IDX_FILES_H
@@ -9,9 +10,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "data/idx.h"
+#include "record.h"
+#include "sl_config.h"
+#include "study.h"
 
 static void idx_files_be32(FILE *f, uint32_t v)
 {
@@ -50,6 +55,73 @@ static void idx_files_remove(const char *dir)
         unlink(p);
     }
     rmdir(dir);
+}
+
+/* Whether this build runs CPU variant v here (the device variants have their own tests). */
+static inline int can_run(const sl_variant *v)
+{
+    if (v->traits & SL_DEVICE)
+        return 0;
+    if (!v->requires)
+        return 1;
+    if (!strcmp(v->requires, "openmp"))
+        return SL_HAVE_OPENMP;
+    if (!strcmp(v->requires, "blas"))
+        return SL_HAVE_BLAS;
+    return 0;
+}
+
+/* Whether batch is one of the study's sweep sizes (what --sizes accepts). */
+static inline int in_sweep(const sl_study *s, long batch)
+{
+    for (int i = 0; i < s->n_sweep_sizes; i++)
+        if (s->sweep_sizes[i] == batch)
+            return 1;
+    return 0;
+}
+
+/* Variant v of s on its state st as the runner runs it: prepare, the check (*rel: its error, within the
+ * study's tolerance), a warm-up run when warmup, reps timed runs, finish. The record, for the caller to
+ * test and free. */
+static inline sl_record *study_run(const sl_study *s, void *st, int v, int warmup, int reps, double *rel)
+{
+    const char *name = s->variants[v].name;
+    sl_error err = {{0}};
+    assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
+    *rel = -1;
+    if (s->check(st, v, rel, &err) != 0)
+        fail_msg("%s: check: %s", name, err.msg);
+    if (!(*rel >= 0 && *rel <= s->tolerance))
+        fail_msg("%s: check %g > %g", name, *rel, s->tolerance);
+    sl_record *r = sl_record_new();
+    if (warmup && s->run(st, v, r, &err) != 0) /* a warm-up: the runner does not time it */
+        fail_msg("%s: warm-up: %s", name, err.msg);
+    sl_record_timing(r, 1);
+    for (int i = 0; i < reps; i++)
+        if (s->run(st, v, r, &err) != 0)
+            fail_msg("%s: run: %s", name, err.msg);
+    sl_record_timing(r, 0);
+    s->finish(st, v, r);
+    return r;
+}
+
+/* Variant v of s on its state st at batch, as the batch-size sweep runs it: prepare, the check within
+ * the study's tolerance, one timed run, finish. The record, for the caller to test and free. */
+static inline sl_record *sweep_run(const sl_study *s, void *st, int v, long batch)
+{
+    const char *name = s->variants[v].name;
+    sl_error err = {{0}};
+    double rel = -1;
+    assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
+    if (s->check(st, v, &rel, &err) != 0 || !(rel <= s->tolerance))
+        fail_msg("%s at batch %ld: check %g: %s", name, batch, rel, err.msg);
+    sl_record *r = sl_record_new();
+    sl_record_timing(r, 1);
+    if (s->run(st, v, r, &err) != 0)
+        fail_msg("%s at batch %ld: run: %s", name, batch, err.msg);
+    sl_record_timing(r, 0);
+    s->finish(st, v, r);
+    return r;
 }
 
 #endif

@@ -252,14 +252,6 @@ static int drop_data(void **state)
     return 0;
 }
 
-static int can_run(const sl_variant *v)
-{
-    if (!v->requires) return 1;
-    if (!strcmp(v->requires, "openmp")) return SL_HAVE_OPENMP;
-    if (!strcmp(v->requires, "blas")) return SL_HAVE_BLAS;
-    return 0; /* cuda, cublas: tests/mlp/test_mlp_cuda.c */
-}
-
 static void test_study_interface(void **state)
 {
     (void)state;
@@ -275,20 +267,8 @@ static void test_study_interface(void **state)
     for (int v = 0; v < s->n_variants; v++) {
         if (!can_run(&s->variants[v]))
             continue;
-        assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
-        double rel = -1;
-        if (s->check(st, v, &rel, &err) != 0)
-            fail_msg("%s: check: %s", s->variants[v].name, err.msg);
-        if (!(rel >= 0 && rel <= s->tolerance))
-            fail_msg("%s: check %g > %g", s->variants[v].name, rel, s->tolerance);
-        sl_record *r = sl_record_new();
-        if (s->run(st, v, r, &err) != 0)     /* a warm-up: the runner does not time it */
-            fail_msg("%s: warm-up: %s", s->variants[v].name, err.msg);
-        sl_record_timing(r, 1);
-        if (s->run(st, v, r, &err) != 0)
-            fail_msg("%s: run: %s", s->variants[v].name, err.msg);
-        sl_record_timing(r, 0);
-        s->finish(st, v, r);
+        double rel;
+        sl_record *r = study_run(s, st, v, 1, 1, &rel); /* a warm-up, then one timed repetition */
         /* one timed repetition: the warm-up is not among the runs summarised (no spread of one) */
         assert_null(json_object_get(r->metrics, "test_acc_std"));
         int epochs = strcmp(s->variants[v].name, "naive") ? 2 : 1;
@@ -306,14 +286,6 @@ static void test_study_interface(void **state)
             s->release(st, v);
     }
     s->teardown(st);
-}
-
-static int in_sweep(const sl_study *s, long batch)
-{
-    for (int i = 0; i < s->n_sweep_sizes; i++)
-        if (s->sweep_sizes[i] == batch)
-            return 1;
-    return 0;
 }
 
 /* The batch-size sweep's ends (issue 16, part 3): batch 16, and 1024, above the evaluation chunk of
@@ -336,16 +308,7 @@ static void test_sweep_ends(void **state)
             const char *name = s->variants[v].name;
             if ((strcmp(name, "simd") && strcmp(name, "omp")) || !can_run(&s->variants[v]))
                 continue;
-            double rel = -1;
-            assert_int_equal(s->prepare ? s->prepare(st, v, &err) : 0, 0);
-            if (s->check(st, v, &rel, &err) != 0 || !(rel <= s->tolerance))
-                fail_msg("%s at batch %ld: check %g: %s", name, batches[b], rel, err.msg);
-            sl_record *r = sl_record_new();
-            sl_record_timing(r, 1);
-            if (s->run(st, v, r, &err) != 0)
-                fail_msg("%s at batch %ld: run: %s", name, batches[b], err.msg);
-            sl_record_timing(r, 0);
-            s->finish(st, v, r);
+            sl_record *r = sweep_run(s, st, v, batches[b]);
             double a = json_number_value(json_object_get(r->metrics, "test_acc"));
             json_t *sps = json_object_get(r->series, "samples_per_s");
             assert_true(a >= 0 && a <= 1);

@@ -78,6 +78,30 @@ static void missing_script_fails(void **s)
     free(base);
 }
 
+/* Every figure DIR/devbox/figures/STUDY-KIND.EXT of kinds x ext exists and is over min_size bytes. */
+static void assert_figures(const char *dir, const char *study, const char *const *kinds, int nk,
+                           const char *const *ext, int ne, long min_size)
+{
+    for (int k = 0; k < nk; k++)
+        for (int e = 0; e < ne; e++) {
+            char *p = rep_printf("%s/devbox/figures/%s-%s.%s", dir, study, kinds[k], ext[e]);
+            struct stat st;
+            assert_int_equal(stat(p, &st), 0);
+            assert_true(st.st_size > min_size);
+            free(p);
+        }
+}
+
+/* The file at path into buf (at most n - 1 bytes, NUL-terminated). */
+static void read_page(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t got = fread(buf, 1, n - 1, f);
+    buf[got] = 0;
+    fclose(f);
+}
+
 /* `speedlab report` with plots: every figure is rendered in three formats and shown on the study page. */
 static void report_renders_figures(void **s)
 {
@@ -85,24 +109,11 @@ static void report_renders_figures(void **s)
     char *root = rep_printf("%s/../fixtures/galaxy", gold), *dir = rep_printf("%s/report", out);
     char *argv[] = {"report", root, "--out", dir, "--format", "csv"};
     assert_int_equal(rep_report_main(6, argv), 0);
-    static const char *kinds[] = {"bars", "cost", "memory"};
-    for (int k = 0; k < 3; k++) {
-        static const char *ext[] = {"png", "pdf", "svg", "dat"};
-        for (int e = 0; e < 4; e++) {
-            char *p = rep_printf("%s/devbox/figures/galaxy-%s.%s", dir, kinds[k], ext[e]);
-            struct stat st;
-            assert_int_equal(stat(p, &st), 0);
-            assert_true(st.st_size > 100);
-            free(p);
-        }
-    }
+    static const char *kinds[] = {"bars", "cost", "memory"}, *ext[] = {"png", "pdf", "svg", "dat"};
+    assert_figures(dir, "galaxy", kinds, 3, ext, 4, 100);
     char *page = rep_printf("%s/devbox/galaxy.md", dir);
-    FILE *f = fopen(page, "r");
-    assert_non_null(f);
     char buf[65536];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
+    read_page(page, buf, sizeof buf);
     assert_non_null(strstr(buf, "![Resident memory over time (seed 002's Figure 2.1)](figures/galaxy-memory.png)"));
     char *md = rep_printf("%s/devbox/tables/galaxy-summary.md", dir);
     assert_int_not_equal(access(md, R_OK), 0); /* --format csv: no md table files */
@@ -117,24 +128,11 @@ static void report_renders_figure_one(void **s)
     char *root = rep_printf("%s/../fixtures/cnn", gold), *dir = rep_printf("%s/cnn", out);
     char *argv[] = {"report", root, "--out", dir, "--format", "csv"};
     assert_int_equal(rep_report_main(6, argv), 0);
-    static const char *kinds[] = {"throughput", "epochs", "throughput-bars"};
-    for (int k = 0; k < 3; k++) {
-        static const char *ext[] = {"png", "pdf", "svg"};
-        for (int e = 0; e < 3; e++) {
-            char *p = rep_printf("%s/devbox/figures/cnn-%s.%s", dir, kinds[k], ext[e]);
-            struct stat st;
-            assert_int_equal(stat(p, &st), 0);
-            assert_true(st.st_size > 1000);
-            free(p);
-        }
-    }
+    static const char *kinds[] = {"throughput", "epochs", "throughput-bars"}, *ext[] = {"png", "pdf", "svg"};
+    assert_figures(dir, "cnn", kinds, 3, ext, 3, 1000);
     char *page = rep_printf("%s/devbox/cnn.md", dir);
-    FILE *f = fopen(page, "r");
-    assert_non_null(f);
     static char buf[1 << 17];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
+    read_page(page, buf, sizeof buf);
     assert_non_null(strstr(buf, "![Average throughput per variant at batch=512, mean ± std over repetitions "
                                 "(seed 004's Figure 1 d)](figures/cnn-throughput-bars.png)"));
     free(page), free(root), free(dir);

@@ -58,24 +58,6 @@ static int get_weights(cnn_state *s, int v, float *P, sl_error *err)
     return 0;
 }
 
-/* |after - before - want| / |want| over all parameters. */
-static double update_error(const float *before, const float *after, const double *want, size_t n)
-{
-    double diff = 0, ref = 0;
-    for (size_t i = 0; i < n; i++) {
-        double got = (double)after[i] - (double)before[i];
-        diff += (got - want[i]) * (got - want[i]);
-        ref += want[i] * want[i];
-    }
-    return ref > 0 ? sqrt(diff / ref) : sqrt(diff);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Buffers of the check (one batch of the reference in double). */
 typedef struct check_buf {
     double *P, *G, *V, *want, *X, *ws, *errs;
@@ -147,7 +129,7 @@ int cnn_check(cnn_state *s, int v, train_model *m, double *rel_err, sl_error *er
         if (m->step(m->ctx, idx, B, (float)lr, &loss, err) != 0 || get_weights(s, v, b.after, err) != 0)
             goto out;
         double e_loss = fabs(loss - ref_loss) / fabs(ref_loss);
-        b.errs[t] = update_error(b.before, b.after, b.want, np);
+        b.errs[t] = train_update_error(b.before, b.after, b.want, 1.0, np);
         if (isnan(e_loss) || isnan(b.errs[t])) {
             *rel_err = NAN; /* a NaN anywhere fails the check */
             rc = 0;
@@ -157,8 +139,7 @@ int cnn_check(cnn_state *s, int v, train_model *m, double *rel_err, sl_error *er
         for (size_t i = 0; i < np; i++)
             b.P[i] += b.want[i];
     }
-    qsort(b.errs, (size_t)s->check_steps, sizeof *b.errs, cmp_double);
-    *rel_err = fmax(worst_loss, b.errs[(s->check_steps - 1) * 9 / 10]);
+    *rel_err = train_check_error(b.errs, s->check_steps, worst_loss);
     rc = 0;
 out:
     buf_free(&b);

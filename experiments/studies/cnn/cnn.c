@@ -254,14 +254,6 @@ static void release(void *vs, int v)
 #endif
 }
 
-static double series_mean(const double *x, int n)
-{
-    double t = 0;
-    for (int i = 0; i < n; i++)
-        t += x[i];
-    return n > 0 ? t / n : NAN;
-}
-
 static double series_max(const double *x, int n)
 {
     double m = -INFINITY;
@@ -288,8 +280,8 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
         return 0;
     if (s->nreps < CNN_MAX_REPS) {
         const train_series *z = &s->series;
-        s->reps[s->nreps] = (cnn_rep){.secs = secs, .epoch_s = series_mean(z->epoch_s, z->n),
-                                      .sps = series_mean(z->samples_per_s, z->n),
+        s->reps[s->nreps] = (cnn_rep){.secs = secs, .epoch_s = train_mean(z->epoch_s, z->n),
+                                      .sps = train_mean(z->samples_per_s, z->n),
                                       .acc = z->test_acc[z->n - 1], .best = series_max(z->test_acc, z->n),
                                       .rss = s->rss_n ? s->rss_sum / (double)s->rss_n : NAN};
     }
@@ -377,12 +369,7 @@ static void finish(void *vs, int v, sl_record *rec)
     cnn_state *s = vs;
     if (s->nreps == 0)
         return;
-    int kept = s->nreps < CNN_MAX_REPS ? s->nreps : CNN_MAX_REPS;
-    if (kept < s->nreps) { /* (noted here, not in run: no allocation on the timed path) */
-        char note[128];
-        snprintf(note, sizeof note, "the metrics summarise the first %d repetitions only", CNN_MAX_REPS);
-        sl_record_note(rec, note);
-    }
+    int kept = train_reps_kept(s->nreps, CNN_MAX_REPS, "the metrics", rec);
     record_spread(rec, s, kept, offsetof(cnn_rep, secs), "train_time_s", 0); /* evaluations included */
     record_spread(rec, s, kept, offsetof(cnn_rep, epoch_s), "epoch_s", 1);   /* training steps only */
     record_spread(rec, s, kept, offsetof(cnn_rep, sps), "samples_per_s", 1);
@@ -427,9 +414,7 @@ static void declared_work(long batch, const sl_opts *o, double *flops, double *b
 {
     cnn_dims d;
     cnn_dims_init(&d, 28, 28);
-    train_cfg cfg = {.epochs = o->quick ? 1 : (int)sl_param_long(o, &sl_study_cnn, "epochs"),
-                     .batch = (int)batch, .n_train = o->quick ? QUICK_ROWS : 60000,
-                     .n_test = o->quick ? QUICK_TEST : 10000};
+    train_cfg cfg = train_declared(&sl_study_cnn, batch, o, QUICK_ROWS, QUICK_TEST);
     work_of(&d, &cfg, flops, bytes);
 }
 

@@ -58,25 +58,6 @@ static int get_weights(mlp_state *s, int v, float *P, sl_error *err)
     return 0;
 }
 
-/* |after - before - (-lr G)| / |lr G| over all parameters. */
-static double update_error(const float *before, const float *after, const double *G, double lr, size_t n)
-{
-    double diff = 0, ref = 0;
-    for (size_t i = 0; i < n; i++) {
-        double want = -lr * G[i];
-        double got = (double)after[i] - (double)before[i];
-        diff += (got - want) * (got - want);
-        ref += want * want;
-    }
-    return ref > 0 ? sqrt(diff / ref) : sqrt(diff);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int mlp_check(mlp_state *s, int v, train_model *m, double *rel_err, sl_error *err)
 {
     const mlp_dims *d = &s->dims;
@@ -114,7 +95,7 @@ int mlp_check(mlp_state *s, int v, train_model *m, double *rel_err, sl_error *er
             get_weights(s, v, after, err) != 0)
             goto out;
         double e_loss = fabs(loss - ref_loss) / fabs(ref_loss);
-        e_updates[t] = update_error(before, after, G, lr, np);
+        e_updates[t] = train_update_error(before, after, G, -lr, np);
         if (isnan(e_loss) || isnan(e_updates[t])) {
             *rel_err = NAN; /* a NaN anywhere fails the check */
             rc = 0;
@@ -124,8 +105,7 @@ int mlp_check(mlp_state *s, int v, train_model *m, double *rel_err, sl_error *er
         for (size_t i = 0; i < np; i++)
             P[i] -= lr * G[i];
     }
-    qsort(e_updates, (size_t)s->check_steps, sizeof *e_updates, cmp_double);
-    *rel_err = fmax(worst_loss, e_updates[(s->check_steps - 1) * 9 / 10]);
+    *rel_err = train_check_error(e_updates, s->check_steps, worst_loss);
     rc = 0;
 out:
     free(P), free(G), free(X), free(ws), free(before), free(after), free(e_updates);

@@ -213,13 +213,7 @@ static void finish(void *vs, int v, sl_record *rec)
     mlp_state *s = vs;
     if (s->nreps == 0)
         return;
-    int kept = s->nreps < MLP_MAX_REPS ? s->nreps : MLP_MAX_REPS;
-    if (kept < s->nreps) {               /* (noted here, not in run: no allocation on the timed path) */
-        char note[128];
-        snprintf(note, sizeof note, "test_acc and train_time_s summarise the first %d repetitions only",
-                 MLP_MAX_REPS);
-        sl_record_note(rec, note);
-    }
+    int kept = train_reps_kept(s->nreps, MLP_MAX_REPS, "test_acc and train_time_s", rec);
     sl_stats acc, secs; /* over the repetitions */
     sl_stats_compute(s->acc, kept, &acc);
     sl_stats_compute(s->secs, kept, &secs);
@@ -234,10 +228,7 @@ static void finish(void *vs, int v, sl_record *rec)
     ran.epochs = epochs;
     sl_record_metric(rec, "lr_final", train_lr(&ran, epochs - 1));
     sl_record_metric(rec, "train_rows", (double)s->cfg.n_train);
-    double epoch_s = 0;
-    for (int i = 0; i < epochs; i++)
-        epoch_s += s->series.epoch_s[i];
-    epoch_s /= epochs;
+    double epoch_s = train_mean(s->series.epoch_s, epochs);
     double step_flops = mlp_step_flops(&s->dims, s->cfg.batch) * (double)(s->cfg.n_train / s->cfg.batch);
     sl_record_metric(rec, "epoch_gflops", step_flops / epoch_s * 1e-9); /* training steps only */
     if (mlp_is_device(v))
@@ -281,9 +272,8 @@ static void work_of(const mlp_dims *d, long batch, long epochs, long rows, long 
 static void declared_work(long batch, const sl_opts *o, double *flops, double *bytes)
 {
     mlp_dims d = {784, 128, 128, 10};
-    long epochs = o->quick ? 1 : sl_param_long(o, &sl_study_mlp, "epochs");
-    long rows = o->quick ? QUICK_ROWS : 60000, test = o->quick ? QUICK_TEST : 10000;
-    work_of(&d, batch, epochs, rows, test, flops, bytes);
+    train_cfg cfg = train_declared(&sl_study_mlp, batch, o, QUICK_ROWS, QUICK_TEST);
+    work_of(&d, batch, cfg.epochs, cfg.n_train, cfg.n_test, flops, bytes);
 }
 
 static double flops(long batch, const sl_opts *o)
