@@ -53,10 +53,10 @@
 extern "C" {
 #include "mlp_cuda.h"
 }
+#include "gpu/gpu_kernels.cuh"
 
 #define TK 16         /* SGEMM k-slice (tiles: 16 RM x 16 RN, see own_gemm) */
 #define GEMM_THREADS 256
-#define ROWS_PER_BLOCK 8 /* warps (rows) per loss block */
 #define MAX_GRID 4096    /* cap for grid-stride elementwise kernels */
 
 enum { EPI_STORE = 0, EPI_BIAS = 1, EPI_BIAS_RELU = 2, EPI_MASK = 3 };
@@ -84,22 +84,6 @@ struct mlp_cuda {
 };
 
 /* ---- kernels ------------------------------------------------------------------------------------- */
-
-/* X[b][:] = src_x[r][:] * (1/255), y[b] = src_y[r], r = idx[b] (or row0 + b when idx is NULL). */
-__global__ void k_gather(const uint8_t *__restrict__ src_x, const uint8_t *__restrict__ src_y,
-                         const int32_t *__restrict__ idx, long row0, int B, int n0, float *__restrict__ X,
-                         uint8_t *__restrict__ y)
-{
-    for (long b = blockIdx.x; b < B; b += gridDim.x) {
-        long r = idx ? (long)idx[b] : row0 + b;
-        const uint8_t *s = src_x + (size_t)r * n0;
-        float *x = X + (size_t)b * n0;
-        for (int k = threadIdx.x; k < n0; k += blockDim.x)
-            x[k] = __fmul_rn((float)s[k], 1.0f / 255.0f);
-        if (threadIdx.x == 0)
-            y[b] = src_y[r];
-    }
-}
 
 /* C (M x N, row-major) = op(A) op(B) with the epilogue EPI. op(A) is M x K: A stored M x K, or K x M
  * when TA. op(B) is K x N: B stored K x N, or N x K when TB. aux: the bias (n = N) or the mask (M x N). */
@@ -189,73 +173,6 @@ __global__ void k_mask(float *D, const float *A, size_t n)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         D[i] = A[i] > 0.0f ? D[i] : 0.0f;
-}
-
-/* One warp per row: softmax of z3, d3 = (p - onehot(y)) / B, rowloss = -log max(p_y, 1e-30). */
-__global__ void k_softmax_ce(const float *__restrict__ z3, const uint8_t *__restrict__ y, int B, int K,
-                             float *__restrict__ d3, double *__restrict__ rowloss)
-{
-    const int lane = threadIdx.x & 31;
-    const long b = (long)blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5);
-    if (b >= B) /* the whole warp leaves together: b is per warp */
-        return;
-    const float *z = z3 + (size_t)b * K;
-    float *g = d3 + (size_t)b * K;
-    float mx = -INFINITY;
-    for (int j = lane; j < K; j += 32)
-        mx = fmaxf(mx, z[j]);
-    for (int off = 16; off > 0; off >>= 1)
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-    float sum = 0.0f;
-    for (int j = lane; j < K; j += 32)
-        sum += expf(z[j] - mx);
-    for (int off = 16; off > 0; off >>= 1)
-        sum += __shfl_xor_sync(0xffffffffu, sum, off);
-    const int lab = y[b];
-    const float invB = 1.0f / (float)B;
-    for (int j = lane; j < K; j += 32) {
-        float p = expf(z[j] - mx) / sum;
-        g[j] = (p - (j == lab ? 1.0f : 0.0f)) * invB;
-        if (j == lab)
-            rowloss[b] = -log(fmax((double)p, 1e-30));
-    }
-}
-
-/* *acc += mean(rowloss[0..B)), in a fixed order (one block). */
-__global__ void k_loss_sum(const double *__restrict__ rowloss, int B, double *acc)
-{
-    __shared__ double sh[256];
-    double s = 0.0;
-    for (int i = threadIdx.x; i < B; i += 256)
-        s += rowloss[i];
-    sh[threadIdx.x] = s;
-    __syncthreads();
-    for (int w = 128; w > 0; w >>= 1) {
-        if ((int)threadIdx.x < w)
-            sh[threadIdx.x] += sh[threadIdx.x + w];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0)
-        *acc += sh[0] / (double)B;
-}
-
-/* db[j] = sum_b D[b][j]; blocks of 32 columns x 8 row lanes. */
-__global__ void k_colsum(const float *__restrict__ D, int B, int N, float *__restrict__ db)
-{
-    __shared__ float sh[8][33];
-    const int col = blockIdx.x * 32 + threadIdx.x;
-    float s = 0.0f;
-    if (col < N)
-        for (int b = threadIdx.y; b < B; b += 8)
-            s += D[(size_t)b * N + col];
-    sh[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && col < N) {
-        float t = 0.0f;
-        for (int r = 0; r < 8; r++)
-            t += sh[r][threadIdx.x];
-        db[col] = t;
-    }
 }
 
 __global__ void k_sgd(float *P, const float *G, size_t n, float lr)
@@ -389,7 +306,7 @@ static int check_B(mlp_cuda *c, int B, const char *what)
 static int gather(mlp_cuda *c, const uint8_t *src_x, const uint8_t *src_y, int use_idx, long row0, int B)
 {
     unsigned g = (unsigned)(B < MAX_GRID ? B : MAX_GRID);
-    k_gather<<<g, 256, 0, c->s>>>(src_x, src_y, use_idx ? c->idx : NULL, row0, B, c->d.n0, c->X, c->y);
+    k_gpu_gather<<<g, 256, 0, c->s>>>(src_x, src_y, use_idx ? c->idx : NULL, row0, B, c->d.n0, c->X, c->y);
     LAUNCHED("gather");
     return 0;
 }
@@ -411,7 +328,7 @@ static int weight_grad(mlp_cuda *c, const float *A, const float *D, int B, int n
 {
     if (product(c, 1, 0, EPI_STORE, n_in, n_out, B, A, D, c->G + oW, NULL, what))
         return -1;
-    k_colsum<<<(unsigned)((n_out + 31) / 32), dim3(32, 8), 0, c->s>>>(D, B, n_out, c->G + ob);
+    k_gpu_colsum<<<(unsigned)((n_out + 31) / 32), dim3(32, 8), 0, c->s>>>(D, B, n_out, c->G + ob);
     LAUNCHED("bias gradient");
     return 0;
 }
@@ -631,10 +548,10 @@ extern "C" int mlp_cuda_loss(mlp_cuda *c, int B)
 {
     if (!c || check_B(c, B, "loss"))
         return -1;
-    unsigned g = (unsigned)((B + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
-    k_softmax_ce<<<g, 32 * ROWS_PER_BLOCK, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->d3, c->rowloss);
+    unsigned g = (unsigned)((B + GPU_ROWS_PER_BLOCK - 1) / GPU_ROWS_PER_BLOCK);
+    k_gpu_softmax_ce<<<g, 32 * GPU_ROWS_PER_BLOCK, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->d3, c->rowloss);
     LAUNCHED("softmax");
-    k_loss_sum<<<1, 256, 0, c->s>>>(c->rowloss, B, c->acc);
+    k_gpu_loss_sum<<<1, 256, 0, c->s>>>(c->rowloss, B, c->acc);
     LAUNCHED("loss sum");
     return 0;
 }
