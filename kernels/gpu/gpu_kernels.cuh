@@ -185,4 +185,25 @@ k_gpu_gemm(int M, int N, int K, const float *__restrict__ A, const float *__rest
     }
 }
 
+/* ---- elementwise epilogues (for a library GEMM without fused ones) -------------------------------- */
+
+/* Z[b][j] += bias[j], then ReLU when relu. */
+static __global__ __attribute__((unused))
+void k_gpu_bias_act(float *Z, const float *bias, int M, int N, int relu)
+{
+    size_t n = (size_t)M * N;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float v = Z[i] + bias[i % N];
+        Z[i] = relu && v < 0.0f ? 0.0f : v;
+    }
+}
+
+/* D[i] = A[i] > 0 ? D[i] : 0: the ReLU' mask of the layer whose output is A. */
+static __global__ __attribute__((unused))
+void k_gpu_mask(float *D, const float *A, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        D[i] = A[i] > 0.0f ? D[i] : 0.0f;
+}
+
 #endif

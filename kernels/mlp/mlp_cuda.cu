@@ -79,23 +79,7 @@ struct mlp_cuda {
     char err[256];
 };
 
-/* ---- kernels ------------------------------------------------------------------------------------- */
-
-/* cublas variant's epilogues: Z[b][j] += bias[j] (then ReLU); D[i] = A[i] > 0 ? D[i] : 0. */
-__global__ void k_bias_act(float *Z, const float *bias, int M, int N, int relu)
-{
-    size_t n = (size_t)M * N;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float v = Z[i] + bias[i % N];
-        Z[i] = relu && v < 0.0f ? 0.0f : v;
-    }
-}
-
-__global__ void k_mask(float *D, const float *A, size_t n)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        D[i] = A[i] > 0.0f ? D[i] : 0.0f;
-}
+/* ---- kernels (gather, GEMM, epilogues, loss, column sums: kernels/gpu/gpu_kernels.cuh) --------- */
 
 __global__ void k_sgd(float *P, const float *G, size_t n, float lr)
 {
@@ -192,10 +176,10 @@ static int product(mlp_cuda *c, int ta, int tb, int epi, int M, int N, int K, co
             what);
         size_t n = (size_t)M * N;
         if (epi == EPI_BIAS || epi == EPI_BIAS_RELU) {
-            k_bias_act<<<grid_for(n, 256), 256, 0, c->s>>>(C, aux, M, N, epi == EPI_BIAS_RELU);
+            k_gpu_bias_act<<<grid_for(n, 256), 256, 0, c->s>>>(C, aux, M, N, epi == EPI_BIAS_RELU);
             LAUNCHED("bias_act");
         } else if (epi == EPI_MASK) {
-            k_mask<<<grid_for(n, 256), 256, 0, c->s>>>(C, aux, n);
+            k_gpu_mask<<<grid_for(n, 256), 256, 0, c->s>>>(C, aux, n);
             LAUNCHED("mask");
         }
         return 0;
