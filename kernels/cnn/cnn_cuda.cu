@@ -47,7 +47,7 @@
 
 #define MAX_GRID 4096    /* cap for grid-stride elementwise kernels */
 
-/* ---- kernels both backends use -------------------------------------------------------------------- */
+/* ---- kernels both backends use (the shared ones are in kernels/gpu/gpu_kernels.cuh) --------------- */
 
 /* V = mu V + G; P -= lr V. lr and mu from lrmu (device) when it is not NULL: a graph's frozen arguments
  * cannot carry a rate that changes between replays. */
@@ -63,25 +63,6 @@ __global__ void k_cnn_momentum(float *__restrict__ P, float *__restrict__ V, con
         V[i] = v;
         P[i] -= lr * v;
     }
-}
-
-/* count += rows whose first maximal logit is at y (one thread per row, one atomic per block). */
-__global__ void k_cnn_count(const float *__restrict__ z4, const uint8_t *__restrict__ y, int B, int K,
-                            unsigned long long *count)
-{
-    const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    int ok = 0;
-    if (b < B) {
-        const float *z = z4 + (size_t)b * K;
-        int best = 0;
-        for (int j = 1; j < K; j++)
-            if (z[j] > z[best])
-                best = j;
-        ok = best == y[b];
-    }
-    int n = __syncthreads_count(ok);
-    if (threadIdx.x == 0 && n)
-        atomicAdd(count, (unsigned long long)n);
 }
 
 /* ---- shared host helpers -------------------------------------------------------------------------- */
@@ -442,7 +423,7 @@ extern "C" int cnn_cuda_evaluate(cnn_cuda *c, long *correct)
         int B = (int)(c->n_test - r < c->max_batch ? c->n_test - r : c->max_batch);
         if (gather(c, c->te_x, c->te_y, 0, r, B) || layers_forward(c, B))
             return -1;
-        k_cnn_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z4, c->y, B, c->d.dense2.nout, c->count);
+        k_gpu_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z4, c->y, B, c->d.dense2.nout, c->count);
         LAUNCHED("count");
     }
     CK(cudaMemcpyAsync(c->h_count, c->count, sizeof(unsigned long long), cudaMemcpyDeviceToHost, c->s),

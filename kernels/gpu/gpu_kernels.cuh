@@ -104,6 +104,26 @@ void k_gpu_colsum(const float *__restrict__ D, int B, int N, float *__restrict__
     }
 }
 
+/* count += rows whose first maximal logit is at y (one thread per row, one atomic per block). */
+static __global__ __attribute__((unused))
+void k_gpu_count(const float *__restrict__ z3, const uint8_t *__restrict__ y, int B, int K,
+                 unsigned long long *count)
+{
+    const int b = blockIdx.x * blockDim.x + threadIdx.x;
+    int ok = 0;
+    if (b < B) {
+        const float *z = z3 + (size_t)b * K;
+        int best = 0;
+        for (int j = 1; j < K; j++)
+            if (z[j] > z[best])
+                best = j;
+        ok = best == y[b];
+    }
+    int n = __syncthreads_count(ok);
+    if (threadIdx.x == 0 && n)
+        atomicAdd(count, (unsigned long long)n);
+}
+
 /* ---- dense layers: the tiled SGEMM (256 threads, k-slices of GPU_TK in shared memory) -------------- */
 
 #define GPU_TK 16 /* SGEMM k-slice (tiles: 16 RM x 16 RN) */

@@ -79,31 +79,12 @@ struct mlp_cuda {
     char err[256];
 };
 
-/* ---- kernels (gather, GEMM, epilogues, loss, column sums: kernels/gpu/gpu_kernels.cuh) --------- */
+/* ---- kernels (the shared ones are in kernels/gpu/gpu_kernels.cuh) ----------------------------- */
 
 __global__ void k_sgd(float *P, const float *G, size_t n, float lr)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         P[i] -= lr * G[i];
-}
-
-/* count += rows whose first maximal logit is at y (one thread per row, one atomic per block). */
-__global__ void k_count(const float *__restrict__ z3, const uint8_t *__restrict__ y, int B, int K,
-                        unsigned long long *count)
-{
-    const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    int ok = 0;
-    if (b < B) {
-        const float *z = z3 + (size_t)b * K;
-        int best = 0;
-        for (int j = 1; j < K; j++)
-            if (z[j] > z[best])
-                best = j;
-        ok = best == y[b];
-    }
-    int n = __syncthreads_count(ok);
-    if (threadIdx.x == 0 && n)
-        atomicAdd(count, (unsigned long long)n);
 }
 
 /* ---- host helpers --------------------------------------------------------------------------------- */
@@ -514,7 +495,7 @@ extern "C" int mlp_cuda_evaluate(mlp_cuda *c, long *correct)
         int B = (int)(c->n_test - r < c->max_batch ? c->n_test - r : c->max_batch);
         if (gather(c, c->te_x, c->te_y, 0, r, B) || forward(c, B))
             return -1;
-        k_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->count);
+        k_gpu_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->count);
         LAUNCHED("count");
     }
     CK(cudaMemcpyAsync(c->h_count, c->count, sizeof(unsigned long long), cudaMemcpyDeviceToHost, c->s),
