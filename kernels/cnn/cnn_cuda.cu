@@ -43,11 +43,11 @@
 
 #include "cnn_cuda_impl.h"
 #include "sl_config.h"
-#include "gpu/gpu_kernels.cuh"
+#include "gpu/gpu_batch.cuh"
 
 #define MAX_GRID 4096    /* cap for grid-stride elementwise kernels */
 
-/* ---- kernels both backends use (the shared ones are in kernels/gpu/gpu_kernels.cuh) --------------- */
+/* ---- kernels both backends use (gather, loss, column sums, count: kernels/gpu/gpu_batch.cuh) -- */
 
 /* V = mu V + G; P -= lr V. lr and mu from lrmu (device) when it is not NULL: a graph's frozen arguments
  * cannot carry a rate that changes between replays. */

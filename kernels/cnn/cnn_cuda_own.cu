@@ -27,11 +27,11 @@
  *     that still gives every SM a block, else 32x32 or 16x16) with template flags for the three shapes
  *     (X W forward, A^T D weight gradients, D W^T input deltas: nothing is transposed in memory) and
  *     fused epilogues (+ bias, + bias then ReLU, the ReLU' mask of the layer below). The one copy,
- *     k_gpu_gemm, is in kernels/gpu/gpu_kernels.cuh; it is static there, so the two files' instances
- *     of one template are never merged by the linker.
+ *     k_gpu_gemm, is in kernels/gpu/gpu_gemm.cuh; it is static there, so the two files' instances of
+ *     one template are never merged by the linker.
  */
 #include "cnn_cuda_impl.h"
-#include "gpu/gpu_kernels.cuh"
+#include "gpu/gpu_gemm.cuh"
 
 #define CG 8            /* output (forward) or input (backward-data) channels a thread accumulates */
 #define KS 3            /* the kernel size the convolution kernels are built for */

@@ -47,11 +47,12 @@
 
 #include "cnn_cuda_impl.h"
 #include "sl_config.h"
-#include "gpu/gpu_kernels.cuh"
 
 #if SL_HAVE_CUDNN && SL_HAVE_CUBLAS
 #include <cublas_v2.h>
 #include <cudnn.h>
+
+#include "gpu/gpu_epilogue.cuh"
 
 #define BLAS_WS_BYTES ((size_t)4 << 20) /* cuBLAS's documented default workspace before Hopper */
 
@@ -94,7 +95,7 @@ static const float one = 1.0f, zero = 0.0f;
         cnn_count_op(c);                                                                                 \
     } while (0)
 
-/* ---- dense layers (the bias and mask kernels are kernels/gpu/gpu_kernels.cuh's) ----------------- */
+/* ---- dense layers (bias and mask kernels: kernels/gpu/gpu_epilogue.cuh) ----------------------- */
 
 /* Row-major C (M x N) = op(A) op(B) by cublasSgemm on the transposed problem (top of file). */
 static int sgemm(cnn_cuda *c, int ta, int tb, int M, int N, int K, const float *A, const float *Bm, float *C,

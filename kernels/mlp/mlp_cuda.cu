@@ -53,7 +53,9 @@
 extern "C" {
 #include "mlp_cuda.h"
 }
-#include "gpu/gpu_kernels.cuh"
+#include "gpu/gpu_batch.cuh"
+#include "gpu/gpu_epilogue.cuh"
+#include "gpu/gpu_gemm.cuh"
 
 #define MAX_GRID 4096    /* cap for grid-stride elementwise kernels */
 
@@ -79,7 +81,7 @@ struct mlp_cuda {
     char err[256];
 };
 
-/* ---- kernels (the shared ones are in kernels/gpu/gpu_kernels.cuh) ----------------------------- */
+/* ---- kernels (the shared ones are in kernels/gpu/gpu_*.cuh) ----------------------------------- */
 
 __global__ void k_sgd(float *P, const float *G, size_t n, float lr)
 {
