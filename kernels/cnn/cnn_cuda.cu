@@ -43,94 +43,11 @@
 
 #include "cnn_cuda_impl.h"
 #include "sl_config.h"
+#include "gpu/gpu_batch.cuh"
 
-#define ROWS_PER_BLOCK 8 /* warps (rows) per softmax block */
 #define MAX_GRID 4096    /* cap for grid-stride elementwise kernels */
 
-/* ---- kernels both backends use -------------------------------------------------------------------- */
-
-/* X[b][:] = src_x[r][:] * (1/255), y[b] = src_y[r], r = idx[b] (or row0 + b when idx is NULL). */
-__global__ void k_cnn_gather(const uint8_t *__restrict__ src_x, const uint8_t *__restrict__ src_y,
-                             const int32_t *__restrict__ idx, long row0, int B, int n0, float *__restrict__ X,
-                             uint8_t *__restrict__ y)
-{
-    for (long b = blockIdx.x; b < B; b += gridDim.x) {
-        long r = idx ? (long)idx[b] : row0 + b;
-        const uint8_t *s = src_x + (size_t)r * n0;
-        float *x = X + (size_t)b * n0;
-        for (int k = threadIdx.x; k < n0; k += blockDim.x)
-            x[k] = __fmul_rn((float)s[k], 1.0f / 255.0f);
-        if (threadIdx.x == 0)
-            y[b] = src_y[r];
-    }
-}
-
-/* One warp per row: softmax of z, d = (p - onehot(y)) / B, rowloss = -log max(p_y, 1e-30). */
-__global__ void k_cnn_softmax_ce(const float *__restrict__ z4, const uint8_t *__restrict__ y, int B, int K,
-                                 float *__restrict__ d4, double *__restrict__ rowloss)
-{
-    const int lane = threadIdx.x & 31;
-    const long b = (long)blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5);
-    if (b >= B) /* the whole warp leaves together: b is per warp */
-        return;
-    const float *z = z4 + (size_t)b * K;
-    float *g = d4 + (size_t)b * K;
-    float mx = -INFINITY;
-    for (int j = lane; j < K; j += 32)
-        mx = fmaxf(mx, z[j]);
-    for (int off = 16; off > 0; off >>= 1)
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-    float sum = 0.0f;
-    for (int j = lane; j < K; j += 32)
-        sum += expf(z[j] - mx);
-    for (int off = 16; off > 0; off >>= 1)
-        sum += __shfl_xor_sync(0xffffffffu, sum, off);
-    const int lab = y[b];
-    const float invB = 1.0f / (float)B;
-    for (int j = lane; j < K; j += 32) {
-        float p = expf(z[j] - mx) / sum;
-        g[j] = (p - (j == lab ? 1.0f : 0.0f)) * invB;
-        if (j == lab)
-            rowloss[b] = -log(fmax((double)p, 1e-30));
-    }
-}
-
-/* *acc += mean(rowloss[0..B)), in a fixed order (one block of 256). */
-__global__ void k_cnn_loss_sum(const double *__restrict__ rowloss, int B, double *acc)
-{
-    __shared__ double sh[256];
-    double s = 0.0;
-    for (int i = threadIdx.x; i < B; i += 256)
-        s += rowloss[i];
-    sh[threadIdx.x] = s;
-    __syncthreads();
-    for (int w = 128; w > 0; w >>= 1) {
-        if ((int)threadIdx.x < w)
-            sh[threadIdx.x] += sh[threadIdx.x + w];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0)
-        *acc += sh[0] / (double)B;
-}
-
-/* db[j] = sum_b D[b][j]: blocks of 32 columns x 8 row lanes (coalesced rows, shared-memory finish). */
-__global__ void k_cnn_colsum(const float *__restrict__ D, int B, int N, float *__restrict__ db)
-{
-    __shared__ float sh[8][33];
-    const int col = blockIdx.x * 32 + threadIdx.x;
-    float s = 0.0f;
-    if (col < N)
-        for (int b = threadIdx.y; b < B; b += 8)
-            s += D[(size_t)b * N + col];
-    sh[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && col < N) {
-        float t = 0.0f;
-        for (int r = 0; r < 8; r++)
-            t += sh[r][threadIdx.x];
-        db[col] = t;
-    }
-}
+/* ---- kernels both backends use (gather, loss, column sums, count: kernels/gpu/gpu_batch.cuh) -- */
 
 /* V = mu V + G; P -= lr V. lr and mu from lrmu (device) when it is not NULL: a graph's frozen arguments
  * cannot carry a rate that changes between replays. */
@@ -146,25 +63,6 @@ __global__ void k_cnn_momentum(float *__restrict__ P, float *__restrict__ V, con
         V[i] = v;
         P[i] -= lr * v;
     }
-}
-
-/* count += rows whose first maximal logit is at y (one thread per row, one atomic per block). */
-__global__ void k_cnn_count(const float *__restrict__ z4, const uint8_t *__restrict__ y, int B, int K,
-                            unsigned long long *count)
-{
-    const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    int ok = 0;
-    if (b < B) {
-        const float *z = z4 + (size_t)b * K;
-        int best = 0;
-        for (int j = 1; j < K; j++)
-            if (z[j] > z[best])
-                best = j;
-        ok = best == y[b];
-    }
-    int n = __syncthreads_count(ok);
-    if (threadIdx.x == 0 && n)
-        atomicAdd(count, (unsigned long long)n);
 }
 
 /* ---- shared host helpers -------------------------------------------------------------------------- */
@@ -199,7 +97,7 @@ int cnn_dalloc(cnn_cuda *c, void **p, size_t n, const char *what)
 
 int cnn_colsum(cnn_cuda *c, const float *D, int B, int N, float *db)
 {
-    k_cnn_colsum<<<(unsigned)((N + 31) / 32), dim3(32, 8), 0, c->s>>>(D, B, N, db);
+    k_gpu_colsum<<<(unsigned)((N + 31) / 32), dim3(32, 8), 0, c->s>>>(D, B, N, db);
     LAUNCHED("bias gradient");
     return 0;
 }
@@ -229,7 +127,7 @@ static int gather(cnn_cuda *c, const uint8_t *src_x, const uint8_t *src_y, int u
 {
     const cnn_conv *c1 = &c->d.conv1;
     unsigned g = (unsigned)(B < MAX_GRID ? B : MAX_GRID);
-    k_cnn_gather<<<g, 256, 0, c->s>>>(src_x, src_y, use_idx ? c->idx : NULL, row0, B, c1->cin * c1->h * c1->w,
+    k_gpu_gather<<<g, 256, 0, c->s>>>(src_x, src_y, use_idx ? c->idx : NULL, row0, B, c1->cin * c1->h * c1->w,
                                       c->X, c->y);
     LAUNCHED("gather");
     return 0;
@@ -237,10 +135,10 @@ static int gather(cnn_cuda *c, const uint8_t *src_x, const uint8_t *src_y, int u
 
 static int loss_kernels(cnn_cuda *c, int B)
 {
-    unsigned g = (unsigned)((B + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
-    k_cnn_softmax_ce<<<g, 32 * ROWS_PER_BLOCK, 0, c->s>>>(c->z4, c->y, B, c->d.dense2.nout, c->d4, c->rowloss);
+    unsigned g = (unsigned)((B + GPU_ROWS_PER_BLOCK - 1) / GPU_ROWS_PER_BLOCK);
+    k_gpu_softmax_ce<<<g, 32 * GPU_ROWS_PER_BLOCK, 0, c->s>>>(c->z4, c->y, B, c->d.dense2.nout, c->d4, c->rowloss);
     LAUNCHED("softmax");
-    k_cnn_loss_sum<<<1, 256, 0, c->s>>>(c->rowloss, B, c->acc);
+    k_gpu_loss_sum<<<1, 256, 0, c->s>>>(c->rowloss, B, c->acc);
     LAUNCHED("loss sum");
     return 0;
 }
@@ -525,7 +423,7 @@ extern "C" int cnn_cuda_evaluate(cnn_cuda *c, long *correct)
         int B = (int)(c->n_test - r < c->max_batch ? c->n_test - r : c->max_batch);
         if (gather(c, c->te_x, c->te_y, 0, r, B) || layers_forward(c, B))
             return -1;
-        k_cnn_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z4, c->y, B, c->d.dense2.nout, c->count);
+        k_gpu_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z4, c->y, B, c->d.dense2.nout, c->count);
         LAUNCHED("count");
     }
     CK(cudaMemcpyAsync(c->h_count, c->count, sizeof(unsigned long long), cudaMemcpyDeviceToHost, c->s),

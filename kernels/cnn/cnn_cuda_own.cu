@@ -26,20 +26,18 @@
  *     outputs a thread at stride 16: conflict-free shared reads, coalesced stores; 64x64 tiles while
  *     that still gives every SM a block, else 32x32 or 16x16) with template flags for the three shapes
  *     (X W forward, A^T D weight gradients, D W^T input deltas: nothing is transposed in memory) and
- *     fused epilogues (+ bias, + bias then ReLU, the ReLU' mask of the layer below). Its own name,
- *     k_cnn_gemm: two templates of one name in one library would be merged by the linker.
+ *     fused epilogues (+ bias, + bias then ReLU, the ReLU' mask of the layer below). The one copy,
+ *     k_gpu_gemm, is in kernels/gpu/gpu_gemm.cuh; it is static there, so the two files' instances of
+ *     one template are never merged by the linker.
  */
 #include "cnn_cuda_impl.h"
+#include "gpu/gpu_gemm.cuh"
 
 #define CG 8            /* output (forward) or input (backward-data) channels a thread accumulates */
 #define KS 3            /* the kernel size the convolution kernels are built for */
 #define SLICES_MAX 64   /* weight-gradient slices, at most */
 #define CONV_THREADS 256
 #define SMEM_MAX (48 * 1024) /* static limit for dynamic shared memory without opting in */
-#define TK 16                /* SGEMM k-slice */
-#define GEMM_THREADS 256
-
-enum { EPI_STORE = 0, EPI_BIAS = 1, EPI_BIAS_RELU = 2, EPI_MASK = 3 };
 
 /* ---- convolution and pooling kernels -------------------------------------------------------------- */
 
@@ -250,80 +248,6 @@ __global__ void k_cnn_pool_bwd_relu(const float *__restrict__ dy, const uint8_t 
 
 /* ---- dense layers: the tiled SGEMM ---------------------------------------------------------------- */
 
-/* C (M x N, row-major) = op(A) op(B) with the epilogue EPI. op(A) is M x K: A stored M x K, or K x M
- * when TA. op(B) is K x N: B stored K x N, or N x K when TB. aux: the bias (N) or the mask (M x N). */
-template <int RM, int RN, bool TA, bool TB, int EPI>
-__global__ void __launch_bounds__(GEMM_THREADS)
-k_cnn_gemm(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ Bm, float *__restrict__ C,
-           const float *__restrict__ aux)
-{
-    constexpr int TM = 16 * RM, TN = 16 * RN; /* the block's tile */
-    __shared__ float As[TK][TM + 4];
-    __shared__ float Bs[TK][TN + 4];
-    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-    const int m0 = blockIdx.y * TM, n0 = blockIdx.x * TN;
-    float acc[RM][RN] = {};
-
-    for (int k0 = 0; k0 < K; k0 += TK) {
-        /* loads: consecutive threads walk the dimension that is contiguous in memory */
-#pragma unroll
-        for (int i = tid; i < TM * TK; i += GEMM_THREADS) {
-            int m = TA ? i % TM : i / TK, k = TA ? i / TM : i % TK;
-            int gm = m0 + m, gk = k0 + k;
-            float v = 0.0f;
-            if (gm < M && gk < K)
-                v = TA ? A[(size_t)gk * M + gm] : A[(size_t)gm * K + gk];
-            As[k][m] = v;
-        }
-#pragma unroll
-        for (int i = tid; i < TN * TK; i += GEMM_THREADS) {
-            int n = TB ? i / TK : i % TN, k = TB ? i % TK : i / TN;
-            int gn = n0 + n, gk = k0 + k;
-            float v = 0.0f;
-            if (gn < N && gk < K)
-                v = TB ? Bm[(size_t)gn * K + gk] : Bm[(size_t)gk * N + gn];
-            Bs[k][n] = v;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < TK; k++) {
-            float a[RM], b[RN];
-#pragma unroll
-            for (int i = 0; i < RM; i++)
-                a[i] = As[k][ty + 16 * i];
-#pragma unroll
-            for (int j = 0; j < RN; j++)
-                b[j] = Bs[k][tx + 16 * j];
-#pragma unroll
-            for (int i = 0; i < RM; i++)
-#pragma unroll
-                for (int j = 0; j < RN; j++)
-                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-        __syncthreads();
-    }
-#pragma unroll
-    for (int i = 0; i < RM; i++) {
-        int gm = m0 + ty + 16 * i;
-        if (gm >= M)
-            continue;
-#pragma unroll
-        for (int j = 0; j < RN; j++) {
-            int gn = n0 + tx + 16 * j;
-            if (gn >= N)
-                continue;
-            float v = acc[i][j];
-            if (EPI == EPI_BIAS || EPI == EPI_BIAS_RELU)
-                v += aux[gn];
-            if (EPI == EPI_BIAS_RELU)
-                v = v < 0.0f ? 0.0f : v;
-            if (EPI == EPI_MASK)
-                v = aux[(size_t)gm * N + gn] > 0.0f ? v : 0.0f;
-            C[(size_t)gm * N + gn] = v;
-        }
-    }
-}
-
 /* ---- host side -------------------------------------------------------------------------------------- */
 
 static int launched(cnn_cuda *c, const char *what)
@@ -346,11 +270,11 @@ static int gemm(cnn_cuda *c, int M, int N, int K, const float *A, const float *B
     const int r = tiles(M, N, 64) >= c->sms ? 4 : tiles(M, N, 32) >= c->sms ? 2 : 1;
     dim3 grid((unsigned)((N + 16 * r - 1) / (16 * r)), (unsigned)((M + 16 * r - 1) / (16 * r)));
     if (r == 4)
-        k_cnn_gemm<4, 4, TA, TB, EPI><<<grid, GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
+        k_gpu_gemm<4, 4, TA, TB, EPI><<<grid, GPU_GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
     else if (r == 2)
-        k_cnn_gemm<2, 2, TA, TB, EPI><<<grid, GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
+        k_gpu_gemm<2, 2, TA, TB, EPI><<<grid, GPU_GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
     else
-        k_cnn_gemm<1, 1, TA, TB, EPI><<<grid, GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
+        k_gpu_gemm<1, 1, TA, TB, EPI><<<grid, GPU_GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
     return launched(c, what);
 }
 

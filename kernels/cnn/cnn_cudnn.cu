@@ -52,6 +52,8 @@
 #include <cublas_v2.h>
 #include <cudnn.h>
 
+#include "gpu/gpu_epilogue.cuh"
+
 #define BLAS_WS_BYTES ((size_t)4 << 20) /* cuBLAS's documented default workspace before Hopper */
 
 struct cnn_dnn {
@@ -93,24 +95,7 @@ static const float one = 1.0f, zero = 0.0f;
         cnn_count_op(c);                                                                                 \
     } while (0)
 
-/* ---- dense-layer kernels ---------------------------------------------------------------------------- */
-
-/* Z[b][j] += bias[j], then ReLU when relu. */
-__global__ void k_cnn_bias_act(float *Z, const float *bias, int M, int N, int relu)
-{
-    size_t n = (size_t)M * N;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float v = Z[i] + bias[i % N];
-        Z[i] = relu && v < 0.0f ? 0.0f : v;
-    }
-}
-
-/* D[i] = A[i] > 0 ? D[i] : 0: the ReLU' mask of the layer whose output is A. */
-__global__ void k_cnn_mask(float *D, const float *A, size_t n)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        D[i] = A[i] > 0.0f ? D[i] : 0.0f;
-}
+/* ---- dense layers (bias and mask kernels: kernels/gpu/gpu_epilogue.cuh) ----------------------- */
 
 /* Row-major C (M x N) = op(A) op(B) by cublasSgemm on the transposed problem (top of file). */
 static int sgemm(cnn_cuda *c, int ta, int tb, int M, int N, int K, const float *A, const float *Bm, float *C,
@@ -125,14 +110,14 @@ static int sgemm(cnn_cuda *c, int ta, int tb, int M, int N, int K, const float *
 
 static int bias_act(cnn_cuda *c, float *Z, const float *bias, int M, int N, int relu)
 {
-    k_cnn_bias_act<<<cnn_grid(c, (size_t)M * N, 256), 256, 0, c->s>>>(Z, bias, M, N, relu);
+    k_gpu_bias_act<<<cnn_grid(c, (size_t)M * N, 256), 256, 0, c->s>>>(Z, bias, M, N, relu);
     LAUNCHED("dense bias");
     return 0;
 }
 
 static int mask(cnn_cuda *c, float *D, const float *A, size_t n)
 {
-    k_cnn_mask<<<cnn_grid(c, n, 256), 256, 0, c->s>>>(D, A, n);
+    k_gpu_mask<<<cnn_grid(c, n, 256), 256, 0, c->s>>>(D, A, n);
     LAUNCHED("dense mask");
     return 0;
 }

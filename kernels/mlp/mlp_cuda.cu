@@ -53,13 +53,11 @@
 extern "C" {
 #include "mlp_cuda.h"
 }
+#include "gpu/gpu_batch.cuh"
+#include "gpu/gpu_epilogue.cuh"
+#include "gpu/gpu_gemm.cuh"
 
-#define TK 16         /* SGEMM k-slice (tiles: 16 RM x 16 RN, see own_gemm) */
-#define GEMM_THREADS 256
-#define ROWS_PER_BLOCK 8 /* warps (rows) per loss block */
 #define MAX_GRID 4096    /* cap for grid-stride elementwise kernels */
-
-enum { EPI_STORE = 0, EPI_BIAS = 1, EPI_BIAS_RELU = 2, EPI_MASK = 3 };
 
 struct mlp_cuda {
     mlp_dims d;
@@ -83,204 +81,12 @@ struct mlp_cuda {
     char err[256];
 };
 
-/* ---- kernels ------------------------------------------------------------------------------------- */
-
-/* X[b][:] = src_x[r][:] * (1/255), y[b] = src_y[r], r = idx[b] (or row0 + b when idx is NULL). */
-__global__ void k_gather(const uint8_t *__restrict__ src_x, const uint8_t *__restrict__ src_y,
-                         const int32_t *__restrict__ idx, long row0, int B, int n0, float *__restrict__ X,
-                         uint8_t *__restrict__ y)
-{
-    for (long b = blockIdx.x; b < B; b += gridDim.x) {
-        long r = idx ? (long)idx[b] : row0 + b;
-        const uint8_t *s = src_x + (size_t)r * n0;
-        float *x = X + (size_t)b * n0;
-        for (int k = threadIdx.x; k < n0; k += blockDim.x)
-            x[k] = __fmul_rn((float)s[k], 1.0f / 255.0f);
-        if (threadIdx.x == 0)
-            y[b] = src_y[r];
-    }
-}
-
-/* C (M x N, row-major) = op(A) op(B) with the epilogue EPI. op(A) is M x K: A stored M x K, or K x M
- * when TA. op(B) is K x N: B stored K x N, or N x K when TB. aux: the bias (n = N) or the mask (M x N). */
-template <int RM, int RN, bool TA, bool TB, int EPI>
-__global__ void __launch_bounds__(GEMM_THREADS)
-k_gemm(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ Bm, float *__restrict__ C,
-       const float *__restrict__ aux)
-{
-    constexpr int TM = 16 * RM, TN = 16 * RN; /* the block's tile */
-    __shared__ float As[TK][TM + 4];
-    __shared__ float Bs[TK][TN + 4];
-    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-    const int m0 = blockIdx.y * TM, n0 = blockIdx.x * TN;
-    float acc[RM][RN] = {};
-
-    for (int k0 = 0; k0 < K; k0 += TK) {
-        /* loads: consecutive threads walk the dimension that is contiguous in memory */
-#pragma unroll
-        for (int i = tid; i < TM * TK; i += GEMM_THREADS) {
-            int m = TA ? i % TM : i / TK, k = TA ? i / TM : i % TK;
-            int gm = m0 + m, gk = k0 + k;
-            float v = 0.0f;
-            if (gm < M && gk < K)
-                v = TA ? A[(size_t)gk * M + gm] : A[(size_t)gm * K + gk];
-            As[k][m] = v;
-        }
-#pragma unroll
-        for (int i = tid; i < TN * TK; i += GEMM_THREADS) {
-            int n = TB ? i / TK : i % TN, k = TB ? i % TK : i / TN;
-            int gn = n0 + n, gk = k0 + k;
-            float v = 0.0f;
-            if (gn < N && gk < K)
-                v = TB ? Bm[(size_t)gn * K + gk] : Bm[(size_t)gk * N + gn];
-            Bs[k][n] = v;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < TK; k++) {
-            float a[RM], b[RN];
-#pragma unroll
-            for (int i = 0; i < RM; i++)
-                a[i] = As[k][ty + 16 * i];
-#pragma unroll
-            for (int j = 0; j < RN; j++)
-                b[j] = Bs[k][tx + 16 * j];
-#pragma unroll
-            for (int i = 0; i < RM; i++)
-#pragma unroll
-                for (int j = 0; j < RN; j++)
-                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-        __syncthreads();
-    }
-#pragma unroll
-    for (int i = 0; i < RM; i++) {
-        int gm = m0 + ty + 16 * i;
-        if (gm >= M)
-            continue;
-#pragma unroll
-        for (int j = 0; j < RN; j++) {
-            int gn = n0 + tx + 16 * j;
-            if (gn >= N)
-                continue;
-            float v = acc[i][j];
-            if (EPI == EPI_BIAS || EPI == EPI_BIAS_RELU)
-                v += aux[gn];
-            if (EPI == EPI_BIAS_RELU)
-                v = v < 0.0f ? 0.0f : v;
-            if (EPI == EPI_MASK)
-                v = aux[(size_t)gm * N + gn] > 0.0f ? v : 0.0f;
-            C[(size_t)gm * N + gn] = v;
-        }
-    }
-}
-
-/* cublas variant's epilogues: Z[b][j] += bias[j] (then ReLU); D[i] = A[i] > 0 ? D[i] : 0. */
-__global__ void k_bias_act(float *Z, const float *bias, int M, int N, int relu)
-{
-    size_t n = (size_t)M * N;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float v = Z[i] + bias[i % N];
-        Z[i] = relu && v < 0.0f ? 0.0f : v;
-    }
-}
-
-__global__ void k_mask(float *D, const float *A, size_t n)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        D[i] = A[i] > 0.0f ? D[i] : 0.0f;
-}
-
-/* One warp per row: softmax of z3, d3 = (p - onehot(y)) / B, rowloss = -log max(p_y, 1e-30). */
-__global__ void k_softmax_ce(const float *__restrict__ z3, const uint8_t *__restrict__ y, int B, int K,
-                             float *__restrict__ d3, double *__restrict__ rowloss)
-{
-    const int lane = threadIdx.x & 31;
-    const long b = (long)blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5);
-    if (b >= B) /* the whole warp leaves together: b is per warp */
-        return;
-    const float *z = z3 + (size_t)b * K;
-    float *g = d3 + (size_t)b * K;
-    float mx = -INFINITY;
-    for (int j = lane; j < K; j += 32)
-        mx = fmaxf(mx, z[j]);
-    for (int off = 16; off > 0; off >>= 1)
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-    float sum = 0.0f;
-    for (int j = lane; j < K; j += 32)
-        sum += expf(z[j] - mx);
-    for (int off = 16; off > 0; off >>= 1)
-        sum += __shfl_xor_sync(0xffffffffu, sum, off);
-    const int lab = y[b];
-    const float invB = 1.0f / (float)B;
-    for (int j = lane; j < K; j += 32) {
-        float p = expf(z[j] - mx) / sum;
-        g[j] = (p - (j == lab ? 1.0f : 0.0f)) * invB;
-        if (j == lab)
-            rowloss[b] = -log(fmax((double)p, 1e-30));
-    }
-}
-
-/* *acc += mean(rowloss[0..B)), in a fixed order (one block). */
-__global__ void k_loss_sum(const double *__restrict__ rowloss, int B, double *acc)
-{
-    __shared__ double sh[256];
-    double s = 0.0;
-    for (int i = threadIdx.x; i < B; i += 256)
-        s += rowloss[i];
-    sh[threadIdx.x] = s;
-    __syncthreads();
-    for (int w = 128; w > 0; w >>= 1) {
-        if ((int)threadIdx.x < w)
-            sh[threadIdx.x] += sh[threadIdx.x + w];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0)
-        *acc += sh[0] / (double)B;
-}
-
-/* db[j] = sum_b D[b][j]; blocks of 32 columns x 8 row lanes. */
-__global__ void k_colsum(const float *__restrict__ D, int B, int N, float *__restrict__ db)
-{
-    __shared__ float sh[8][33];
-    const int col = blockIdx.x * 32 + threadIdx.x;
-    float s = 0.0f;
-    if (col < N)
-        for (int b = threadIdx.y; b < B; b += 8)
-            s += D[(size_t)b * N + col];
-    sh[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && col < N) {
-        float t = 0.0f;
-        for (int r = 0; r < 8; r++)
-            t += sh[r][threadIdx.x];
-        db[col] = t;
-    }
-}
+/* ---- kernels (the shared ones are in kernels/gpu/gpu_*.cuh) ----------------------------------- */
 
 __global__ void k_sgd(float *P, const float *G, size_t n, float lr)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         P[i] -= lr * G[i];
-}
-
-/* count += rows whose first maximal logit is at y (one thread per row, one atomic per block). */
-__global__ void k_count(const float *__restrict__ z3, const uint8_t *__restrict__ y, int B, int K,
-                        unsigned long long *count)
-{
-    const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    int ok = 0;
-    if (b < B) {
-        const float *z = z3 + (size_t)b * K;
-        int best = 0;
-        for (int j = 1; j < K; j++)
-            if (z[j] > z[best])
-                best = j;
-        ok = best == y[b];
-    }
-    int n = __syncthreads_count(ok);
-    if (threadIdx.x == 0 && n)
-        atomicAdd(count, (unsigned long long)n);
 }
 
 /* ---- host helpers --------------------------------------------------------------------------------- */
@@ -327,11 +133,11 @@ static int own_gemm(mlp_cuda *c, int M, int N, int K, const float *A, const floa
     const int r = tiles(M, N, 64) >= c->sms ? 4 : tiles(M, N, 32) >= c->sms ? 2 : 1;
     dim3 grid((unsigned)((N + 16 * r - 1) / (16 * r)), (unsigned)((M + 16 * r - 1) / (16 * r)));
     if (r == 4)
-        k_gemm<4, 4, TA, TB, EPI><<<grid, GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
+        k_gpu_gemm<4, 4, TA, TB, EPI><<<grid, GPU_GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
     else if (r == 2)
-        k_gemm<2, 2, TA, TB, EPI><<<grid, GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
+        k_gpu_gemm<2, 2, TA, TB, EPI><<<grid, GPU_GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
     else
-        k_gemm<1, 1, TA, TB, EPI><<<grid, GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
+        k_gpu_gemm<1, 1, TA, TB, EPI><<<grid, GPU_GEMM_THREADS, 0, c->s>>>(M, N, K, A, Bm, C, aux);
     CK(cudaGetLastError(), what);
     return 0;
 }
@@ -353,10 +159,10 @@ static int product(mlp_cuda *c, int ta, int tb, int epi, int M, int N, int K, co
             what);
         size_t n = (size_t)M * N;
         if (epi == EPI_BIAS || epi == EPI_BIAS_RELU) {
-            k_bias_act<<<grid_for(n, 256), 256, 0, c->s>>>(C, aux, M, N, epi == EPI_BIAS_RELU);
+            k_gpu_bias_act<<<grid_for(n, 256), 256, 0, c->s>>>(C, aux, M, N, epi == EPI_BIAS_RELU);
             LAUNCHED("bias_act");
         } else if (epi == EPI_MASK) {
-            k_mask<<<grid_for(n, 256), 256, 0, c->s>>>(C, aux, n);
+            k_gpu_mask<<<grid_for(n, 256), 256, 0, c->s>>>(C, aux, n);
             LAUNCHED("mask");
         }
         return 0;
@@ -389,7 +195,7 @@ static int check_B(mlp_cuda *c, int B, const char *what)
 static int gather(mlp_cuda *c, const uint8_t *src_x, const uint8_t *src_y, int use_idx, long row0, int B)
 {
     unsigned g = (unsigned)(B < MAX_GRID ? B : MAX_GRID);
-    k_gather<<<g, 256, 0, c->s>>>(src_x, src_y, use_idx ? c->idx : NULL, row0, B, c->d.n0, c->X, c->y);
+    k_gpu_gather<<<g, 256, 0, c->s>>>(src_x, src_y, use_idx ? c->idx : NULL, row0, B, c->d.n0, c->X, c->y);
     LAUNCHED("gather");
     return 0;
 }
@@ -411,7 +217,7 @@ static int weight_grad(mlp_cuda *c, const float *A, const float *D, int B, int n
 {
     if (product(c, 1, 0, EPI_STORE, n_in, n_out, B, A, D, c->G + oW, NULL, what))
         return -1;
-    k_colsum<<<(unsigned)((n_out + 31) / 32), dim3(32, 8), 0, c->s>>>(D, B, n_out, c->G + ob);
+    k_gpu_colsum<<<(unsigned)((n_out + 31) / 32), dim3(32, 8), 0, c->s>>>(D, B, n_out, c->G + ob);
     LAUNCHED("bias gradient");
     return 0;
 }
@@ -631,10 +437,10 @@ extern "C" int mlp_cuda_loss(mlp_cuda *c, int B)
 {
     if (!c || check_B(c, B, "loss"))
         return -1;
-    unsigned g = (unsigned)((B + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
-    k_softmax_ce<<<g, 32 * ROWS_PER_BLOCK, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->d3, c->rowloss);
+    unsigned g = (unsigned)((B + GPU_ROWS_PER_BLOCK - 1) / GPU_ROWS_PER_BLOCK);
+    k_gpu_softmax_ce<<<g, 32 * GPU_ROWS_PER_BLOCK, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->d3, c->rowloss);
     LAUNCHED("softmax");
-    k_loss_sum<<<1, 256, 0, c->s>>>(c->rowloss, B, c->acc);
+    k_gpu_loss_sum<<<1, 256, 0, c->s>>>(c->rowloss, B, c->acc);
     LAUNCHED("loss sum");
     return 0;
 }
@@ -691,7 +497,7 @@ extern "C" int mlp_cuda_evaluate(mlp_cuda *c, long *correct)
         int B = (int)(c->n_test - r < c->max_batch ? c->n_test - r : c->max_batch);
         if (gather(c, c->te_x, c->te_y, 0, r, B) || forward(c, B))
             return -1;
-        k_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->count);
+        k_gpu_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->count);
         LAUNCHED("count");
     }
     CK(cudaMemcpyAsync(c->h_count, c->count, sizeof(unsigned long long), cudaMemcpyDeviceToHost, c->s),
