@@ -32,7 +32,6 @@
 
 #include "../data/idx_files.h"
 
-static uint32_t lcg(uint32_t *s) { return (*s = *s * 1103515245u + 12345u) >> 8; }
 static double urand(uint32_t *s) { return (lcg(s) % 100000) / 100000.0; }
 
 /* The parameter blocks, for per-block reports: name, offset, length. */

@@ -2,7 +2,8 @@
  * tests/data/idx_files.h: a temporary directory of MNIST-format files for the training studies' tests
  * (mlp, cnn), which run the study through sl_study on a small synthetic set: the four uncompressed IDX
  * files (train and t10k, images and labels) that experiments/data/idx.c reads; and the scaffolding of
- * running such a study through sl_study (can_run, in_sweep, study_run, sweep_run). Include after cmocka.h.
+ * running such a study through sl_study (can_run, in_sweep, study_run, sweep_run); the tests' generator
+ * (lcg) and striped synthetic images (idx_files_stripes). Include after cmocka.h.
  */
 #ifndef SL_TESTS_IDX_FILES_H
 #define SL_TESTS_IDX_FILES_H
@@ -17,6 +18,23 @@
 #include "record.h"
 #include "sl_config.h"
 #include "study.h"
+
+/* The tests' small generator (an LCG's top 24 bits): deterministic synthetic data. */
+static inline uint32_t lcg(uint32_t *s) { return (*s = *s * 1103515245u + 12345u) >> 8; }
+
+/* n images of side x side pixels: a class-dependent stripe (every 10th pixel from the class) of 150 plus
+ * noise below `noise`, so there is something to learn (mlp: 100) or something that compresses (pipeline: 8). */
+static inline idx_set idx_files_stripes(long n, int side, uint32_t seed, int noise)
+{
+    idx_set st = {malloc((size_t)n * side * side), malloc((size_t)n), n, side, side};
+    for (long i = 0; i < n; i++) {
+        int c = (int)(lcg(&seed) % 10);
+        st.labels[i] = (uint8_t)c;
+        for (int k = 0; k < side * side; k++)
+            st.images[i * side * side + k] = (uint8_t)((k % 10 == c ? 150 : 0) + lcg(&seed) % (uint32_t)noise);
+    }
+    return st;
+}
 
 static void idx_files_be32(FILE *f, uint32_t v)
 {

@@ -34,7 +34,6 @@
 #define STEP_TOL_REF 1e-3   /* float32 run vs double run, per step (sl_study_mlp.tolerance) */
 #define STEP_TOL_NAIVE 1e-4 /* float32 variant vs naive float32, per step */
 
-static uint32_t lcg(uint32_t *s) { return (*s = *s * 1103515245u + 12345u) >> 8; }
 
 /* ---- gradients ----------------------------------------------------------------------------------- */
 static void test_fd_gradient(void **state)
@@ -102,18 +101,7 @@ static void test_naive_gradient_matches_reference(void **state)
 }
 
 /* ---- loss curves ---------------------------------------------------------------------------------- */
-/* n images of side x side pixels: a class-dependent stripe plus noise, so there is something to learn. */
-static idx_set synthetic(long n, int side, uint32_t seed)
-{
-    idx_set st = {malloc((size_t)n * side * side), malloc((size_t)n), n, side, side};
-    for (long i = 0; i < n; i++) {
-        int c = (int)(lcg(&seed) % 10);
-        st.labels[i] = (uint8_t)c;
-        for (int k = 0; k < side * side; k++)
-            st.images[i * side * side + k] = (uint8_t)((k % 10 == c ? 150 : 0) + lcg(&seed) % 100);
-    }
-    return st;
-}
+static idx_set synthetic(long n, int side, uint32_t seed) { return idx_files_stripes(n, side, seed, 100); }
 
 typedef struct variant_fns {
     const char *name;

@@ -28,20 +28,8 @@
 
 static char raw_dir[64], gz_dir[64], bad_dir[64];
 
-static uint32_t lcg(uint32_t *s) { return (*s = *s * 1103515245u + 12345u) >> 8; }
 
-/* Images that compress, as real ones do: a class stripe plus a little noise. */
-static idx_set synthetic(long n, int side, uint32_t seed)
-{
-    idx_set st = {malloc((size_t)n * side * side), malloc((size_t)n), n, side, side};
-    for (long i = 0; i < n; i++) {
-        int c = (int)(lcg(&seed) % 10);
-        st.labels[i] = (uint8_t)c;
-        for (int k = 0; k < side * side; k++)
-            st.images[i * side * side + k] = (uint8_t)((k % 10 == c ? 150 : 0) + lcg(&seed) % 8);
-    }
-    return st;
-}
+static idx_set synthetic(long n, int side, uint32_t seed) { return idx_files_stripes(n, side, seed, 8); }
 
 /* dir/train-images-idx3-ubyte.gz from dir's raw file, then the raw file removed: a .gz-only set. */
 static void gzip_images(const char *dir)
