@@ -606,7 +606,7 @@ static void pipeline_loading(void **state)
     assert_non_null(strstr(r, "- Loading (pipeline, cache=warm): mmap of the file took 10 ms, 20.00× faster than "
                               "gzip (200 ms); a gzip load is 0.100× one mlp epoch"));
     assert_non_null(strstr(r, "- Loading (pipeline, cache=cold): read of the file took 80 ms, 3.12× faster"));
-    assert_non_null(strstr(r, "Not in these results: batch size (part 3), overlap"));
+    assert_non_null(strstr(r, "Not in these results: overlap (prefetching, part 2), batch size"));
     free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
 }
 
