@@ -173,6 +173,18 @@ rep_table *rep_tab_loading(const rep_set *s, int env, const char *study);
 /* The loading figure's data (STUDY-loading.dat for bars.gp); 1 when written. */
 int rep_loading_data(const rep_set *s, int env, const char *study, FILE *f);
 void rep_data_path_section(FILE *f, const rep_set *s, int env);
+/* Issue 16's part 5 (copies.c): copy GB/s against the transfer size, for a study whose records carry the
+ * metric `pinned` (h2d); the figure's data (STUDY-bandwidth.dat for bandwidth.gp, 1 when written); the
+ * data-path sentences. */
+int rep_is_copies(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_copies(const rep_set *s, int env, const char *study);
+int rep_copies_data(const rep_set *s, int env, const char *study, FILE *f);
+void rep_copies_sentences(FILE *f, const rep_set *s, int env, const char *study);
+/* Issue 16's part 6 (algo_search.c): cudnnFind* against cuDNN's heuristic, for a study whose records
+ * carry algo_search_s and cudnn_find (cnn's cudnn rows): the table and the data-path sentences. */
+int rep_is_algo_search(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_algo_search(const rep_set *s, int env, const char *study);
+void rep_algo_search_sentences(FILE *f, const rep_set *s, int env, const char *study);
 /* Samples/s and final test accuracy against the size (`STUDY-sweep`), or NULL when not a sweep. */
 rep_table *rep_tab_batch(const rep_set *s, int env, const char *study);
 /* Seed 004's Table I (performance.c): for a study whose records carry epoch_s_mean, else NULL. */

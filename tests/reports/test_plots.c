@@ -42,6 +42,7 @@ static const struct {
     {"batch.gp", "batch/devbox/figures/mlp-sweep.dat", "xlab='batch'"},
     /* issue 16 part 1: images/s per method and cache state, warm and cold apart */
     {"bars.gp", "pipeline/devbox/figures/pipeline-loading.dat", "ylab='images/s'; labfmt='%.3g'"},
+    {"bandwidth.gp", "gpu_path/gpubox/figures/h2d-bandwidth.dat", NULL},
 };
 
 static void one_script(int i)
