@@ -177,3 +177,63 @@ void rep_copies_sentences(FILE *f, const rep_set *s, int env, const char *study)
                 wall_gbs(lo), wall_gbs(bl), bl->median / lo->median);
     }
 }
+
+/* ---- copy/compute overlap in a GPU training (the mlp study's --param feed) ------------------------ */
+
+static double feed_of(const rep_case *c)
+{
+    return rep_is_ok(c) ? rep_jnum(json_object_get(c->rec, "metrics"), "feed") : NAN;
+}
+
+int rep_is_feed(const rep_set *s, int env, const char *study)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !c->superseded && !strcmp(c->study, study) && feed_of(c) >= 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* The current case of variant/size fed as `feed` (0 resident, 1 sync, 2 overlap), or NULL. */
+static const rep_case *fed(const rep_set *s, int env, const rep_case *like, int feed)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !c->superseded && !strcmp(c->study, like->study) &&
+            !strcmp(c->variant, like->variant) && c->size == like->size && feed_of(c) == feed)
+            return c;
+    }
+    return NULL;
+}
+
+static double epoch_of(const rep_case *c)
+{
+    double e = rep_jnum(json_object_get(c->rec, "metrics"), "epoch_s_mean");
+    return isfinite(e) ? e : c->median;
+}
+
+/* One sentence per variant and size that has the overlapped feed and the synchronous one. */
+void rep_feed_sentences(FILE *f, const rep_set *s, int env, const char *study)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *o = &s->cases[i];
+        if (o->env != env || o->superseded || strcmp(o->study, study) || feed_of(o) != 2)
+            continue;
+        const rep_case *sy = fed(s, env, o, 1), *re = fed(s, env, o, 0);
+        if (!sy)
+            continue;
+        char a[64], b[64], r[64];
+        rep_fmt_time(a, sizeof a, epoch_of(o));
+        rep_fmt_time(b, sizeof b, epoch_of(sy));
+        double x = epoch_of(sy) / epoch_of(o);
+        fprintf(f, "- Copy/compute overlap (%s %s, %s=%ld): fed from the host, an epoch took %s with two streams "
+                   "and pinned slots against %s copying synchronously (%.2f× %s)",
+                study, o->variant, o->size_name, o->size, a, b, x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower");
+        if (re) {
+            rep_fmt_time(r, sizeof r, epoch_of(re));
+            fprintf(f, "; with the training set resident on the GPU, %s", r);
+        }
+        fputs(".\n", f);
+    }
+}

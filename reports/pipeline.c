@@ -251,6 +251,7 @@ static const dp_part parts[] = {
     {"batch size (part 3)", rep_batch_sweep, batch_sentence},
     {"reduced precision (part 4)", NULL, NULL},
     {"host-to-device copies (part 5)", rep_is_copies, rep_copies_sentences},
+    {"copy/compute overlap on the GPU (part 5)", rep_is_feed, rep_feed_sentences},
     {"cuDNN benchmark mode (part 6)", rep_is_algo_search, rep_algo_search_sentences},
 };
 #define NPARTS ((int)(sizeof parts / sizeof parts[0]))

@@ -180,6 +180,10 @@ int rep_is_copies(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_copies(const rep_set *s, int env, const char *study);
 int rep_copies_data(const rep_set *s, int env, const char *study, FILE *f);
 void rep_copies_sentences(FILE *f, const rep_set *s, int env, const char *study);
+/* Part 5's other half: a GPU training fed from the host, synchronously or with the copies overlapped (the
+ * mlp study's records with the metric `feed`: 0 resident, 1 sync, 2 overlap). */
+int rep_is_feed(const rep_set *s, int env, const char *study);
+void rep_feed_sentences(FILE *f, const rep_set *s, int env, const char *study);
 /* Issue 16's part 6 (algo_search.c): cudnnFind* against cuDNN's heuristic, for a study whose records
  * carry algo_search_s and cudnn_find (cnn's cudnn rows): the table and the data-path sentences. */
 int rep_is_algo_search(const rep_set *s, int env, const char *study);
