@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "avail.h"
+#include "external.h"
 #include "gpu.h"
 #include "sl_config.h"
 
@@ -47,7 +48,10 @@ int sl_variant_available(const sl_variant *v, char *why, size_t n)
         return cuda_feature("cublas", SL_HAVE_CUBLAS, "cuBLAS", why, n);
     if (strcmp(r, "cudnn") == 0)
         return cuda_feature("cudnn", SL_HAVE_CUDNN, "cuDNN", why, n);
-    snprintf(why, n, "%s: unknown requirement (study.h lists openmp, blas, cuda, cublas, cudnn)", r);
+    if (strncmp(r, "python:", 7) == 0) /* a framework baseline: the interpreter and its module */
+        return sl_external_available(r + 7, why, n);
+    snprintf(why, n, "%s: unknown requirement (study.h lists openmp, blas, cuda, cublas, cudnn, "
+             "python:MODULE)", r);
     return 0;
 }
 

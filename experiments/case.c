@@ -11,6 +11,7 @@
 
 #include "case.h"
 #include "counters.h"
+#include "external.h"
 #include "interrupt.h"
 #include "record.h"
 #include "stats.h"
@@ -20,7 +21,7 @@
 #define SL_MAX_REPS 1000000
 
 /* The effective repetition plan of a case (docs/speedlab.md, "Repetitions"). */
-static void plan(const sl_run_cfg *cfg, const sl_study *s, int *reps, int *warmup, double *min_time)
+void sl_case_plan(const sl_run_cfg *cfg, const sl_study *s, int *reps, int *warmup, double *min_time)
 {
     int kernel = s->kind == SL_KERNEL;
     int def = s->default_reps > 0 ? s->default_reps : (kernel ? 5 : 1);
@@ -52,7 +53,7 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
     const sl_variant *var = &s->variants[v];
     int reps, warmup;
     double min_time;
-    plan(c->cfg, s, &reps, &warmup, &min_time);
+    sl_case_plan(c->cfg, s, &reps, &warmup, &min_time);
     json_t *rec = sl_record_header("case", c->id, c->env);
     json_object_set_new(rec, "study", json_string(s->name));
     json_object_set_new(rec, "variant", json_string(var->name));
@@ -131,6 +132,12 @@ static int check_variant(const sl_study *s, void *state, int v, sl_record *r, js
         fail(rec, "run (untimed, before the check): %s", err.msg);
         return -1;
     }
+    return sl_case_check(s, state, v, rec);
+}
+
+int sl_case_check(const sl_study *s, void *state, int v, json_t *rec)
+{
+    sl_error err = {{0}};
     double rel = NAN;
     if (!s->check) {
         fail(rec, "%s", "the study has no check callback; a variant that is not checked has no time");
@@ -161,7 +168,7 @@ static int timed_reps(sl_run_ctx *c, const sl_study *s, void *state, int v, long
 {
     int reps, warmup;
     double min_time;
-    plan(c->cfg, s, &reps, &warmup, &min_time);
+    sl_case_plan(c->cfg, s, &reps, &warmup, &min_time);
     const char *vname = s->variants[v].name;
     const char *sname = keep_name(c, s->size_name, size);
     sl_error err = {{0}};
@@ -319,7 +326,9 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     if (!rss_reset && !warned++)
         fprintf(stderr, "speedlab: cannot reset the peak RSS (/proc/self/clear_refs): peak memory "
                 "figures are the process's since it started\n");
-    if (s->prepare && s->prepare(state, v, &err) != 0)
+    if (var->traits & SL_EXTERNAL) { /* the program times itself: external.c */
+        n = sl_external_case(c, s, state, v, size, rec, &times);
+    } else if (s->prepare && s->prepare(state, v, &err) != 0)
         fail(rec, "prepare: %s", err.msg);
     else {
         prepared = 1;

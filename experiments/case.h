@@ -36,4 +36,10 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
 /* Appends a finished record, prints its summary line; 0 or -1 (counted in write_errors). */
 int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary);
 
+/* The repetition plan of a case of s: repetitions, warm-up calls, minimum total time. */
+void sl_case_plan(const sl_run_cfg *cfg, const sl_study *s, int *reps, int *warmup, double *min_time);
+/* The study's check of variant v's last output against its tolerance, into rec's "check" (rec marked
+ * failed when it does not pass). 0 when it passed. */
+int sl_case_check(const sl_study *s, void *state, int v, json_t *rec);
+
 #endif

@@ -37,6 +37,11 @@ enum sl_trait {
     SL_THREADED = 1u << 0, /* reads the thread count: gets --threads (others get 1) */
     SL_DEVICE = 1u << 1,   /* runs on a GPU: reports keep it out of the CPU comparisons */
     SL_REDUCED = 1u << 2,  /* does less than the study's work by default (mlp naive: fewer epochs) */
+    /* A framework baseline run outside the process (experiments/external.c, docs/baselines.md): requires
+     * "python:MODULE"; the study's program baselines/STUDY.py runs the form named by the row's name. The
+     * runner never calls the study's prepare, run or release for it: it hands the inputs over
+     * (external_inputs), reads the outputs back (external_outputs), then checks and records as usual. */
+    SL_EXTERNAL = 1u << 3,
 };
 
 /* A variant: one row of its study's table. `requires` names the build or machine feature it needs ("openmp", "blas", "cuda",
@@ -124,6 +129,20 @@ void sl_record_progress(sl_record *r, double done, double total, const char *uni
 /* Device phases of one repetition (CUDA variants): call once per repetition from `run`. */
 void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_ms);
 
+/* Inputs handed to an external baseline (SL_EXTERNAL): arrays written to files in the run directory and
+ * named values, listed in one inputs.json manifest the program reads (docs/baselines.md). Opaque; filled
+ * from the study's `external_inputs` callback. 0, or -1 with the reason in err. */
+typedef struct sl_inputs sl_inputs;
+int sl_input_f32(sl_inputs *in, const char *name, const float *data, int ndim, const long *shape, sl_error *err);
+int sl_input_f64(sl_inputs *in, const char *name, const double *data, int ndim, const long *shape, sl_error *err);
+int sl_input_number(sl_inputs *in, const char *name, double value);
+int sl_input_string(sl_inputs *in, const char *name, const char *value);
+/* The outputs an external baseline sent back (its JSON "outputs" object), for `external_outputs`:
+ * a number, or an array of exactly n numbers. 0, or -1 with err naming what is missing or malformed. */
+typedef struct sl_outputs sl_outputs;
+int sl_output_number(const sl_outputs *out, const char *name, double *x, sl_error *err);
+int sl_output_array(const sl_outputs *out, const char *name, double *x, long n, sl_error *err);
+
 enum sl_kind {
     SL_KERNEL = 0,   /* one repetition = one call of the kernel on prepared inputs */
     SL_TRAINING = 1, /* one repetition = one whole training run (records metrics and series) */
@@ -190,6 +209,10 @@ typedef struct sl_study_s {
     /* Frees what prepare allocated for v (may be NULL). */
     void (*release)(void *state, int v);
     void (*teardown)(void *state);
+    /* For a study with SL_EXTERNAL rows (both required then): the set-up inputs, handed to the program;
+     * and the program's outputs, put where the study's `check` and `finish` read variant v's output. */
+    int (*external_inputs)(void *state, sl_inputs *in, sl_error *err);
+    int (*external_outputs)(void *state, int v, const sl_outputs *out, sl_error *err);
 } sl_study;
 
 /* The registry (experiments/registry.c, generated from the top-level meson.build's `studies` list): every

@@ -16,6 +16,8 @@ static const char *const known_requires[] = {"openmp", "blas", "cuda", "cublas",
 
 static int requires_known(const char *r)
 {
+    if (strncmp(r, "python:", 7) == 0 && r[7]) /* an external baseline's module (docs/baselines.md) */
+        return 1;
     for (size_t i = 0; i < sizeof known_requires / sizeof *known_requires; i++)
         if (strcmp(r, known_requires[i]) == 0)
             return 1;
@@ -53,12 +55,20 @@ static const char *row_problem(const sl_study *s, int v, char *buf, size_t n)
     if (!r->kernels)
         return "no functions (the row's .kernels is NULL)";
     if (r->requires && !requires_known(r->requires)) {
-        snprintf(buf, n, "unknown requirement '%s' (study.h lists openmp, blas, cuda, cublas, cudnn)",
+        snprintf(buf, n, "unknown requirement '%s' (study.h lists openmp, blas, cuda, cublas, cudnn, "
+                 "python:MODULE)",
                  r->requires);
         return buf;
     }
     if (gpu != !!(r->traits & SL_DEVICE))
         return gpu ? "requires a GPU but lacks the SL_DEVICE trait" : "SL_DEVICE but requires no cuda*";
+    /* an external baseline is run by the program, never by the study's run: the kind must be declared */
+    int python = r->requires && strncmp(r->requires, "python:", 7) == 0;
+    if (python != !!(r->traits & SL_EXTERNAL))
+        return python ? "requires python:* but lacks the SL_EXTERNAL trait"
+                      : "SL_EXTERNAL but does not require python:MODULE";
+    if (python && (!s->external_inputs || !s->external_outputs))
+        return "SL_EXTERNAL but the study has no external_inputs or external_outputs callback";
     /* an OpenMP variant without the trait would run, and be recorded, on one thread */
     if (r->requires && strcmp(r->requires, "openmp") == 0 && !(r->traits & SL_THREADED))
         return "requires openmp but lacks the SL_THREADED trait (it would get one thread)";
@@ -108,7 +118,7 @@ int sl_registry_check(const sl_study *const *studies, int n_studies)
 }
 
 /* Names in the order of enum sl_trait's bits. */
-static const char *const trait_names[] = {"threaded", "device", "reduced"};
+static const char *const trait_names[] = {"threaded", "device", "reduced", "external"};
 
 json_t *sl_traits_json(unsigned traits)
 {

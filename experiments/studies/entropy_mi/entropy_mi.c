@@ -265,10 +265,27 @@ static double em_factorized_flops(long B, long D)
     return (double)B * (16.0 * (double)D + 2.0);
 }
 
+/* The framework baselines' inputs (baselines/entropy_mi.py reads them) and outputs (docs/baselines.md). */
+static int em_external_inputs(void *state, sl_inputs *in, sl_error *err)
+{
+    em_state *s = state;
+    const long shape[2] = {s->B, s->D};
+    return sl_input_f32(in, "X", s->X, 2, shape, err) || sl_input_f32(in, "Y", s->Y, 2, shape, err) ? -1 : 0;
+}
+
+static int em_external_outputs(void *state, int v, const sl_outputs *out, sl_error *err)
+{
+    em_state *s = state;
+    (void)v;
+    return sl_output_number(out, "H", &s->h, err) || sl_output_number(out, "MI", &s->mi, err) ? -1 : 0;
+}
+
 /* What a row lacks: a CPU variant its kernel, a device variant its path. */
 static const char *em_incomplete(const sl_variant *v)
 {
     const em_kernels *k = v->kernels;
+    if (v->traits & SL_EXTERNAL) /* run by baselines/entropy_mi.py: no functions of ours */
+        return NULL;
     if (v->traits & SL_DEVICE)
         return k->device && k->device->prepare && k->device->run && k->device->release
                    ? NULL : "an SL_DEVICE row needs .device with prepare, run and release";
@@ -293,6 +310,14 @@ static const sl_variant em_variants[] = {
      &(const em_kernels){.run = em_factorized, .own_flops = em_factorized_flops,
                          .own_work_note = "algorithmic change: O(D) per row; its own work, B (16 D + 2) "
                                           "flops, is recorded"}},
+    /* Framework baselines (docs/baselines.md): baselines/entropy_mi.py, the form named by the row. */
+    {"numpy", "python:numpy", "NumPy: row softmaxes, sums of squares (factorised pair sum)", NULL, SL_EXTERNAL,
+     &(const em_kernels){0}},
+    {"torch", "python:torch", "PyTorch: softmax, per-row sums of squares by torch.bmm (factorised pair sum)", NULL,
+     SL_EXTERNAL, &(const em_kernels){0}},
+    {"numba", "python:numba", "Numba: njit(parallel) loops over rows (factorised pair sum)", NULL, SL_EXTERNAL,
+     &(const em_kernels){0}},
+    {"jax", "python:jax", "JAX: the NumPy form under jax.jit", NULL, SL_EXTERNAL, &(const em_kernels){0}},
 };
 
 const sl_study sl_study_entropy_mi = {
@@ -310,6 +335,8 @@ const sl_study sl_study_entropy_mi = {
     .variants = em_variants,
     .n_variants = sizeof em_variants / sizeof em_variants[0],
     .incomplete = em_incomplete,
+    .external_inputs = em_external_inputs,
+    .external_outputs = em_external_outputs,
     .flops = em_flops,
     .bytes = em_bytes,
     .footprint = em_footprint,

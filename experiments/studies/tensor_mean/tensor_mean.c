@@ -268,10 +268,38 @@ static int tm_check(void *state, int v, double *rel_err, sl_error *err)
     return 0;
 }
 
+/* The framework baselines' inputs (baselines/tensor_mean.py reads them) and output A (docs/baselines.md). */
+static int tm_external_inputs(void *state, sl_inputs *in, sl_error *err)
+{
+    tm_state *s = state;
+    const long shape[2] = {s->N, s->D};
+    return sl_input_f32(in, "X", s->X, 2, shape, err) || sl_input_f32(in, "Y", s->Y, 2, shape, err) ||
+           sl_input_f32(in, "Z", s->Z, 2, shape, err) ? -1 : 0;
+}
+
+static int tm_external_outputs(void *state, int v, const sl_outputs *out, sl_error *err)
+{
+    tm_state *s = state;
+    const long n = s->D * s->D * s->D;
+    double *a = malloc((size_t)n * sizeof *a);
+    (void)v;
+    if (!a) {
+        sl_error_set(err, "%s:%d: tensor_mean: out of memory for the baseline's A", __FILE__, __LINE__);
+        return -1;
+    }
+    int rc = sl_output_array(out, "A", a, n, err);
+    for (long e = 0; rc == 0 && e < n; e++) /* into the float A that tm_check reads */
+        s->A[e] = (float)a[e];
+    free(a);
+    return rc;
+}
+
 /* What a row lacks: a CPU variant its kernel or workspace size, a device variant its path. */
 static const char *tm_incomplete(const sl_variant *v)
 {
     const tm_kernels *k = v->kernels;
+    if (v->traits & SL_EXTERNAL) /* run by baselines/tensor_mean.py: no functions of ours */
+        return NULL;
     if (v->traits & SL_DEVICE)
         return k->device && k->device->prepare && k->device->run && k->device->release
                    ? NULL : "an SL_DEVICE row needs .device with prepare, run and release";
@@ -292,6 +320,15 @@ static const sl_variant tm_variants[] = {
     {"blas", "blas", "Khatri-Rao product (timed) then one cblas_sgemm", "loop", SL_THREADED, TM_CPU(tm_blas)},
     {"cuda", "cuda", "one thread per (i,j,k) element (as written up); time includes copies", "omp", SL_DEVICE,
      &(const tm_kernels){.device = &tm_cuda_path}},
+    /* Framework baselines (docs/baselines.md): baselines/tensor_mean.py, the form named by the row. */
+    {"numpy", "python:numpy", "NumPy: np.einsum('ni,nj,nk->ijk', optimize=True) of the tanh features", NULL,
+     SL_EXTERNAL, &(const tm_kernels){0}},
+    {"torch", "python:torch", "PyTorch: torch.einsum('ni,nj,nk->ijk') of the tanh features", NULL, SL_EXTERNAL,
+     &(const tm_kernels){0}},
+    {"numba", "python:numba", "Numba: njit(parallel) loop over i accumulating the outer products", NULL,
+     SL_EXTERNAL, &(const tm_kernels){0}},
+    {"jax", "python:jax", "JAX: jnp.einsum('ni,nj,nk->ijk') under jax.jit", NULL, SL_EXTERNAL,
+     &(const tm_kernels){0}},
 };
 
 const sl_study sl_study_tensor_mean = {
@@ -309,6 +346,8 @@ const sl_study sl_study_tensor_mean = {
     .variants = tm_variants,
     .n_variants = sizeof tm_variants / sizeof tm_variants[0],
     .incomplete = tm_incomplete,
+    .external_inputs = tm_external_inputs,
+    .external_outputs = tm_external_outputs,
     .flops = tm_flops,
     .bytes = tm_bytes,
     .footprint = tm_footprint,

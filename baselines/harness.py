@@ -1,0 +1,165 @@
+"""The protocol between speedlab and a baseline program (docs/baselines.md, "Protocol").
+
+A study's program (entropy_mi.py, ...) defines its forms, one per framework, and calls main(FORMS).
+A form is a function make(inputs, settings) -> (call, outputs): call() does the study's work once on
+the inputs (the timed part); outputs(result) turns its result into the numbers speedlab checks.
+
+speedlab writes one line of settings on stdin; we answer with one JSON line (the first call's outputs
+and what start-up cost), wait for "go" (speedlab has checked the outputs) and answer with one line of
+repetition times. Tracebacks go to stderr, which speedlab keeps in the case's folder.
+"""
+import ctypes
+import importlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import traceback
+
+import numpy as np
+
+
+def send(obj):
+    # JSON has no NaN: a NaN output becomes null, which fails speedlab's check as it should
+    sys.stdout.write(json.dumps(obj, allow_nan=False, default=float) + "\n")
+    sys.stdout.flush()
+
+
+def clean(x):
+    """Outputs as JSON numbers: NaN and infinities as None, arrays as lists."""
+    if isinstance(x, dict):
+        return {k: clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [clean(v) for v in np.asarray(x, dtype=np.float64).ravel().tolist()]
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def load_inputs(path):
+    """inputs.json: name -> {"file", "dtype", "shape"} for an array speedlab wrote, or a plain value."""
+    with open(path) as f:
+        manifest = json.load(f)
+    out = {}
+    for name, v in manifest.items():
+        if isinstance(v, dict) and "file" in v:
+            out[name] = np.fromfile(v["file"], dtype=v["dtype"]).reshape(v["shape"])
+        else:
+            out[name] = v
+    return out
+
+
+# ---- threads: each framework at the count that is fastest for it (docs/baselines.md, "Threads") ----
+
+def _openblas():
+    """The OpenBLAS that NumPy loaded, found in our own memory map (no threadpoolctl on Debian 12)."""
+    with open("/proc/self/maps") as f:
+        paths = {line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line}
+    for p in sorted(paths):
+        try:
+            lib = ctypes.CDLL(p)
+            lib.openblas_set_num_threads, lib.openblas_get_num_threads  # both must exist
+            return lib
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+def set_threads(n):
+    """Sets every thread pool the loaded frameworks have that can change after start-up."""
+    blas = _openblas()
+    if blas:
+        blas.openblas_set_num_threads(n)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(n)
+    if "numba" in sys.modules:
+        sys.modules["numba"].set_num_threads(min(n, sys.modules["numba"].config.NUMBA_NUM_THREADS))
+
+
+def thread_settings():
+    """What each pool is set to now, for the record."""
+    s = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                     "NUMBA_NUM_THREADS", "XLA_FLAGS") if k in os.environ}
+    blas = _openblas()
+    if blas:
+        s["openblas_threads"] = blas.openblas_get_num_threads()
+    if "torch" in sys.modules:
+        s["torch_threads"] = sys.modules["torch"].get_num_threads()
+    if "numba" in sys.modules:
+        s["numba_threads"] = sys.modules["numba"].get_num_threads()
+    if "jax" in sys.modules:
+        s["jax"] = "XLA's own pool (all cores; not settable after start-up)"
+    return s
+
+
+def timed(call):
+    t0 = time.perf_counter()
+    call()
+    return time.perf_counter() - t0
+
+
+def pick_threads(call, candidates, first_call_s):
+    """Times a few calls at each candidate count; returns the fastest count and every median."""
+    calls = max(1, min(3, int(0.2 / max(first_call_s, 1e-6))))
+    probe = {}
+    for n in candidates:
+        set_threads(n)
+        probe[str(n)] = statistics.median(timed(call) for _ in range(calls))
+    best = int(min(probe, key=probe.get))
+    set_threads(best)
+    return best, probe
+
+
+# ---- the protocol ----------------------------------------------------------------------------------
+
+def first_report(forms, settings):
+    fw = settings["framework"]
+    t0 = time.perf_counter()
+    module = importlib.import_module(fw)
+    t1 = time.perf_counter()
+    inputs = load_inputs(settings["inputs"])
+    call, outputs = forms[settings["form"]](inputs, settings)
+    t2 = time.perf_counter()
+    result = call()  # the first call: JIT compilation and lazy set-up happen here, untimed
+    t3 = time.perf_counter()
+    out = clean(outputs(result))
+    if os.environ.get("SPEEDLAB_BASELINE_CORRUPT"):  # the tests' planted wrong result
+        out = {k: (None if v is None else [2 * x for x in v] if isinstance(v, list) else 2 * v)
+               for k, v in out.items()}
+    send({"status": "checked", "outputs": out, "version": getattr(module, "__version__", "?"),
+          "versions": {m: sys.modules[m].__version__ for m in ("numpy", "scipy", "torch", "numba", "jax")
+                       if m in sys.modules},
+          "python_version": platform.python_version(),
+          "import_s": t1 - t0, "load_s": t2 - t1, "first_call_s": t3 - t2})
+    return call, t3 - t2
+
+
+def repetitions(call, settings, first_call_s):
+    threads, probe = pick_threads(call, settings["threads"], first_call_s)
+    for _ in range(settings["warmup"]):
+        call()
+    times = []
+    while (len(times) < settings["reps"] or sum(times) < settings["min_time"]) and \
+            len(times) < settings["max_reps"]:
+        times.append(timed(call))
+    send({"times_s": times, "threads": threads, "thread_probe_s": probe,
+          "thread_settings": thread_settings()})
+
+
+def main(forms):
+    settings = json.loads(sys.stdin.readline())
+    if settings.get("protocol") != 1:
+        sys.exit(f"{sys.argv[0]}: protocol {settings.get('protocol')} is not 1 (speedlab and "
+                 f"baselines/harness.py are from different versions)")
+    if settings["form"] not in forms:
+        sys.exit(f"{sys.argv[0]}: no form '{settings['form']}' (this program has {', '.join(forms)})")
+    try:
+        call, first_call_s = first_report(forms, settings)
+    except Exception as e:
+        traceback.print_exc()
+        send({"status": "error", "error": f"{type(e).__name__}: {e}"})
+        sys.exit(1)
+    if sys.stdin.readline().strip() != "go":
+        return  # speedlab's check failed: nothing is timed
+    repetitions(call, settings, first_call_s)

@@ -1,0 +1,570 @@
+/*
+ * external.c: a framework baseline (an SL_EXTERNAL row) measured in the same run as the C variants.
+ *
+ * The program is the study's baselines/STUDY.py, run by the interpreter sl_external_python() names. The
+ * protocol (docs/baselines.md, "Protocol"), in order:
+ *   1. the study writes its set-up inputs (external_inputs) into CASE_DIR: raw arrays and inputs.json;
+ *   2. speedlab starts the program with CASE_DIR/stderr.txt as its stderr and writes one JSON line of
+ *      settings (form, inputs, repetitions, thread candidates) on its stdin;
+ *   3. the program imports its framework, reads the inputs, calls the form once (the first call, JIT
+ *      included) and writes one JSON line: its outputs, versions and first-call times;
+ *   4. speedlab puts the outputs into the study (external_outputs) and runs the study's own check with
+ *      its tolerance. It then writes "go" (or "stop" after a failed check: no time counts);
+ *   5. the program picks its fastest thread count, warms up, times its repetitions and writes one JSON
+ *      line with every repetition's time, then exits 0.
+ * Start-up, imports and the first call are never inside a repetition's time; they are recorded apart.
+ * A line that does not come within $SPEEDLAB_BASELINE_TIMEOUT seconds ends the program (SIGKILL).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <speedlab/prof.h>
+
+#include "external.h"
+#include "record.h"
+#include "sl_config.h"
+
+#define EXT_DEFAULT_TIMEOUT_S 1800.0
+#define EXT_MAX_REPS 100000 /* the C runner's cap is higher; a Python call is never that short */
+
+struct sl_inputs {
+    char dir[4200];
+    json_t *manifest; /* name -> {"file", "dtype", "shape"} or a number or a string */
+};
+
+struct sl_outputs {
+    json_t *obj;
+};
+
+/* One running program: its pid, the pipes, what it has written so far. */
+typedef struct ext_proc {
+    pid_t pid;
+    int in_fd, out_fd;
+    char *buf;
+    size_t len, cap;
+    double deadline_s;   /* on the monotonic clock */
+    double first_line_s; /* when its first line came (0: none yet) */
+} ext_proc;
+
+static double now_s(void)
+{
+    return (double)prof_now_ns() * 1e-9;
+}
+
+static int executable(const char *path)
+{
+    return access(path, X_OK) == 0;
+}
+
+const char *sl_external_python(void)
+{
+    static char venv[4200];
+    const char *env = getenv("SPEEDLAB_PYTHON");
+    if (env && *env)
+        return env;
+    snprintf(venv, sizeof venv, "%s/.venv-baselines/bin/python3", SL_SOURCE_ROOT);
+    if (executable(venv))
+        return venv;
+    /* Debian's numpy, scipy and torch are installed for the system interpreter, not for another python3
+     * earlier on PATH (pyenv's, say) */
+    return executable("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+const char *sl_external_dir(void)
+{
+    const char *env = getenv("SPEEDLAB_BASELINES");
+    return env && *env ? env : SL_SOURCE_ROOT "/baselines";
+}
+
+/* ---- availability ------------------------------------------------------------------------------ */
+
+/* Runs `python -c code` with no input or output; its exit status, or -1 when it could not start. */
+static int python_ok(const char *code)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        execlp(sl_external_python(), sl_external_python(), "-c", code, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int sl_external_available(const char *module, char *why, size_t n)
+{
+    /* an import of torch takes a second or two: once per module and run */
+    static char names[16][64];
+    static int results[16], n_cached;
+    for (int i = 0; i < n_cached; i++)
+        if (strcmp(names[i], module) == 0) {
+            if (!results[i])
+                goto unavailable;
+            return 1;
+        }
+    char code[256];
+    snprintf(code, sizeof code, "import numpy, %s", module);
+    int ok = strspn(module, "abcdefghijklmnopqrstuvwxyz0123456789_.") == strlen(module) && python_ok(code) == 0;
+    if (n_cached < 16) {
+        snprintf(names[n_cached], sizeof names[0], "%s", module);
+        results[n_cached++] = ok;
+    }
+    if (ok)
+        return 1;
+unavailable:
+    snprintf(why, n, "python:%s: %s cannot import numpy and %s; install them with `sh scripts/setup.sh "
+             "build --baselines` (or set SPEEDLAB_PYTHON to an interpreter that has them)", module,
+             sl_external_python(), module);
+    return 0;
+}
+
+/* ---- inputs and outputs (study.h's sl_input_* and sl_output_*) ---------------------------------- */
+
+static int input_array(sl_inputs *in, const char *name, const void *data, size_t elem, const char *dtype,
+                       int ndim, const long *shape, sl_error *err)
+{
+    char path[4400];
+    size_t count = 1;
+    json_t *dims = json_array();
+    for (int d = 0; d < ndim; d++) {
+        count *= (size_t)shape[d];
+        json_array_append_new(dims, json_integer(shape[d]));
+    }
+    snprintf(path, sizeof path, "%s/%s.%s", in->dir, name, dtype);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(data, elem, count, f) == count;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok) {
+        json_decref(dims);
+        sl_error_set(err, "%s: cannot write the baseline's input '%s' (%zu values): %s", path, name, count,
+                     strerror(errno));
+        return -1;
+    }
+    json_t *a = json_object();
+    json_object_set_new(a, "file", json_string(path));
+    json_object_set_new(a, "dtype", json_string(dtype));
+    json_object_set_new(a, "shape", dims);
+    json_object_set_new(in->manifest, name, a);
+    return 0;
+}
+
+int sl_input_f32(sl_inputs *in, const char *name, const float *data, int ndim, const long *shape, sl_error *err)
+{
+    return input_array(in, name, data, sizeof *data, "float32", ndim, shape, err);
+}
+
+int sl_input_f64(sl_inputs *in, const char *name, const double *data, int ndim, const long *shape, sl_error *err)
+{
+    return input_array(in, name, data, sizeof *data, "float64", ndim, shape, err);
+}
+
+int sl_input_number(sl_inputs *in, const char *name, double value)
+{
+    return json_object_set_new(in->manifest, name, json_real(value));
+}
+
+int sl_input_string(sl_inputs *in, const char *name, const char *value)
+{
+    return json_object_set_new(in->manifest, name, json_string(value));
+}
+
+int sl_output_number(const sl_outputs *out, const char *name, double *x, sl_error *err)
+{
+    json_t *j = json_object_get(out->obj, name);
+    if (!json_is_number(j)) {
+        sl_error_set(err, "the baseline's outputs have no number '%s'", name);
+        return -1;
+    }
+    *x = json_number_value(j);
+    return 0;
+}
+
+int sl_output_array(const sl_outputs *out, const char *name, double *x, long n, sl_error *err)
+{
+    json_t *j = json_object_get(out->obj, name);
+    if (!json_is_array(j) || (long)json_array_size(j) != n) {
+        sl_error_set(err, "the baseline's outputs have no array '%s' of %ld numbers (got %s %ld)", name, n,
+                     json_is_array(j) ? "an array of" : "no array,", j ? (long)json_array_size(j) : 0L);
+        return -1;
+    }
+    for (long i = 0; i < n; i++) {
+        json_t *e = json_array_get(j, (size_t)i);
+        /* a NaN is sent as null (JSON has no NaN): the check then fails, as for a C variant */
+        x[i] = json_is_number(e) ? json_number_value(e) : NAN;
+    }
+    return 0;
+}
+
+/* ---- the subprocess ----------------------------------------------------------------------------- */
+
+static double timeout_s(void)
+{
+    const char *e = getenv("SPEEDLAB_BASELINE_TIMEOUT");
+    double t = e ? atof(e) : 0;
+    return t > 0 ? t : EXT_DEFAULT_TIMEOUT_S;
+}
+
+/* Starts `python program` with pipes on stdin and stdout and stderr into err_path. 0, or -1 with err. */
+static int spawn(ext_proc *p, const char *program, const char *err_path, sl_error *err)
+{
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0) {
+        sl_error_set(err, "cannot create pipes for the baseline: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    p->pid = fork();
+    if (p->pid < 0) {
+        sl_error_set(err, "cannot start the baseline (fork): %s", strerror(errno));
+        return -1;
+    }
+    if (p->pid == 0) {
+        int efd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        if (efd >= 0)
+            dup2(efd, 2);
+        close(in[1]);
+        close(out[0]);
+        execlp(sl_external_python(), sl_external_python(), program, (char *)NULL);
+        fprintf(stderr, "cannot run %s %s: %s\n", sl_external_python(), program, strerror(errno));
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    p->in_fd = in[1];
+    p->out_fd = out[0];
+    fcntl(p->in_fd, F_SETFD, FD_CLOEXEC);
+    fcntl(p->out_fd, F_SETFD, FD_CLOEXEC);
+    return 0;
+}
+
+static int send_line(ext_proc *p, const char *line)
+{
+    size_t n = strlen(line), done = 0;
+    while (done < n) {
+        ssize_t w = write(p->in_fd, line + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1; /* EPIPE: the program has ended; its stderr says why */
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+/* The program's next line as JSON, or NULL with why (end of output, time-out, not JSON). */
+static json_t *read_line(ext_proc *p, const char *what, sl_error *err)
+{
+    for (;;) {
+        char *nl = p->buf ? memchr(p->buf, '\n', p->len) : NULL;
+        if (nl) {
+            *nl = '\0';
+            json_error_t je;
+            json_t *j = json_loads(p->buf, 0, &je);
+            size_t rest = p->len - (size_t)(nl + 1 - p->buf);
+            memmove(p->buf, nl + 1, rest);
+            p->len = rest;
+            if (p->first_line_s == 0)
+                p->first_line_s = now_s();
+            if (!json_is_object(j)) {
+                json_decref(j);
+                sl_error_set(err, "the baseline's %s is not a JSON object (%s)", what, je.text);
+                return NULL;
+            }
+            return j;
+        }
+        double left = p->deadline_s - now_s();
+        if (left <= 0) {
+            sl_error_set(err, "timed out after %.0f s waiting for its %s (SPEEDLAB_BASELINE_TIMEOUT)",
+                         timeout_s(), what);
+            return NULL;
+        }
+        struct pollfd pf = {.fd = p->out_fd, .events = POLLIN};
+        int r = poll(&pf, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
+        if (r < 0 && errno != EINTR) {
+            sl_error_set(err, "poll on the baseline's output: %s", strerror(errno));
+            return NULL;
+        }
+        if (r <= 0)
+            continue;
+        if (p->len + 65536 > p->cap) {
+            char *g = realloc(p->buf, p->cap = p->len + 65536 * 4);
+            if (!g) {
+                sl_error_set(err, "out of memory reading the baseline's %s", what);
+                return NULL;
+            }
+            p->buf = g;
+        }
+        ssize_t got = read(p->out_fd, p->buf + p->len, p->cap - p->len - 1);
+        if (got == 0) {
+            sl_error_set(err, "the program ended before its %s", what);
+            return NULL;
+        }
+        if (got > 0)
+            p->len += (size_t)got;
+    }
+}
+
+/* Ends the program (killed unless `clean`), closes the pipes; its exit status or -1. */
+static int finish_proc(ext_proc *p, int clean)
+{
+    if (p->in_fd >= 0)
+        close(p->in_fd);
+    if (!clean)
+        kill(p->pid, SIGKILL);
+    int st = 0;
+    while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (p->out_fd >= 0)
+        close(p->out_fd);
+    free(p->buf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The last non-empty lines of the program's stderr (a Python traceback ends with the error). */
+static void stderr_tail(const char *path, char *out, size_t n)
+{
+    char buf[4096] = "";
+    FILE *f = fopen(path, "r");
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f);
+        fseek(f, size > (long)sizeof buf - 1 ? size - (long)sizeof buf + 1 : 0, SEEK_SET);
+        size_t got = fread(buf, 1, sizeof buf - 1, f);
+        buf[got] = '\0';
+        fclose(f);
+    }
+    size_t len = strlen(buf);
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+        buf[--len] = '\0';
+    char *line = strrchr(buf, '\n');
+    snprintf(out, n, "%s", line ? line + 1 : buf[0] ? buf : "(nothing on stderr)");
+}
+
+/* ---- one case ----------------------------------------------------------------------------------- */
+
+/* CASE_DIR = RUN_DIR/baselines/STUDY-VARIANT-SIZE, created, with the study's inputs and inputs.json. */
+static int write_inputs(sl_run_ctx *c, const sl_study *s, void *state, const char *variant, long size,
+                        sl_inputs *in, sl_error *err)
+{
+    char base[4200];
+    snprintf(base, sizeof base, "%s/baselines", c->dir);
+    int len = snprintf(in->dir, sizeof in->dir, "%s/%s-%s-%ld", base, s->name, variant, size);
+    if (len < 0 || (size_t)len >= sizeof in->dir) {
+        sl_error_set(err, "the run directory's path is too long for the baseline's inputs");
+        return -1;
+    }
+    if ((mkdir(base, 0777) != 0 && errno != EEXIST) || (mkdir(in->dir, 0777) != 0 && errno != EEXIST)) {
+        sl_error_set(err, "cannot create %s: %s", in->dir, strerror(errno));
+        return -1;
+    }
+    in->manifest = json_object();
+    if (s->external_inputs(state, in, err) != 0)
+        return -1;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/inputs.json", in->dir);
+    if (json_dump_file(in->manifest, path, JSON_INDENT(1)) != 0) {
+        sl_error_set(err, "cannot write %s", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Removes the input files of a case that passed (a failed one keeps them, to be run again by hand). */
+static void remove_inputs(const sl_inputs *in)
+{
+    const char *name;
+    json_t *a;
+    json_object_foreach(in->manifest, name, a) {
+        const char *file = json_string_value(json_object_get(a, "file"));
+        if (file)
+            unlink(file);
+    }
+}
+
+/* The one line of settings the program reads first (docs/baselines.md, "Protocol"). */
+static char *settings_line(sl_run_ctx *c, const sl_study *s, int v, long size, const char *inputs)
+{
+    int reps, warmup;
+    double min_time;
+    sl_case_plan(c->cfg, s, &reps, &warmup, &min_time);
+    json_t *j = json_object();
+    json_object_set_new(j, "protocol", json_integer(1));
+    json_object_set_new(j, "study", json_string(s->name));
+    json_object_set_new(j, "form", json_string(s->variants[v].name));
+    json_object_set_new(j, "framework", json_string(s->variants[v].requires + 7));
+    json_object_set_new(j, "size", json_integer(size));
+    json_object_set_new(j, "inputs", json_string(inputs));
+    json_object_set_new(j, "reps", json_integer(reps));
+    json_object_set_new(j, "warmup", json_integer(warmup));
+    json_object_set_new(j, "min_time", json_real(min_time));
+    json_object_set_new(j, "max_reps", json_integer(EXT_MAX_REPS));
+    json_object_set_new(j, "quick", json_boolean(c->cfg->quick));
+    /* the program runs at whichever of these is fastest for it, and says which (docs/baselines.md) */
+    json_t *cand = json_array();
+    json_array_append_new(cand, json_integer(1));
+    if (c->cfg->threads > 1)
+        json_array_append_new(cand, json_integer(c->cfg->threads));
+    json_object_set_new(j, "threads", cand);
+    char *line = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return line;
+}
+
+/* The record's "external" object, from the program's two reports (either may be NULL). */
+static void add_external(json_t *rec, const sl_study *s, int v, const json_t *first, const json_t *timed,
+                         double start_s)
+{
+    json_t *e = json_object();
+    char program[4400];
+    snprintf(program, sizeof program, "%s/%s.py", sl_external_dir(), s->name);
+    json_object_set_new(e, "framework", json_string(s->variants[v].requires + 7));
+    json_object_set_new(e, "program", json_string(program));
+    json_object_set_new(e, "python", json_string(sl_external_python()));
+    /* start_s: from fork to the first report; less the program's own import, load and first call, it is
+     * the interpreter's start-up */
+    json_object_set_new(e, "first_report_s", sl_json_num(start_s));
+    double own = 0;
+    const char *own_keys[] = {"import_s", "load_s", "first_call_s"};
+    for (size_t i = 0; first && i < 3; i++)
+        own += json_number_value(json_object_get(first, own_keys[i]));
+    if (first && isfinite(start_s))
+        json_object_set_new(e, "startup_s", sl_json_num(start_s - own));
+    const char *keys[] = {"version", "versions", "python_version", "import_s", "load_s", "first_call_s"};
+    for (size_t i = 0; first && i < sizeof keys / sizeof *keys; i++)
+        if (json_object_get(first, keys[i]))
+            json_object_set(e, keys[i], json_object_get(first, keys[i]));
+    const char *tkeys[] = {"threads", "thread_probe_s", "thread_settings"};
+    for (size_t i = 0; timed && i < sizeof tkeys / sizeof *tkeys; i++)
+        if (json_object_get(timed, tkeys[i]))
+            json_object_set(e, tkeys[i], json_object_get(timed, tkeys[i]));
+    json_object_set_new(rec, "external", e);
+    json_t *t = timed ? json_object_get(timed, "threads") : NULL;
+    if (json_is_integer(t)) /* the count it ran at, as for a C variant */
+        json_object_set(rec, "threads", t);
+}
+
+static void fail_ext(json_t *rec, const char *stage, const char *msg, const char *err_path)
+{
+    char tail[1024], buf[SL_ERRLEN + 1600];
+    stderr_tail(err_path, tail, sizeof tail);
+    snprintf(buf, sizeof buf, "baseline %s: %s; its stderr ends: %s (all of it in %s)", stage, msg, tail,
+             err_path);
+    json_object_set_new(rec, "status", json_string("failed"));
+    json_object_set_new(rec, "error", json_string(buf));
+}
+
+/* Steps 3 and 4: the first call's outputs into the study, and the study's check. 0 when it passed. */
+static int check_first(const sl_study *s, void *state, int v, json_t *first, json_t *rec, const char *ep)
+{
+    sl_error err = {{0}};
+    const char *status = json_string_value(json_object_get(first, "status"));
+    if (!status || strcmp(status, "checked") != 0) {
+        const char *why = json_string_value(json_object_get(first, "error"));
+        fail_ext(rec, "first call", why ? why : "no \"status\": \"checked\" in its first line", ep);
+        return -1;
+    }
+    sl_outputs out = {json_object_get(first, "outputs")};
+    if (s->external_outputs(state, v, &out, &err) != 0) {
+        fail_ext(rec, "outputs", err.msg, ep);
+        return -1;
+    }
+    return sl_case_check(s, state, v, rec);
+}
+
+/* Step 5's times, or -1 with rec failed. */
+static int take_times(json_t *timed, json_t *rec, double **times, const char *ep)
+{
+    json_t *a = json_object_get(timed, "times_s");
+    size_t n = json_array_size(a);
+    if (!json_is_array(a) || n == 0) {
+        fail_ext(rec, "repetitions", "no \"times_s\" array of at least one time", ep);
+        return -1;
+    }
+    *times = malloc(n * sizeof **times);
+    for (size_t i = 0; *times && i < n; i++) {
+        double t = json_number_value(json_array_get(a, i));
+        if (!(t > 0) || !isfinite(t)) {
+            fail_ext(rec, "repetitions", "a time in \"times_s\" is not a positive number", ep);
+            return -1;
+        }
+        (*times)[i] = t;
+    }
+    return *times ? (int)n : -1;
+}
+
+int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size, json_t *rec,
+                     double **times)
+{
+    sl_error err = {{0}};
+    sl_inputs in = {.manifest = NULL};
+    ext_proc p = {.pid = -1, .in_fd = -1, .out_fd = -1};
+    char ep[4400] = "(no stderr file)", program[4400], inputs[4400];
+    json_t *first = NULL, *timed = NULL;
+    int n = -1;
+    signal(SIGPIPE, SIG_IGN); /* a program that died makes write() fail with EPIPE, not kill speedlab */
+    snprintf(program, sizeof program, "%s/%s.py", sl_external_dir(), s->name);
+    if (access(program, R_OK) != 0) {
+        char msg[SL_ERRLEN];
+        snprintf(msg, sizeof msg, "cannot read the study's program: %s", strerror(errno));
+        fail_ext(rec, program, msg, ep);
+        return -1;
+    }
+    if (write_inputs(c, s, state, s->variants[v].name, size, &in, &err) != 0) {
+        fail_ext(rec, "inputs", err.msg, ep);
+        json_decref(in.manifest);
+        return -1;
+    }
+    snprintf(ep, sizeof ep, "%s/stderr.txt", in.dir);
+    snprintf(inputs, sizeof inputs, "%s/inputs.json", in.dir);
+    char *line = settings_line(c, s, v, size, inputs);
+    double t0 = now_s();
+    p.deadline_s = t0 + timeout_s();
+    if (spawn(&p, program, ep, &err) != 0) {
+        fail_ext(rec, "start", err.msg, ep);
+    } else if (send_line(&p, line) != 0 || send_line(&p, "\n") != 0) {
+        fail_ext(rec, "settings", "the program did not read its settings", ep);
+    } else if (!(first = read_line(&p, "first-call report", &err))) {
+        fail_ext(rec, "first call", err.msg, ep);
+    } else if (check_first(s, state, v, first, rec, ep) != 0) {
+        send_line(&p, "stop\n"); /* failed: no repetition is timed */
+    } else if (send_line(&p, "go\n") != 0 || !(timed = read_line(&p, "repetition report", &err))) {
+        fail_ext(rec, "repetitions", err.msg[0] ? err.msg : "the program ended before them", ep);
+    } else {
+        n = take_times(timed, rec, times, ep);
+    }
+    int status = finish_proc(&p, n > 0);
+    if (n > 0 && status != 0) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "exited with status %d after its report", status);
+        fail_ext(rec, "exit", msg, ep);
+        n = -1;
+    }
+    add_external(rec, s, v, first, timed, p.first_line_s > 0 ? p.first_line_s - t0 : NAN);
+    if (n > 0)
+        remove_inputs(&in);
+    free(line);
+    json_decref(first);
+    json_decref(timed);
+    json_decref(in.manifest);
+    return n;
+}
