@@ -110,29 +110,30 @@ static int python_ok(const char *code)
 
 int sl_external_available(const char *module, char *why, size_t n)
 {
-    /* an import of torch takes a second or two: once per module and run */
-    static char names[16][64];
+    /* an import of torch takes a second or two: once per interpreter and module */
+    static char keys[16][4200];
     static int results[16], n_cached;
-    for (int i = 0; i < n_cached; i++)
-        if (strcmp(names[i], module) == 0) {
-            if (!results[i])
-                goto unavailable;
-            return 1;
+    char key[4200];
+    snprintf(key, sizeof key, "%s %s", sl_external_python(), module);
+    int ok = -1;
+    for (int i = 0; i < n_cached && ok < 0; i++)
+        if (strcmp(keys[i], key) == 0)
+            ok = results[i];
+    if (ok < 0) {
+        char code[256];
+        snprintf(code, sizeof code, "import numpy, %s", module);
+        ok = strspn(module, "abcdefghijklmnopqrstuvwxyz0123456789_.") == strlen(module) &&
+             python_ok(code) == 0;
+        if (n_cached < 16) {
+            snprintf(keys[n_cached], sizeof keys[0], "%s", key);
+            results[n_cached++] = ok;
         }
-    char code[256];
-    snprintf(code, sizeof code, "import numpy, %s", module);
-    int ok = strspn(module, "abcdefghijklmnopqrstuvwxyz0123456789_.") == strlen(module) && python_ok(code) == 0;
-    if (n_cached < 16) {
-        snprintf(names[n_cached], sizeof names[0], "%s", module);
-        results[n_cached++] = ok;
     }
-    if (ok)
-        return 1;
-unavailable:
-    snprintf(why, n, "python:%s: %s cannot import numpy and %s; install them with `sh scripts/setup.sh "
-             "build --baselines` (or set SPEEDLAB_PYTHON to an interpreter that has them)", module,
-             sl_external_python(), module);
-    return 0;
+    if (!ok)
+        snprintf(why, n, "python:%s: %s cannot import %s%s; install the baselines with `sh scripts/setup.sh "
+                 "build --baselines` (or set SPEEDLAB_PYTHON to an interpreter that has them)", module,
+                 sl_external_python(), strcmp(module, "numpy") ? "numpy and " : "", module);
+    return ok;
 }
 
 /* ---- inputs and outputs (study.h's sl_input_* and sl_output_*) ---------------------------------- */

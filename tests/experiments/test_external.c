@@ -1,0 +1,167 @@
+/*
+ * test_external.c: framework baselines (SL_EXTERNAL rows, experiments/external.c) with the real
+ * entropy_mi and tensor_mean studies: one small case per framework that is installed here (a framework
+ * that is missing is skipped, as it is "unavailable" in a run), checked against the study's reference;
+ * a planted wrong result (SPEEDLAB_BASELINE_CORRUPT) recorded as failed with no times; a program that
+ * raises, and one that hangs, recorded as failed with the reason; a missing interpreter "unavailable"
+ * with the command that installs the baselines.
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "external.h"
+#include "runner_test.h"
+
+extern const sl_study sl_study_entropy_mi, sl_study_tensor_mean;
+static const sl_study *const reg[] = {&sl_study_entropy_mi, &sl_study_tensor_mean};
+
+static int speedlab(const char *first, ...)
+{
+    va_list ap;
+    va_start(ap, first);
+    int rc = rt_speedlab_va(reg, 2, first, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Skips the calling test when the interpreter cannot import numpy and `module`. */
+static int have(const char *module)
+{
+    char why[512];
+    if (sl_external_available(module, why, sizeof why))
+        return 1;
+    print_message("skipped: %s\n", why);
+    return 0;
+}
+
+/* One case of `variant` at the smallest quick size: ok, checked, with the external fields. */
+static void expect_ok(const char *study, const char *variant, const char *size)
+{
+    assert_int_equal(speedlab("run", study, "--variants", variant, "--sizes", size, "--reps", "2",
+                              "--min-time", "0", "--out", rt_out_dir, NULL), 0);
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *r = rt_find_case(all, variant, atol(size));
+    assert_string_equal(rt_str(r, "status"), "ok");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(r, "traits"), 0)), "external");
+    assert_true(json_is_true(json_object_get(json_object_get(r, "check"), "passed")));
+    json_t *e = json_object_get(r, "external");
+    assert_string_equal(rt_str(e, "framework"), variant);
+    assert_true(strlen(rt_str(e, "version")) > 0);
+    assert_true(json_number_value(json_object_get(e, "first_call_s")) > 0);
+    assert_true(json_integer_value(json_object_get(r, "threads")) >= 1);
+    assert_int_equal(json_array_size(json_object_get(r, "times_s")), 2);
+    json_decref(all);
+}
+
+static void framework_case(const char *module)
+{
+    if (!have(module)) {
+        skip();
+        return;
+    }
+    expect_ok("entropy_mi", module, "256");
+    if (strcmp(module, "numpy") == 0) /* an array output as well (the others' imports take seconds) */
+        expect_ok("tensor_mean", module, "64");
+}
+
+static void test_numpy(void **state) { (void)state; framework_case("numpy"); }
+static void test_torch(void **state) { (void)state; framework_case("torch"); }
+static void test_numba(void **state) { (void)state; framework_case("numba"); }
+static void test_jax(void **state) { (void)state; framework_case("jax"); }
+
+/* The one failed case of a run of `variant` (exit 1), with no times and an error containing `want`. */
+static void expect_failed(const char *study, const char *variant, const char *size, const char *want)
+{
+    assert_int_equal(speedlab("run", study, "--variants", variant, "--sizes", size, "--reps", "1",
+                              "--min-time", "0", "--out", rt_out_dir, NULL), 1);
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *r = rt_find_case(all, variant, atol(size));
+    assert_string_equal(rt_str(r, "status"), "failed");
+    assert_null(json_object_get(r, "times_s"));
+    if (!strstr(rt_str(r, "error"), want))
+        fail_msg("error '%s' does not say '%s'", rt_str(r, "error"), want);
+    json_decref(all);
+}
+
+/* A wrong result is a failed case: the check runs before any time counts. */
+static void test_planted_wrong_result(void **state)
+{
+    (void)state;
+    if (!have("numpy")) {
+        skip();
+        return;
+    }
+    setenv("SPEEDLAB_BASELINE_CORRUPT", "1", 1);
+    expect_failed("entropy_mi", "numpy", "256", "check failed");
+    expect_failed("tensor_mean", "numpy", "64", "check failed");
+    unsetenv("SPEEDLAB_BASELINE_CORRUPT");
+}
+
+/* A program of our own in place of baselines/entropy_mi.py (SPEEDLAB_BASELINES). */
+static void plant_program(const char *body)
+{
+    char dir[PATH_MAX + 32], path[PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/planted", rt_tmpdir);
+    snprintf(path, sizeof path, "%s/entropy_mi.py", dir);
+    mkdir(dir, 0777);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(body, f);
+    fclose(f);
+    setenv("SPEEDLAB_BASELINES", dir, 1);
+}
+
+/* A program that raises: the record says what its stderr ended with. */
+static void test_program_error_recorded(void **state)
+{
+    (void)state;
+    if (!have("numpy")) {
+        skip();
+        return;
+    }
+    plant_program("import sys\nsys.stdin.readline()\nraise ValueError('planted failure 42')\n");
+    expect_failed("entropy_mi", "numpy", "256", "ValueError: planted failure 42");
+    /* one that hangs: ended at the time limit */
+    setenv("SPEEDLAB_BASELINE_TIMEOUT", "1", 1);
+    plant_program("import time\ntime.sleep(60)\n");
+    expect_failed("entropy_mi", "numpy", "256", "timed out after 1 s");
+    unsetenv("SPEEDLAB_BASELINE_TIMEOUT");
+    unsetenv("SPEEDLAB_BASELINES");
+}
+
+/* No interpreter: unavailable (not failed), with the command that installs the baselines. */
+static void test_missing_python_unavailable(void **state)
+{
+    (void)state;
+    setenv("SPEEDLAB_PYTHON", "/nonexistent/python3", 1);
+    assert_int_equal(speedlab("run", "entropy_mi", "--variants", "numpy,torch", "--sizes", "256", "--out",
+                              rt_out_dir, NULL), 0);
+    unsetenv("SPEEDLAB_PYTHON");
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *r = rt_find_case(all, "torch", 256);
+    assert_string_equal(rt_str(r, "status"), "unavailable");
+    assert_non_null(strstr(rt_str(r, "error"), "scripts/setup.sh build --baselines"));
+    json_decref(all);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_numpy),
+        cmocka_unit_test(test_torch),
+        cmocka_unit_test(test_numba),
+        cmocka_unit_test(test_jax),
+        cmocka_unit_test(test_planted_wrong_result),
+        cmocka_unit_test(test_program_error_recorded),
+        cmocka_unit_test(test_missing_python_unavailable),
+    };
+    return cmocka_run_group_tests_name("external", tests, rt_setup_dir, rt_remove_dir);
+}
