@@ -1,8 +1,12 @@
 """The protocol between speedlab and a baseline program (docs/baselines.md, "Protocol").
 
 A study's program (entropy_mi.py, ...) defines its forms, one per framework, and calls main(FORMS).
-A form is a function make(inputs, settings) -> (call, outputs): call() does the study's work once on
-the inputs (the timed part); outputs(result) turns its result into the numbers speedlab checks.
+A form is a function make(inputs, settings) -> (call, outputs) or (call, outputs, check): call() does
+the study's work once on the inputs (the timed part); outputs(result) turns its result into numbers for
+speedlab. A kernel study's outputs of the first call are what speedlab checks. A training study's call
+is a whole training, so it gives check(): its cheap first step (galaxy: cost and gradient at the
+initial weights) whose outputs speedlab checks before the first training runs, and which stands for
+the call when the thread count is picked.
 
 speedlab writes one line of settings on stdin; we answer with one JSON line (the first call's outputs
 and what start-up cost), wait for "go" (speedlab has checked the outputs) and answer with one line of
@@ -119,11 +123,11 @@ def first_report(forms, settings):
     module = importlib.import_module(fw)
     t1 = time.perf_counter()
     inputs = load_inputs(settings["inputs"])
-    call, outputs = forms[settings["form"]](inputs, settings)
+    call, outputs, *check = forms[settings["form"]](inputs, settings)
     t2 = time.perf_counter()
-    result = call()  # the first call: JIT compilation and lazy set-up happen here, untimed
+    # the first call: JIT compilation and lazy set-up happen here, untimed
+    out = clean(check[0]() if check else outputs(call()))
     t3 = time.perf_counter()
-    out = clean(outputs(result))
     if os.environ.get("SPEEDLAB_BASELINE_CORRUPT"):  # the tests' planted wrong result
         out = {k: (None if v is None else [2 * x for x in v] if isinstance(v, list) else 2 * v)
                for k, v in out.items()}
@@ -132,19 +136,21 @@ def first_report(forms, settings):
                        if m in sys.modules},
           "python_version": platform.python_version(),
           "import_s": t1 - t0, "load_s": t2 - t1, "first_call_s": t3 - t2})
-    return call, t3 - t2
+    return call, outputs, (check[0] if check else call), t3 - t2
 
 
-def repetitions(call, settings, first_call_s):
-    threads, probe = pick_threads(call, settings["threads"], first_call_s)
+def repetitions(call, outputs, probe_call, settings, first_call_s):
+    threads, probe = pick_threads(probe_call, settings["threads"], first_call_s)
     for _ in range(settings["warmup"]):
         call()
-    times = []
+    times, result = [], None
     while (len(times) < settings["reps"] or sum(times) < settings["min_time"]) and \
             len(times) < settings["max_reps"]:
-        times.append(timed(call))
+        t0 = time.perf_counter()
+        result = call()
+        times.append(time.perf_counter() - t0)
     send({"times_s": times, "threads": threads, "thread_probe_s": probe,
-          "thread_settings": thread_settings()})
+          "thread_settings": thread_settings(), "outputs": clean(outputs(result))})
 
 
 def main(forms):
@@ -155,11 +161,11 @@ def main(forms):
     if settings["form"] not in forms:
         sys.exit(f"{sys.argv[0]}: no form '{settings['form']}' (this program has {', '.join(forms)})")
     try:
-        call, first_call_s = first_report(forms, settings)
+        call, outputs, probe_call, first_call_s = first_report(forms, settings)
     except Exception as e:
         traceback.print_exc()
         send({"status": "error", "error": f"{type(e).__name__}: {e}"})
         sys.exit(1)
     if sys.stdin.readline().strip() != "go":
         return  # speedlab's check failed: nothing is timed
-    repetitions(call, settings, first_call_s)
+    repetitions(call, outputs, probe_call, settings, first_call_s)

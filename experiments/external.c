@@ -122,7 +122,9 @@ int sl_external_available(const char *module, char *why, size_t n)
     if (ok < 0) {
         char code[256];
         snprintf(code, sizeof code, "import numpy, %s", module);
-        ok = strspn(module, "abcdefghijklmnopqrstuvwxyz0123456789_.") == strlen(module) &&
+        for (char *c = code; *c; c++) /* "numpy+scipy": the form needs both */
+            *c = *c == '+' ? ',' : *c;
+        ok = strspn(module, "abcdefghijklmnopqrstuvwxyz0123456789_.+") == strlen(module) &&
              python_ok(code) == 0;
         if (n_cached < 16) {
             snprintf(keys[n_cached], sizeof keys[0], "%s", key);
@@ -177,6 +179,11 @@ int sl_input_f64(sl_inputs *in, const char *name, const double *data, int ndim, 
     return input_array(in, name, data, sizeof *data, "float64", ndim, shape, err);
 }
 
+int sl_input_u8(sl_inputs *in, const char *name, const unsigned char *data, long n, sl_error *err)
+{
+    return input_array(in, name, data, 1, "uint8", 1, &n, err);
+}
+
 int sl_input_number(sl_inputs *in, const char *name, double value)
 {
     return json_object_set_new(in->manifest, name, json_real(value));
@@ -185,6 +192,11 @@ int sl_input_number(sl_inputs *in, const char *name, double value)
 int sl_input_string(sl_inputs *in, const char *name, const char *value)
 {
     return json_object_set_new(in->manifest, name, json_string(value));
+}
+
+int sl_output_has(const sl_outputs *out, const char *name)
+{
+    return json_object_get(out->obj, name) != NULL;
 }
 
 int sl_output_number(const sl_outputs *out, const char *name, double *x, sl_error *err)
@@ -361,6 +373,13 @@ static void stderr_tail(const char *path, char *out, size_t n)
     snprintf(out, n, "%s", line ? line + 1 : buf[0] ? buf : "(nothing on stderr)");
 }
 
+/* The row's framework: the first module of its requirement ("python:numpy+scipy" -> "numpy"). */
+static json_t *framework_of(const sl_variant *var)
+{
+    const char *m = var->requires + 7;
+    return json_stringn(m, strcspn(m, "+"));
+}
+
 /* ---- one case ----------------------------------------------------------------------------------- */
 
 /* CASE_DIR = RUN_DIR/baselines/STUDY-VARIANT-SIZE, created, with the study's inputs and inputs.json. */
@@ -412,7 +431,7 @@ static char *settings_line(sl_run_ctx *c, const sl_study *s, int v, long size, c
     json_object_set_new(j, "protocol", json_integer(1));
     json_object_set_new(j, "study", json_string(s->name));
     json_object_set_new(j, "form", json_string(s->variants[v].name));
-    json_object_set_new(j, "framework", json_string(s->variants[v].requires + 7));
+    json_object_set_new(j, "framework", framework_of(&s->variants[v]));
     json_object_set_new(j, "size", json_integer(size));
     json_object_set_new(j, "inputs", json_string(inputs));
     json_object_set_new(j, "reps", json_integer(reps));
@@ -438,7 +457,8 @@ static void add_external(json_t *rec, const sl_study *s, int v, const json_t *fi
     json_t *e = json_object();
     char program[4400];
     snprintf(program, sizeof program, "%s/%s.py", sl_external_dir(), s->name);
-    json_object_set_new(e, "framework", json_string(s->variants[v].requires + 7));
+    json_object_set_new(e, "framework", framework_of(&s->variants[v]));
+    json_object_set_new(e, "requires", json_string(s->variants[v].requires + 7));
     json_object_set_new(e, "program", json_string(program));
     json_object_set_new(e, "python", json_string(sl_external_python()));
     /* start_s: from fork to the first report; less the program's own import, load and first call, it is
@@ -492,9 +512,16 @@ static int check_first(const sl_study *s, void *state, int v, json_t *first, jso
     return sl_case_check(s, state, v, rec);
 }
 
-/* Step 5's times, or -1 with rec failed. */
-static int take_times(json_t *timed, json_t *rec, double **times, const char *ep)
+/* Step 5's times, or -1 with rec failed; the last call's outputs go to the study for `finish`. */
+static int take_times(const sl_study *s, void *state, int v, json_t *timed, json_t *rec, double **times,
+                      const char *ep)
 {
+    sl_error err = {{0}};
+    sl_outputs out = {json_object_get(timed, "outputs")};
+    if (out.obj && s->external_outputs(state, v, &out, &err) != 0) {
+        fail_ext(rec, "outputs of the last repetition", err.msg, ep);
+        return -1;
+    }
     json_t *a = json_object_get(timed, "times_s");
     size_t n = json_array_size(a);
     if (!json_is_array(a) || n == 0) {
@@ -551,7 +578,7 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
     } else if (send_line(&p, "go\n") != 0 || !(timed = read_line(&p, "repetition report", &err))) {
         fail_ext(rec, "repetitions", err.msg[0] ? err.msg : "the program ended before them", ep);
     } else {
-        n = take_times(timed, rec, times, ep);
+        n = take_times(s, state, v, timed, rec, times, ep);
     }
     int status = finish_proc(&p, n > 0);
     if (n > 0 && status != 0) {

@@ -135,11 +135,16 @@ void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_
 typedef struct sl_inputs sl_inputs;
 int sl_input_f32(sl_inputs *in, const char *name, const float *data, int ndim, const long *shape, sl_error *err);
 int sl_input_f64(sl_inputs *in, const char *name, const double *data, int ndim, const long *shape, sl_error *err);
+int sl_input_u8(sl_inputs *in, const char *name, const unsigned char *data, long n, sl_error *err);
 int sl_input_number(sl_inputs *in, const char *name, double value);
 int sl_input_string(sl_inputs *in, const char *name, const char *value);
 /* The outputs an external baseline sent back (its JSON "outputs" object), for `external_outputs`:
- * a number, or an array of exactly n numbers. 0, or -1 with err naming what is missing or malformed. */
+ * a number, or an array of exactly n numbers. 0, or -1 with err naming what is missing or malformed.
+ * `external_outputs` is called twice: with the first call's outputs (a training study's: its check
+ * step's), before the check; and with the last timed call's, before `finish` (sl_output_has tells
+ * which names came). */
 typedef struct sl_outputs sl_outputs;
+int sl_output_has(const sl_outputs *out, const char *name);
 int sl_output_number(const sl_outputs *out, const char *name, double *x, sl_error *err);
 int sl_output_array(const sl_outputs *out, const char *name, double *x, long n, sl_error *err);
 

@@ -50,6 +50,7 @@ typedef struct gstate {
     cg_result res;
     sl_record *rec;  /* the running repetition's record: told each CG iteration (progress) */
     double train_acc, test_acc, train_time_s;
+    double ext_cost0; /* an external baseline's cost at theta0 (its gradient goes to grad_tmp) */
 } gstate;
 
 /* A device variant's path: the data set goes to the device in prepare, cost and gradient run there. */
@@ -327,8 +328,10 @@ static int check(void *vs, int v, double *rel_err, sl_error *err)
     double c0 = galaxy_cost_default(&s->p, s->theta0, s->ws);
     galaxy_grad_default(&s->p, s->theta0, s->grad_ref, s->ws);
     s->dev_failed = 0;
-    double c1 = variant_cost(s, v, s->theta0);
-    variant_grad(s, v, s->theta0, s->grad_tmp);
+    int external = sl_study_galaxy.variants[v].traits & SL_EXTERNAL; /* grad_tmp already holds its gradient */
+    double c1 = external ? s->ext_cost0 : variant_cost(s, v, s->theta0);
+    if (!external)
+        variant_grad(s, v, s->theta0, s->grad_tmp);
     if (s->dev_failed) { sl_error_set(err, "%s", kernels_of(v)->device->error(s)); return -1; }
     double gmax = 0, dmax = 0;
     for (size_t i = 0; i < s->nt; i++) { gmax = fmax(gmax, fabs(s->grad_ref[i])); dmax = fmax(dmax, fabs(s->grad_ref[i] - s->grad_tmp[i])); }
@@ -338,7 +341,6 @@ static int check(void *vs, int v, double *rel_err, sl_error *err)
 
 static void finish(void *vs, int v, sl_record *rec)
 {
-    (void)v;
     gstate *s = vs;
     sl_record_metric(rec, "test_acc", s->test_acc);
     sl_record_metric(rec, "train_acc", s->train_acc);
@@ -358,7 +360,7 @@ static void finish(void *vs, int v, sl_record *rec)
     if (s->quick)
         sl_record_reduced(rec, "max_iter below the write-up's 300 (fewer CG iterations)");
     int n = s->res.iterations;
-    if (n > 0) {
+    if (n > 0 && !(sl_study_galaxy.variants[v].traits & SL_EXTERNAL)) { /* fmin_cg keeps no cost series */
         sl_record_series(rec, "iteration", s->iter_series + 1, n);
         sl_record_series(rec, "cost", s->cost_series + 1, n);
     }
@@ -370,12 +372,49 @@ static void finish(void *vs, int v, sl_record *rec)
  * and cost_function regions instead, and the report gives their roofline per call.) */
 static double footprint(long size, const sl_opts *o) { (void)size; (void)o; return 3375.0 * 1024 * 8 * 1.5 + 1e6; }
 
+/* The framework baselines (baselines/galaxy.py, docs/baselines.md): the data sets, initial weights and
+ * settings in; out, the cost and gradient at theta0 (checked against default's) and, after the timed
+ * trainings, the last one's results, which `finish` records as for a C variant. */
+static int external_inputs(void *vs, sl_inputs *in, sl_error *err)
+{
+    gstate *s = vs;
+    const long tr[2] = {s->train.m, GALAXY_PIXELS}, te[2] = {s->test.m, GALAXY_PIXELS}, nt = (long)s->nt;
+    if (sl_input_f64(in, "X", s->train.X, 2, tr, err) || sl_input_u8(in, "y", s->train.y, s->train.m, err) ||
+        sl_input_f64(in, "X_test", s->test.X, 2, te, err) ||
+        sl_input_u8(in, "y_test", s->test.y, s->test.m, err) || sl_input_f64(in, "theta0", s->theta0, 1, &nt, err))
+        return -1;
+    sl_input_number(in, "hidden", s->p.n_hid);
+    sl_input_number(in, "lambda", s->p.lambda);
+    sl_input_number(in, "max_iter", s->max_iter);
+    return 0;
+}
+
+static int external_outputs(void *vs, int v, const sl_outputs *out, sl_error *err)
+{
+    gstate *s = vs;
+    double it = 0, nfev = 0, ngev = 0, status = 0;
+    (void)v;
+    if (sl_output_has(out, "cost0")) /* the first report: what check compares */
+        return sl_output_number(out, "cost0", &s->ext_cost0, err) ||
+               sl_output_array(out, "grad0", s->grad_tmp, (long)s->nt, err) ? -1 : 0;
+    if (sl_output_number(out, "final_cost", &s->res.f, err) || sl_output_number(out, "iterations", &it, err) ||
+        sl_output_number(out, "cost_calls", &nfev, err) || sl_output_number(out, "grad_calls", &ngev, err) ||
+        sl_output_number(out, "warnflag", &status, err) || sl_output_number(out, "train_acc", &s->train_acc, err) ||
+        sl_output_number(out, "test_acc", &s->test_acc, err) ||
+        sl_output_number(out, "train_time_s", &s->train_time_s, err))
+        return -1;
+    s->res.iterations = (int)it, s->res.nfev = (int)nfev, s->res.ngev = (int)ngev, s->res.status = (int)status;
+    return 0;
+}
+
 /* What a row lacks: cost and gradient in one form, the threaded form exactly when SL_THREADED (blas's
  * exist only with BLAS), or an SL_DEVICE row's path. */
 static const char *incomplete(const sl_variant *v)
 {
     const gx_kernels *k = v->kernels;
     int one = k->cost && k->grad, threaded = k->cost_threaded && k->grad_threaded;
+    if (v->traits & SL_EXTERNAL) /* run by baselines/galaxy.py: no functions of ours */
+        return one || threaded || k->device ? "an SL_EXTERNAL row has no kernels" : NULL;
     if (v->traits & SL_DEVICE)
         return k->device && !one && !threaded ? NULL : "an SL_DEVICE row needs .device and no CPU kernels";
     if (k->device)
@@ -410,6 +449,11 @@ static const sl_variant variants[] = {
      &(const gx_kernels)GX_BLAS_KERNELS},
     {"cuda", "cuda", "warp per row forward + column-block backward on the GPU (X uploaded once)", "omp",
      SL_DEVICE, &(const gx_kernels){.device = &cuda_path}},
+    /* Framework baselines (docs/baselines.md): baselines/galaxy.py, SciPy's own fmin_cg on each gradient */
+    {"numpy", "python:numpy+scipy", "NumPy layout cost and gradient under SciPy's fmin_cg (the write-up's)",
+     NULL, SL_EXTERNAL, &(const gx_kernels){0}},
+    {"torch", "python:torch+scipy", "the same matrix form in torch (float64) under SciPy's fmin_cg", NULL,
+     SL_EXTERNAL, &(const gx_kernels){0}},
 };
 
 const sl_study sl_study_galaxy = {
@@ -427,5 +471,6 @@ const sl_study sl_study_galaxy = {
     .default_reps = 5,
     .footprint = footprint,
     .data_missing = data_missing,
+    .external_inputs = external_inputs, .external_outputs = external_outputs,
     .setup = setup, .prepare = prepare, .release = release, .run = run, .check = check, .finish = finish, .teardown = teardown,
 };
