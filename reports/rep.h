@@ -81,6 +81,14 @@ const rep_case *rep_find(const rep_set *s, int env, const char *study, const cha
 /* Whether a variant of a study runs on a GPU, from its cases' traits (rep_case.gpu). */
 int rep_is_gpu(const rep_set *s, int env, const char *study, const char *variant);
 int rep_is_ok(const rep_case *c);
+/* Framework baselines (frameworks.c): whether a case is one (its traits hold "external"), whether a
+ * study has any, the fastest ok framework case and the fastest ok C CPU case at a size (or NULL), and
+ * REPORT.md's line comparing the two. */
+int rep_case_external(const rep_case *c);
+int rep_has_frameworks(const rep_set *s, int env, const char *study);
+const rep_case *rep_best_framework(const rep_set *s, int env, const char *study, long size);
+const rep_case *rep_best_c(const rep_set *s, int env, const char *study, long size);
+void rep_framework_line(FILE *f, const rep_set *s, int env, const char *study);
 
 /* The environment of a record's env object, added when new (envs.c); -1 when out of memory. */
 int rep_env_index(rep_set *s, const json_t *env);

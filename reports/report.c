@@ -171,6 +171,7 @@ static void headline(FILE *f, const rep_set *s, int env, const char *study)
             fprintf(f, ", %.3g× the baseline `%s`", base->median / best->median, base->variant);
         fputs(best->reduced ? " (reduced run)\n" : "\n", f);
     }
+    rep_framework_line(f, s, env, study); /* only where framework baselines ran */
     char *inv[REP_MAX_INVERSIONS];
     int ni = rep_inversions(s, env, study, inv, REP_MAX_INVERSIONS);
     for (int i = 0; i < ni; i++) {

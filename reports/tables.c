@@ -53,18 +53,11 @@ static void status_text(char *buf, size_t n, const rep_case *c)
     snprintf(buf, n, "%s%s%s", c->status, c->error ? ": " : "", c->error ? c->error : "");
 }
 
-/* The best CPU variant at a size: the fastest ok CPU variant, or NULL. */
+/* The best CPU variant at a size: the fastest ok C variant on the CPU (a framework baseline has its own
+ * column, frameworks.c), or NULL. */
 static const rep_case *best_cpu_case(const rep_set *s, int env, const char *study, long size)
 {
-    const char *vs[MAXV];
-    int nv = rep_variants(s, env, study, vs, MAXV);
-    const rep_case *best = NULL;
-    for (int i = 0; i < nv; i++) {
-        const rep_case *c = rep_find(s, env, study, vs[i], size);
-        if (rep_is_ok(c) && !c->gpu && (!best || c->median < best->median))
-            best = c;
-    }
-    return best;
+    return rep_best_c(s, env, study, size);
 }
 
 /* Median of the best CPU variant at a size (NAN when none); *who gets its name. */
@@ -104,6 +97,15 @@ static void inversion_notes(rep_table *t, const rep_set *s, int env, const char 
         rep_table_note(t, "%s", rep_inversion_legend);
 }
 
+/* The "× best framework" cell of row r (column col): the best framework baseline's median over the row's. */
+static void framework_cell(rep_table *t, int r, int col, const rep_case *fw, const rep_case *c)
+{
+    if (fw)
+        rep_cell_num(t, r, col, fw->median / c->median, "%.3g×", fw->median / c->median);
+    else
+        rep_cell_text(t, r, col, "—");
+}
+
 rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study)
 {
     const char *vs[MAXV];
@@ -113,15 +115,22 @@ rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study)
     char title[256], col_base[64];
     snprintf(title, sizeof title, "%s: median time per repetition and speedup", study);
     snprintf(col_base, sizeof col_base, "× %s", base);
-    const char *cols[] = {sn, "variant", "median", "IQR", col_base, "× best CPU", "n", "note"};
+    /* the "× best framework" column only where framework baselines ran (docs/baselines.md) */
+    int fw_cols = rep_has_frameworks(s, env, study), c_n = 6 + fw_cols, c_note = 7 + fw_cols;
+    const char *cols[] = {sn, "variant", "median", "IQR", col_base, "× best CPU", "× best framework", "n", "note"};
     const char *csv[] = {"size", "variant", "median_s", "iqr_s", "speedup_vs_baseline",
-                         "speedup_vs_best_cpu", "reps", "note"};
-    rep_table *t = rep_table_new("", title, 8, cols, csv);
+                         "speedup_vs_best_cpu", "speedup_vs_best_framework", "reps", "note"};
+    if (!fw_cols) { /* drop the column: the table is as before */
+        cols[6] = cols[7], cols[7] = cols[8];
+        csv[6] = csv[7], csv[7] = csv[8];
+    }
+    rep_table *t = rep_table_new("", title, 8 + fw_cols, cols, csv);
     free(t->id);
     t->id = rep_printf("%s-speedup", study);
     char buf[256];
     for (int si = 0; si < ns; si++) {
         const rep_case *b = rep_find(s, env, study, base, sizes[si]);
+        const rep_case *fw = rep_best_framework(s, env, study, sizes[si]);
         const char *who;
         double cpu = best_cpu(s, env, study, sizes[si], &who);
         int first = 1;
@@ -137,7 +146,7 @@ rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study)
             if (!rep_is_ok(c)) {
                 rep_cell_text(t, r, 2, "%s", c->status);
                 status_text(buf, sizeof buf, c);
-                rep_cell_text(t, r, 7, "%s", buf);
+                rep_cell_text(t, r, c_note, "%s", buf);
                 continue;
             }
             const char *mark = rep_case_mark(t, c);
@@ -153,13 +162,22 @@ rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study)
                 rep_cell_num(t, r, 5, cpu / c->median, "%.3g×", cpu / c->median);
             else
                 rep_cell_text(t, r, 5, "—");
-            rep_cell_num(t, r, 6, c->ntimes, "%d", c->ntimes);
+            if (fw_cols)
+                framework_cell(t, r, 6, fw, c);
+            rep_cell_num(t, r, c_n, c->ntimes, "%d", c->ntimes);
             if (who && strcmp(who, c->variant) == 0)
-                rep_cell_text(t, r, 7, "best CPU");
+                rep_cell_text(t, r, c_note, "best CPU");
+            else if (fw && fw == c)
+                rep_cell_text(t, r, c_note, "best framework, %d thread%s", c->threads, c->threads == 1 ? "" : "s");
+            else if (rep_case_external(c))
+                rep_cell_text(t, r, c_note, "framework, %d thread%s", c->threads, c->threads == 1 ? "" : "s");
         }
     }
     rep_table_note(t, "median and IQR (interquartile range) over the timed repetitions; × columns: "
                       "median of the reference ÷ median of the row (above 1 = faster).");
+    if (fw_cols)
+        rep_table_note(t, "framework rows are baselines (docs/baselines.md) run by Python in the same run, "
+                          "each at its fastest thread count (in the note); best CPU = the fastest C variant.");
     inversion_notes(t, s, env, study);
     return t;
 }

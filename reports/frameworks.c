@@ -1,0 +1,77 @@
+/* reports/frameworks.c: framework baselines (records whose traits hold "external", docs/baselines.md)
+ * beside the C variants: which case is one, the best framework at a size, and REPORT.md's line per
+ * study comparing the best C variant with the best framework measured in the same run. */
+#include <math.h>
+#include <string.h>
+
+#include "rep.h"
+
+int rep_case_external(const rep_case *c)
+{
+    json_t *traits = c && c->rec ? json_object_get(c->rec, "traits") : NULL, *t;
+    size_t i;
+    json_array_foreach(traits, i, t)
+        if (json_is_string(t) && strcmp(json_string_value(t), "external") == 0)
+            return 1;
+    return 0;
+}
+
+/* The fastest ok case at `size` that is (want_external = 1) or is not (0) a framework baseline; CPU
+ * only (a GPU variant is compared in the crossover table). NULL when there is none. */
+static const rep_case *best_of(const rep_set *s, int env, const char *study, long size, int want_external)
+{
+    const char *vs[64];
+    int nv = rep_variants(s, env, study, vs, 64);
+    const rep_case *best = NULL;
+    for (int i = 0; i < nv; i++) {
+        const rep_case *c = rep_find(s, env, study, vs[i], size);
+        if (rep_is_ok(c) && !c->gpu && rep_case_external(c) == want_external &&
+            (!best || c->median < best->median))
+            best = c;
+    }
+    return best;
+}
+
+const rep_case *rep_best_framework(const rep_set *s, int env, const char *study, long size)
+{
+    return best_of(s, env, study, size, 1);
+}
+
+const rep_case *rep_best_c(const rep_set *s, int env, const char *study, long size)
+{
+    return best_of(s, env, study, size, 0);
+}
+
+int rep_has_frameworks(const rep_set *s, int env, const char *study)
+{
+    for (int i = 0; i < s->ncases; i++)
+        if (s->cases[i].env == env && !s->cases[i].superseded && strcmp(s->cases[i].study, study) == 0 &&
+            rep_case_external(&s->cases[i]))
+            return 1;
+    return 0;
+}
+
+/* "- best C variant against the best framework at B=65536: simd 1.2 ms, torch 3.4 ms (1 thread): 2.8×
+ * faster", at the largest size where both ran; nothing for a study without framework records. */
+void rep_framework_line(FILE *f, const rep_set *s, int env, const char *study)
+{
+    long sizes[64];
+    int ns = rep_sizes(s, env, study, sizes, 64);
+    if (!rep_has_frameworks(s, env, study))
+        return;
+    for (int i = ns - 1; i >= 0; i--) {
+        const rep_case *c = rep_best_c(s, env, study, sizes[i]), *fw = rep_best_framework(s, env, study, sizes[i]);
+        if (!c || !fw)
+            continue;
+        char tc[64], tf[64];
+        rep_fmt_time(tc, sizeof tc, c->median);
+        rep_fmt_time(tf, sizeof tf, fw->median);
+        double r = fw->median / c->median;
+        fprintf(f, "- best C variant against the best framework on this machine at %s=%ld: **%s** %s (%d "
+                "thread%s), **%s** %s (%d thread%s, its fastest setting): the C variant is %.3g× %s\n",
+                c->size_name, c->size, c->variant, tc, c->threads, c->threads == 1 ? "" : "s", fw->variant, tf,
+                fw->threads, fw->threads == 1 ? "" : "s", r >= 1 ? r : 1 / r, r >= 1 ? "faster" : "slower");
+        return;
+    }
+    fprintf(f, "- frameworks: no size where a C variant and a framework baseline both ran ok\n");
+}
