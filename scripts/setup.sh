@@ -3,16 +3,24 @@
 # Installs what is missing from Debian's packages, finds nvcc when present, and configures build/.
 # Idempotent: running it twice installs nothing new and reconfigures build/ in place.
 #
-# Usage: scripts/setup.sh [BUILD_DIR] [-- extra meson options]
+# Usage: scripts/setup.sh [BUILD_DIR] [--baselines] [-- extra meson options]
+#
+# --baselines (opt-in): the framework baselines (docs/baselines.md) as well: Debian's python3-numpy,
+# python3-scipy and python3-torch, and, where PyPI can be reached, current numba and jax in the virtual
+# environment .venv-baselines (it sees the system packages; speedlab runs the baselines with its python3).
 set -eu
 
 PACKAGES="meson ninja-build gcc pkg-config libpapi-dev gnuplot-nox libopenblas-dev zlib1g-dev \
 libjansson-dev libcmocka-dev dataset-fashion-mnist"
 
 here=$(cd "$(dirname "$0")/.." && pwd)
+baselines=0
+if [ "${1:-}" = "--baselines" ]; then baselines=1; shift; fi
 builddir=${1:-build}
 [ $# -gt 0 ] && shift
+if [ "${1:-}" = "--baselines" ]; then baselines=1; shift; fi
 [ "${1:-}" = "--" ] && shift
+[ $baselines -eq 1 ] && PACKAGES="$PACKAGES python3-numpy python3-scipy python3-torch python3-venv"
 
 missing=""
 for p in $PACKAGES; do
@@ -39,6 +47,21 @@ if command -v nvcc >/dev/null 2>&1; then
     echo "setup: nvcc found: $(command -v nvcc)"
 else
     echo "setup: no nvcc: CUDA variants will not be built"
+fi
+
+# numba and jax from PyPI into .venv-baselines, pinned to Debian's numpy and scipy: the newest wheels
+# pull NumPy 2, which Debian's torch 1.13 cannot use. Without PyPI their baselines are "unavailable".
+if [ $baselines -eq 1 ]; then
+    venv=$here/.venv-baselines
+    [ -x "$venv/bin/python3" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+    pins=$venv/debian-pins.txt
+    /usr/bin/python3 -c 'import numpy, scipy; print("numpy==" + numpy.__version__); print("scipy==" + scipy.__version__)' >"$pins"
+    if "$venv/bin/pip" install -q -c "$pins" numba jax jaxlib; then
+        echo "setup: baselines: numpy, scipy, torch (Debian), numba and jax (PyPI) in $venv"
+    else
+        echo "setup: baselines: numba and jax could not be installed from PyPI (offline?): their" \
+             "baselines will be unavailable; numpy, scipy and torch (Debian) are in place"
+    fi
 fi
 
 cd "$here"
