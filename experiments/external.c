@@ -179,9 +179,15 @@ int sl_input_f64(sl_inputs *in, const char *name, const double *data, int ndim, 
     return input_array(in, name, data, sizeof *data, "float64", ndim, shape, err);
 }
 
-int sl_input_u8(sl_inputs *in, const char *name, const unsigned char *data, long n, sl_error *err)
+int sl_input_u8(sl_inputs *in, const char *name, const unsigned char *data, int ndim, const long *shape,
+                sl_error *err)
 {
-    return input_array(in, name, data, 1, "uint8", 1, &n, err);
+    return input_array(in, name, data, 1, "uint8", ndim, shape, err);
+}
+
+int sl_input_i32(sl_inputs *in, const char *name, const int32_t *data, int ndim, const long *shape, sl_error *err)
+{
+    return input_array(in, name, data, sizeof *data, "int32", ndim, shape, err);
 }
 
 int sl_input_number(sl_inputs *in, const char *name, double value)

@@ -135,7 +135,9 @@ void sl_record_phases(sl_record *r, double h2d_ms, double kernel_ms, double d2h_
 typedef struct sl_inputs sl_inputs;
 int sl_input_f32(sl_inputs *in, const char *name, const float *data, int ndim, const long *shape, sl_error *err);
 int sl_input_f64(sl_inputs *in, const char *name, const double *data, int ndim, const long *shape, sl_error *err);
-int sl_input_u8(sl_inputs *in, const char *name, const unsigned char *data, long n, sl_error *err);
+int sl_input_u8(sl_inputs *in, const char *name, const unsigned char *data, int ndim, const long *shape,
+                sl_error *err);
+int sl_input_i32(sl_inputs *in, const char *name, const int32_t *data, int ndim, const long *shape, sl_error *err);
 int sl_input_number(sl_inputs *in, const char *name, double value);
 int sl_input_string(sl_inputs *in, const char *name, const char *value);
 /* The outputs an external baseline sent back (its JSON "outputs" object), for `external_outputs`:

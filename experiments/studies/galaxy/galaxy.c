@@ -379,9 +379,9 @@ static int external_inputs(void *vs, sl_inputs *in, sl_error *err)
 {
     gstate *s = vs;
     const long tr[2] = {s->train.m, GALAXY_PIXELS}, te[2] = {s->test.m, GALAXY_PIXELS}, nt = (long)s->nt;
-    if (sl_input_f64(in, "X", s->train.X, 2, tr, err) || sl_input_u8(in, "y", s->train.y, s->train.m, err) ||
+    if (sl_input_f64(in, "X", s->train.X, 2, tr, err) || sl_input_u8(in, "y", s->train.y, 1, &tr[0], err) ||
         sl_input_f64(in, "X_test", s->test.X, 2, te, err) ||
-        sl_input_u8(in, "y_test", s->test.y, s->test.m, err) || sl_input_f64(in, "theta0", s->theta0, 1, &nt, err))
+        sl_input_u8(in, "y_test", s->test.y, 1, &te[0], err) || sl_input_f64(in, "theta0", s->theta0, 1, &nt, err))
         return -1;
     sl_input_number(in, "hidden", s->p.n_hid);
     sl_input_number(in, "lambda", s->p.lambda);

@@ -54,7 +54,7 @@ static void teardown(void *vs)
 #endif
     idx_set_free(&s->train);
     idx_set_free(&s->test);
-    free(s->P0); free(s->P); free(s->G); free(s->wsblock); free(s->X); free(s->y); free(s->perm);
+    free(s->P0); free(s->P); free(s->G); free(s->ext_update); free(s->wsblock); free(s->X); free(s->y); free(s->perm);
     train_series_free(&s->series);
     free(s);
 }
@@ -165,6 +165,8 @@ static train_model model_of(mlp_state *s, int v)
 static int check(void *vs, int v, double *rel_err, sl_error *err)
 {
     mlp_state *s = vs;
+    if (sl_study_mlp.variants[v].traits & SL_EXTERNAL) /* its first step, from baselines/mlp.py */
+        return mlp_check_external(s, rel_err, err);
     train_model m = model_of(s, v);
     s->dev_per_step = 1;
     int rc = mlp_check(s, v, &m, rel_err, err);
@@ -313,6 +315,8 @@ static double footprint(long batch, const sl_opts *o)
 static const char *incomplete(const sl_variant *v)
 {
     const mlp_kernels *k = v->kernels;
+    if (v->traits & SL_EXTERNAL) /* run by baselines/mlp.py (external.c) */
+        return k->forward || k->backward ? "an SL_EXTERNAL row has no kernels" : NULL;
     if (v->traits & SL_DEVICE)
         return k->forward ? "an SL_DEVICE row runs the device model: no CPU kernels" : NULL;
     if (!SL_HAVE_BLAS && v->requires && strcmp(v->requires, "blas") == 0)
@@ -340,6 +344,11 @@ static const sl_variant variants[] = {
      &(const mlp_kernels){.cublas = 0}},
     {"cublas", "cublas", "the products by cublasSgemm, the rest as cuda", "cuda", SL_DEVICE,
      &(const mlp_kernels){.cublas = 1}},
+    /* Framework baselines (docs/baselines.md): baselines/mlp.py, the same batches, rates and weights */
+    {"numpy", "python:numpy", "the NumPy MLP: matrix forward and backward, in-place SGD (the write-up's form)",
+     NULL, SL_EXTERNAL, &(const mlp_kernels){0}},
+    {"torch", "python:torch", "torch.nn: Linear/ReLU, F.cross_entropy, autograd, torch.optim.SGD", NULL,
+     SL_EXTERNAL, &(const mlp_kernels){0}},
 };
 
 const sl_study sl_study_mlp = {
@@ -360,6 +369,7 @@ const sl_study sl_study_mlp = {
     .bytes = bytes,
     .footprint = footprint,
     .data_missing = data_missing,
+    .external_inputs = mlp_external_inputs, .external_outputs = mlp_external_outputs,
     .setup = setup, .prepare = prepare, .run = run, .check = check, .finish = finish, .release = release,
     .teardown = teardown,
 };

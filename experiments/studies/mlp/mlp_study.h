@@ -69,7 +69,13 @@ typedef struct mlp_state {
     int nreps;            /* timed runs since prepare; acc and secs keep the first MLP_MAX_REPS */
     double acc[MLP_MAX_REPS], secs[MLP_MAX_REPS];
     double peak_dev_bytes;
+    double ext_loss0, *ext_update; /* a framework baseline's first step (external.c) */
 } mlp_state;
+
+/* external.c: the framework baselines (docs/baselines.md) */
+int mlp_external_inputs(void *vs, sl_inputs *in, sl_error *err);
+int mlp_external_outputs(void *vs, int v, const sl_outputs *out, sl_error *err);
+int mlp_check_external(mlp_state *s, double *rel_err, sl_error *err);
 
 /* models.c */
 train_model mlp_cpu_model(mlp_state *s);

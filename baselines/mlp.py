@@ -1,0 +1,146 @@
+"""mlp baselines (docs/study-mlp.md, docs/baselines.md): the 784-128-128-10 ReLU network with softmax
+cross-entropy (mean over the batch), trained by minibatch SGD on the suite's batches.
+
+Inputs: images, labels (the training set, bytes), test_images, test_labels, P0 (the suite's He weights
+in its layout: W1 n0 x n1, b1, W2 n1 x n2, b2, W3 n2 x n3, b3, float32), perms (every epoch's shuffle:
+the C variants' batches in their order), lr (every epoch's rate), n0..n3, batch, n_train (rows per epoch).
+One call = one whole training from P0; the check step is the first SGD step, whose loss and update
+speedlab compares with its double-precision reference.
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import main  # noqa: E402
+
+
+def shapes(inp):
+    n = [int(inp[k]) for k in ("n0", "n1", "n2", "n3")]
+    return [(n[0], n[1]), (n[1],), (n[1], n[2]), (n[2],), (n[2], n[3]), (n[3],)]
+
+
+def split(P, inp):
+    """Views of W1, b1, W2, b2, W3, b3 in the flat parameter vector P (no copies)."""
+    out, at = [], 0
+    for shp in shapes(inp):
+        size = 1
+        for s in shp:
+            size *= s
+        out.append(P[at:at + size].reshape(shp))
+        at += size
+    return out
+
+
+def make_training(inp, np, new_model, step, accuracy, flat):
+    """The shared schedule: epochs of the given shuffles, the C variants' steps, test accuracy per epoch."""
+    B, n_train = int(inp["batch"]), int(inp["n_train"])
+    images, labels = inp["images"], inp["labels"]
+    scale = np.float32(1.0 / 255.0)  # as train_gather scales a byte
+
+    def batch(idx):
+        return images[idx].astype(np.float32) * scale, labels[idx].astype(np.int64)
+
+    def call():
+        model, t0 = new_model(), time.perf_counter()
+        out = {"train_loss": [], "test_acc_series": [], "epoch_s": []}
+        for perm, lr in zip(inp["perms"], inp["lr"]):
+            e0, losses = time.perf_counter(), 0.0
+            for s in range(n_train // B):
+                losses += step(model, *batch(perm[s * B:(s + 1) * B]), float(lr))
+            out["epoch_s"].append(time.perf_counter() - e0)
+            out["train_loss"].append(losses / (n_train // B))
+            out["test_acc_series"].append(accuracy(model))
+        out.update(epochs=len(inp["lr"]), test_acc=out["test_acc_series"][-1],
+                   train_time_s=time.perf_counter() - t0)
+        return out
+
+    def check():  # the first step of epoch 0 from P0: its loss and its update
+        model = new_model()
+        loss = step(model, *batch(inp["perms"][0][:B]), float(inp["lr"][0]))
+        return {"loss0": loss, "update0": flat(model).astype(np.float64) - inp["P0"].astype(np.float64)}
+    return call, (lambda r: r), check
+
+
+def numpy_form(inp, settings):
+    """The write-up's NumPy MLP: matrix forward and backward by hand, SGD in place."""
+    import numpy as np
+    Xt = inp["test_images"].astype(np.float32) * np.float32(1.0 / 255.0)
+    yt = inp["test_labels"]
+
+    def forward(P, X):
+        W1, b1, W2, b2, W3, b3 = split(P, inp)
+        a1 = np.maximum(X @ W1 + b1, 0)
+        a2 = np.maximum(a1 @ W2 + b2, 0)
+        return a1, a2, a2 @ W3 + b3
+
+    def step(P, X, y, lr):
+        W1, b1, W2, b2, W3, b3 = split(P, inp)
+        a1, a2, z3 = forward(P, X)
+        z3 -= z3.max(axis=1, keepdims=True)
+        p = np.exp(z3)
+        p /= p.sum(axis=1, keepdims=True)
+        rows = np.arange(len(y))
+        loss = -np.log(p[rows, y]).mean()
+        d3 = p
+        d3[rows, y] -= 1
+        d3 /= len(y)
+        d2 = (d3 @ W3.T) * (a2 > 0)
+        d1 = (d2 @ W2.T) * (a1 > 0)
+        lr = np.float32(lr)
+        W3 -= lr * (a2.T @ d3); b3 -= lr * d3.sum(axis=0)
+        W2 -= lr * (a1.T @ d2); b2 -= lr * d2.sum(axis=0)
+        W1 -= lr * (X.T @ d1); b1 -= lr * d1.sum(axis=0)
+        return float(loss)
+
+    def accuracy(P):
+        hits = sum(int((forward(P, Xt[i:i + 1000])[2].argmax(axis=1) == yt[i:i + 1000]).sum())
+                   for i in range(0, len(yt), 1000))
+        return hits / len(yt)
+    return make_training(inp, np, lambda: inp["P0"].copy(), step, accuracy, lambda P: P)
+
+
+def torch_form(inp, settings):
+    """A PyTorch user's form: torch.nn layers from the suite's weights, F.cross_entropy, autograd and
+    torch.optim.SGD (plain, no momentum: the study's update), its rate set per epoch."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    Xt = torch.from_numpy(inp["test_images"].astype(np.float32) / np.float32(255.0))
+    yt = torch.from_numpy(inp["test_labels"].astype(np.int64))
+    n = [int(inp[k]) for k in ("n0", "n1", "n2", "n3")]
+
+    def new_model():
+        net = torch.nn.Sequential(torch.nn.Linear(n[0], n[1]), torch.nn.ReLU(), torch.nn.Linear(n[1], n[2]),
+                                  torch.nn.ReLU(), torch.nn.Linear(n[2], n[3]))
+        W1, b1, W2, b2, W3, b3 = split(inp["P0"], inp)
+        with torch.no_grad():
+            for layer, W, b in zip(net[::2], (W1, W2, W3), (b1, b2, b3)):
+                layer.weight.copy_(torch.from_numpy(W.T.copy()))  # Linear keeps out x in
+                layer.bias.copy_(torch.from_numpy(b))
+        return net, torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(model, X, y, lr):
+        net, opt = model
+        for g in opt.param_groups:
+            g["lr"] = lr
+        opt.zero_grad()
+        loss = F.cross_entropy(net(torch.from_numpy(X)), torch.from_numpy(y))
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    def accuracy(model):
+        with torch.no_grad():
+            return float((model[0](Xt).argmax(dim=1) == yt).double().mean())
+
+    def flat(model):  # back to the suite's layout
+        parts = []
+        for layer in model[0][::2]:
+            parts += [layer.weight.detach().numpy().T.ravel(), layer.bias.detach().numpy()]
+        return np.concatenate(parts)
+    return make_training(inp, np, new_model, step, accuracy, flat)
+
+
+if __name__ == "__main__":
+    main({"numpy": numpy_form, "torch": torch_form})
