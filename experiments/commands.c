@@ -79,7 +79,8 @@ static void list_study(const sl_study *s)
             snprintf(on, sizeof on, " (builds on %s)", var->builds_on);
         printf("    %-*s %-28s %s%s%s\n", w, var->name, ok ? "available" : why,
                var->description ? var->description : "", on,
-               (var->traits & SL_THREADED) ? " [uses --threads]" : "");
+               (var->traits & SL_THREADED) ? " [uses --threads]"
+               : (var->traits & SL_EXTERNAL) ? " [framework baseline: docs/baselines.md]" : "");
     }
     printf("  params:%s\n", s->n_params ? "" : " (none)");
     for (int p = 0; p < s->n_params; p++)
