@@ -1,7 +1,8 @@
 /*
  * test_external.c: framework baselines (SL_EXTERNAL rows, experiments/external.c) with the real
- * entropy_mi and tensor_mean studies: one small case per framework that is installed here (a framework
- * that is missing is skipped, as it is "unavailable" in a run), checked against the study's reference;
+ * entropy_mi and tensor_mean studies (and galaxy and mlp --quick with NumPy): one small case per
+ * framework that is installed here (a framework that is missing is skipped, as it is "unavailable" in a
+ * run), checked against the study's reference;
  * a planted wrong result (SPEEDLAB_BASELINE_CORRUPT) recorded as failed with no times; a program that
  * raises, and one that hangs, recorded as failed with the reason; a missing interpreter "unavailable"
  * with the command that installs the baselines.
@@ -20,14 +21,15 @@
 #include "external.h"
 #include "runner_test.h"
 
-extern const sl_study sl_study_entropy_mi, sl_study_tensor_mean;
-static const sl_study *const reg[] = {&sl_study_entropy_mi, &sl_study_tensor_mean};
+extern const sl_study sl_study_entropy_mi, sl_study_tensor_mean, sl_study_galaxy, sl_study_mlp;
+static const sl_study *const reg[] = {&sl_study_entropy_mi, &sl_study_tensor_mean, &sl_study_galaxy,
+                                      &sl_study_mlp};
 
 static int speedlab(const char *first, ...)
 {
     va_list ap;
     va_start(ap, first);
-    int rc = rt_speedlab_va(reg, 2, first, ap);
+    int rc = rt_speedlab_va(reg, 4, first, ap);
     va_end(ap);
     return rc;
 }
@@ -76,6 +78,34 @@ static void test_numpy(void **state) { (void)state; framework_case("numpy"); }
 static void test_torch(void **state) { (void)state; framework_case("torch"); }
 static void test_numba(void **state) { (void)state; framework_case("numba"); }
 static void test_jax(void **state) { (void)state; framework_case("jax"); }
+
+/* The training studies' NumPy baselines (--quick): galaxy under SciPy's fmin_cg, the NumPy MLP on the
+ * suite's batches; each checked, with the study's metrics taken back from the program. A data set that
+ * is missing makes the case unavailable: then skipped. */
+static void test_training_baselines(void **state)
+{
+    (void)state;
+    const char *studies[] = {"galaxy", "mlp"}, *metric[] = {"final_cost", "test_acc"};
+    const long size[] = {20, 64};
+    if (!have("scipy")) {
+        skip();
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(speedlab("run", studies[i], "--variants", "numpy", "--quick", "--out", rt_out_dir, NULL), 0);
+        json_t *all = rt_read_latest(rt_out_dir);
+        json_t *r = rt_find_case(all, "numpy", size[i]);
+        if (strcmp(rt_str(r, "status"), "unavailable") == 0) {
+            print_message("skipped %s: %s\n", studies[i], rt_str(r, "error"));
+            json_decref(all);
+            continue;
+        }
+        assert_string_equal(rt_str(r, "status"), "ok");
+        assert_true(json_is_true(json_object_get(json_object_get(r, "check"), "passed")));
+        assert_true(json_is_number(json_object_get(json_object_get(r, "metrics"), metric[i])));
+        json_decref(all);
+    }
+}
 
 /* The one failed case of a run of `variant` (exit 1), with no times and an error containing `want`. */
 static void expect_failed(const char *study, const char *variant, const char *size, const char *want)
@@ -159,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_torch),
         cmocka_unit_test(test_numba),
         cmocka_unit_test(test_jax),
+        cmocka_unit_test(test_training_baselines),
         cmocka_unit_test(test_planted_wrong_result),
         cmocka_unit_test(test_program_error_recorded),
         cmocka_unit_test(test_missing_python_unavailable),
