@@ -57,7 +57,7 @@ static void teardown(void *vs)
 #endif
     idx_set_free(&s->train);
     idx_set_free(&s->test);
-    free(s->P0), free(s->P), free(s->G), free(s->V), free(s->wsblock), free(s->X), free(s->argmax);
+    free(s->P0), free(s->P), free(s->G), free(s->V), free(s->ext_update), free(s->wsblock), free(s->X), free(s->argmax);
     free(s->y), free(s->perm), free(s->eval_idx);
     train_series_free(&s->series);
     free(s);
@@ -224,6 +224,8 @@ static train_cfg cfg_of(const cnn_state *s, int v)
 static int check(void *vs, int v, double *rel_err, sl_error *err)
 {
     cnn_state *s = vs;
+    if (sl_study_cnn.variants[v].traits & SL_EXTERNAL) /* its first step, from baselines/cnn.py */
+        return cnn_check_external(s, rel_err, err);
     train_model m = model_of(s, v);
     s->dev_per_step = 1;
     int rc = cnn_check(s, v, &m, rel_err, err);
@@ -453,6 +455,8 @@ static const char *incomplete(const sl_variant *v)
 {
     const cnn_layers *k = &((const cnn_row *)v->kernels)->layers;
     int any = k->conv_forward || k->conv_backward || k->dense_forward || k->dense_backward;
+    if (v->traits & SL_EXTERNAL) /* run by baselines/cnn.py (external.c) */
+        return any ? "an SL_EXTERNAL row has no layer functions" : NULL;
     if (v->traits & SL_DEVICE)
         return any ? "an SL_DEVICE row runs the device model: no CPU layer functions" : NULL;
     if (!SL_HAVE_BLAS && v->requires && strcmp(v->requires, "blas") == 0)
@@ -492,6 +496,9 @@ static const sl_variant variants[] = {
      "nothing timed: the framework default), against cudnn's cudnnFind* (benchmark mode)", "cuda", SL_DEVICE,
      &(const cnn_row){.backend = CNN_CUDA_CUDNN_HEURISTIC}},
 #endif
+    /* Framework baseline (docs/baselines.md): baselines/cnn.py on the same batches and weights */
+    {"torch", "python:torch", "torch.nn (Conv2d, MaxPool2d, Linear), autograd, torch.optim.SGD with momentum "
+     "(the write-up's PyTorch CPU code)", NULL, SL_EXTERNAL, &(const cnn_row){.backend = 0}},
 };
 
 const sl_study sl_study_cnn = {
@@ -512,6 +519,7 @@ const sl_study sl_study_cnn = {
     .bytes = bytes,
     .footprint = footprint,
     .data_missing = data_missing,
+    .external_inputs = cnn_external_inputs, .external_outputs = cnn_external_outputs,
     .setup = setup, .prepare = prepare, .run = run, .check = check, .finish = finish, .release = release,
     .teardown = teardown,
 };

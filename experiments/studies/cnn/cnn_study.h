@@ -70,7 +70,13 @@ typedef struct cnn_state {
     int nreps;          /* timed runs since prepare; reps keeps the first CNN_MAX_REPS */
     cnn_rep reps[CNN_MAX_REPS];
     double peak_dev_bytes, launches_per_step;
+    double ext_loss0, *ext_update; /* a framework baseline's first step (external.c) */
 } cnn_state;
+
+/* external.c: the framework baseline (docs/baselines.md) */
+int cnn_external_inputs(void *vs, sl_inputs *in, sl_error *err);
+int cnn_external_outputs(void *vs, int v, const sl_outputs *out, sl_error *err);
+int cnn_check_external(cnn_state *s, double *rel_err, sl_error *err);
 
 /* models.c */
 train_model cnn_cpu_model(cnn_state *s);

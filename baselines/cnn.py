@@ -1,0 +1,91 @@
+"""cnn baseline (docs/study-cnn.md, docs/baselines.md): the write-up's PyTorch CPU code, torch.nn's
+Conv2d 1->8 3x3, ReLU, MaxPool2d 2, Conv2d 8->16 3x3, ReLU, MaxPool2d 2, Flatten (400), Linear 400->128,
+ReLU, Linear 128->10, F.cross_entropy, autograd, torch.optim.SGD with momentum (V = mu V + G, P -= lr V,
+the study's form), on the suite's batches: every epoch's shuffle, the last partial batch a smaller step.
+
+Inputs: images, labels, test_images, test_labels (bytes, scaled by 1/255 as train_gather does), P0 (the
+suite's He weights in its layout: conv weights OIHW as PyTorch's, dense weights input-first, so
+transposed for Linear), perms, rows, cols, batch, n_train, lr, momentum. One call = one whole training;
+the check step is the first SGD step (its loss and update).
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import main  # noqa: E402
+
+
+def torch_form(inp, settings):
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    B, n_train, lr, mu = int(inp["batch"]), int(inp["n_train"]), float(inp["lr"]), float(inp["momentum"])
+    hw = (int(inp["rows"]), int(inp["cols"]))
+    images, labels = inp["images"], inp["labels"]
+    scale = np.float32(1.0 / 255.0)
+    Xt = torch.from_numpy(inp["test_images"].astype(np.float32) * scale).reshape(-1, 1, *hw)
+    yt = torch.from_numpy(inp["test_labels"].astype(np.int64))
+
+    def layers(net):  # the parameters in the suite's order, with their shapes there
+        c1, c2, d1, d2 = net[0], net[3], net[7], net[9]
+        return [(c1.weight, False), (c1.bias, False), (c2.weight, False), (c2.bias, False),
+                (d1.weight, True), (d1.bias, False), (d2.weight, True), (d2.bias, False)]
+
+    def new_model():
+        net = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 16, 3), nn.ReLU(),
+                            nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 128), nn.ReLU(), nn.Linear(128, 10))
+        at = 0
+        with torch.no_grad():
+            for p, transposed in layers(net):
+                shape = tuple(reversed(p.shape)) if transposed else tuple(p.shape)
+                size = int(np.prod(shape))
+                w = torch.from_numpy(inp["P0"][at:at + size].reshape(shape))
+                p.copy_(w.T if transposed else w)
+                at += size
+        return net, torch.optim.SGD(net.parameters(), lr=lr, momentum=mu)
+
+    def flat(net):
+        return np.concatenate([(p.detach().T if t else p.detach()).numpy().ravel() for p, t in layers(net)])
+
+    def batch(idx):
+        X = torch.from_numpy(images[idx].astype(np.float32) * scale).reshape(-1, 1, *hw)
+        return X, torch.from_numpy(labels[idx].astype(np.int64))
+
+    def step(model, X, y):
+        net, opt = model
+        opt.zero_grad()
+        loss = F.cross_entropy(net(X), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    def accuracy(net):
+        with torch.no_grad():
+            return float(sum(int((net(Xt[i:i + B]).argmax(dim=1) == yt[i:i + B]).sum())
+                             for i in range(0, len(yt), B)) / len(yt))
+
+    def call():
+        model, t0 = new_model(), time.perf_counter()
+        out = {"train_loss": [], "test_acc_series": [], "epoch_s": []}
+        for perm in inp["perms"]:
+            e0, losses, steps = time.perf_counter(), 0.0, 0
+            for s in range(0, n_train, B):  # the last partial batch is a smaller step
+                losses += step(model, *batch(perm[s:min(s + B, n_train)]))
+                steps += 1
+            out["epoch_s"].append(time.perf_counter() - e0)
+            out["train_loss"].append(losses / steps)
+            out["test_acc_series"].append(accuracy(model[0]))
+        out.update(epochs=len(inp["perms"]), train_time_s=time.perf_counter() - t0)
+        return out
+
+    def check():  # the first step from P0 with zero momentum: update = -lr G
+        model = new_model()
+        loss = step(model, *batch(inp["perms"][0][:B]))
+        return {"loss0": loss, "update0": flat(model[0]).astype(np.float64) - inp["P0"].astype(np.float64)}
+    return call, (lambda r: r), check
+
+
+if __name__ == "__main__":
+    main({"torch": torch_form})
