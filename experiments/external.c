@@ -61,83 +61,6 @@ static double now_s(void)
     return (double)prof_now_ns() * 1e-9;
 }
 
-static int executable(const char *path)
-{
-    return access(path, X_OK) == 0;
-}
-
-const char *sl_external_python(void)
-{
-    static char venv[4200];
-    const char *env = getenv("SPEEDLAB_PYTHON");
-    if (env && *env)
-        return env;
-    snprintf(venv, sizeof venv, "%s/.venv-baselines/bin/python3", SL_SOURCE_ROOT);
-    if (executable(venv))
-        return venv;
-    /* Debian's numpy, scipy and torch are installed for the system interpreter, not for another python3
-     * earlier on PATH (pyenv's, say) */
-    return executable("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-}
-
-const char *sl_external_dir(void)
-{
-    const char *env = getenv("SPEEDLAB_BASELINES");
-    return env && *env ? env : SL_SOURCE_ROOT "/baselines";
-}
-
-/* ---- availability ------------------------------------------------------------------------------ */
-
-/* Runs `python -c code` with no input or output; its exit status, or -1 when it could not start. */
-static int python_ok(const char *code)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        dup2(null, 0);
-        dup2(null, 1);
-        dup2(null, 2);
-        execlp(sl_external_python(), sl_external_python(), "-c", code, (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-int sl_external_available(const char *module, char *why, size_t n)
-{
-    /* an import of torch takes a second or two: once per interpreter and module */
-    static char keys[16][4200];
-    static int results[16], n_cached;
-    char key[4200];
-    snprintf(key, sizeof key, "%s %s", sl_external_python(), module);
-    int ok = -1;
-    for (int i = 0; i < n_cached && ok < 0; i++)
-        if (strcmp(keys[i], key) == 0)
-            ok = results[i];
-    if (ok < 0) {
-        char code[256];
-        snprintf(code, sizeof code, "import numpy, %s", module);
-        for (char *c = code; *c; c++) /* "numpy+scipy": the form needs both */
-            *c = *c == '+' ? ',' : *c;
-        ok = strspn(module, "abcdefghijklmnopqrstuvwxyz0123456789_.+") == strlen(module) &&
-             python_ok(code) == 0;
-        if (n_cached < 16) {
-            snprintf(keys[n_cached], sizeof keys[0], "%s", key);
-            results[n_cached++] = ok;
-        }
-    }
-    if (!ok)
-        snprintf(why, n, "python:%s: %s cannot import %s%s; install the baselines with `sh scripts/setup.sh "
-                 "build --baselines` (or set SPEEDLAB_PYTHON to an interpreter that has them)", module,
-                 sl_external_python(), strcmp(module, "numpy") ? "numpy and " : "", module);
-    return ok;
-}
-
 /* ---- inputs and outputs (study.h's sl_input_* and sl_output_*) ---------------------------------- */
 
 static int input_array(sl_inputs *in, const char *name, const void *data, size_t elem, const char *dtype,
@@ -244,15 +167,22 @@ static double timeout_s(void)
 /* Starts `python program` with pipes on stdin and stdout and stderr into err_path. 0, or -1 with err. */
 static int spawn(ext_proc *p, const char *program, const char *err_path, sl_error *err)
 {
-    int in[2], out[2];
+    int in[2] = {-1, -1}, out[2] = {-1, -1};
     if (pipe(in) != 0 || pipe(out) != 0) {
         sl_error_set(err, "cannot create pipes for the baseline: %s", strerror(errno));
+        for (int i = 0; i < 2; i++) {
+            if (in[i] >= 0)
+                close(in[i]);
+            if (out[i] >= 0)
+                close(out[i]);
+        }
         return -1;
     }
     fflush(NULL);
     p->pid = fork();
     if (p->pid < 0) {
         sl_error_set(err, "cannot start the baseline (fork): %s", strerror(errno));
+        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
         return -1;
     }
     if (p->pid == 0) {
@@ -348,11 +278,13 @@ static int finish_proc(ext_proc *p, int clean)
 {
     if (p->in_fd >= 0)
         close(p->in_fd);
-    if (!clean)
-        kill(p->pid, SIGKILL);
     int st = 0;
-    while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    if (p->pid > 0) { /* never kill(-1): no program was started when fork failed */
+        if (!clean)
+            kill(p->pid, SIGKILL);
+        while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+    }
     if (p->out_fd >= 0)
         close(p->out_fd);
     free(p->buf);
