@@ -51,7 +51,7 @@ def numba_form(inp, settings):
     import numpy as np
     X, Y = inp["X"], inp["Y"]
 
-    @numba.njit(parallel=True, fastmath=True, cache=False)
+    @numba.njit(parallel=True, fastmath=True, cache=True)  # compiled once, reused by later sizes and runs
     def sums(Z):
         out = np.empty(Z.shape[0], dtype=np.float64)
         for b in numba.prange(Z.shape[0]):

@@ -37,7 +37,7 @@ def numba_form(inp, settings):
     import numpy as np
     X, Y, Z = inp["X"], inp["Y"], inp["Z"]
 
-    @numba.njit(parallel=True, fastmath=True)
+    @numba.njit(parallel=True, fastmath=True, cache=True)  # compiled once, reused by later sizes and runs
     def mean_outer(X, Y, Z):
         a, b, c = np.tanh(X), np.tanh(Y), np.tanh(Z)
         N, D = a.shape
