@@ -483,6 +483,26 @@ static void fig_loading(figctx *x)
         remove(p);
 }
 
+/* Issue 16, part 2: epoch time and the compute's wait fraction against the prefetch depth, one line per
+ * case (params and size), overlap.gp. */
+static void fig_overlap(figctx *x)
+{
+    if (!rep_is_overlap(x->s, x->env, x->study))
+        return;
+    char p[1024];
+    FILE *f = open_data(x, "overlap", p, sizeof p);
+    if (!f)
+        return;
+    int n = rep_overlap_data(x->s, x->env, x->study, f);
+    fclose(f);
+    if (n)
+        finish(x, "overlap", "overlap.gp", p, NULL,
+               "Overlap: epoch time and the fraction of it the compute waited for data, by prefetch depth "
+               "(0: batches made inline)");
+    else
+        remove(p);
+}
+
 int rep_figures(const rep_set *s, int env, const char *study, const char *dir, int plots,
                 rep_figure *figs, int max)
 {
@@ -501,5 +521,6 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
     fig_memory(&x);
     fig_batch(&x);
     fig_loading(&x);
+    fig_overlap(&x);
     return x.n;
 }

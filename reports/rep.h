@@ -7,6 +7,7 @@
  * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
  * performance.c seed 004's Table I: a declared list of per-run metric columns, mean ± std
+ * batch.c, pipeline.c, overlap.c issue 16's data path: batch size, loading, overlap (prefetching)
  * agreement.c each variant's cost/loss trajectory against the baseline's
  * bottleneck.c where the time goes (profile regions) and the functions table
  * published.c the write-ups' own tables, as data, printed beside ours
@@ -173,6 +174,13 @@ rep_table *rep_tab_loading(const rep_set *s, int env, const char *study);
 /* The loading figure's data (STUDY-loading.dat for bars.gp); 1 when written. */
 int rep_loading_data(const rep_set *s, int env, const char *study, FILE *f);
 void rep_data_path_section(FILE *f, const rep_set *s, int env);
+/* Issue 16's Part 2, overlap (overlap.c): epoch time and the compute's wait for data by prefetch depth
+ * (`STUDY-overlap`), for a study whose records carry wait_fraction and epoch_s_mean; its figure's data
+ * (STUDY-overlap.dat for overlap.gp; 1 when written) and the data path section's sentences. */
+int rep_is_overlap(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_overlap(const rep_set *s, int env, const char *study);
+int rep_overlap_data(const rep_set *s, int env, const char *study, FILE *f);
+void rep_overlap_sentences(FILE *f, const rep_set *s, int env, const char *study);
 /* Samples/s and final test accuracy against the size (`STUDY-sweep`), or NULL when not a sweep. */
 rep_table *rep_tab_batch(const rep_set *s, int env, const char *study);
 /* Seed 004's Table I (performance.c): for a study whose records carry epoch_s_mean, else NULL. */
