@@ -298,6 +298,7 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     double epochs_s = sum(z->epoch_s, z->n), wait = sum(s->wait_epoch, z->n);
     if (s->nreps < PF_MAX_REPS)
         s->reps[s->nreps] = (pf_rep){.epoch_s = epochs_s / z->n, .wait_s = wait / z->n,
+                                     .compute_s = (epochs_s - wait) / z->n,
                                      .wait_fraction = wait / epochs_s, .busy_fraction = busy / epochs_s,
                                      .sps = train_mean(z->samples_per_s, z->n), .acc = z->test_acc[z->n - 1],
                                      .secs = secs};
@@ -349,6 +350,8 @@ static void finish(void *vs, int v, sl_record *rec)
     record_spread(rec, s, kept, offsetof(pf_rep, epoch_s), "epoch_s_mean", "epoch_s_std");
     record_spread(rec, s, kept, offsetof(pf_rep, sps), "samples_per_s_mean", "samples_per_s_std");
     record_spread(rec, s, kept, offsetof(pf_rep, wait_s), "wait_s_per_epoch", NULL);
+    /* the epoch less the wait: what a loader thread beside the compute threads costs them shows here */
+    record_spread(rec, s, kept, offsetof(pf_rep, compute_s), "compute_s_per_epoch", NULL);
     double wf = record_spread(rec, s, kept, offsetof(pf_rep, wait_fraction), "wait_fraction", "wait_fraction_std");
     sl_record_metric(rec, "compute_utilisation", 1.0 - wf);
     if (pf_depth(v) > 0)

@@ -44,7 +44,7 @@ typedef struct pf_model {
 extern const pf_model pf_model_mlp, pf_model_cnn;
 
 typedef struct pf_rep {
-    double epoch_s, wait_s, wait_fraction, busy_fraction, sps, acc, secs;
+    double epoch_s, wait_s, compute_s, wait_fraction, busy_fraction, sps, acc, secs; /* per epoch: s */
 } pf_rep;
 
 typedef struct pf_state {
