@@ -324,17 +324,21 @@ static double record_spread(sl_record *rec, const pf_state *s, int kept, size_t 
     return st.mean;
 }
 
-/* Who ran on how many CPUs: on 2 vCPUs a loader thread beside 2 compute threads takes a core from them. */
+/* Who ran on how many CPUs: on 2 vCPUs a loader thread beside 2 compute threads takes a core from them,
+ * and an OpenMP thread that spins at a barrier (libgomp does, for a while, unless OMP_WAIT_POLICY=passive)
+ * while the loader holds its partner's core stalls the step: the wait policy goes into the note. */
 static void thread_note(const pf_state *s, int v, sl_record *rec)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int loaders = pf_depth(v) > 0, total = s->vthreads + loaders;
-    char b[320];
-    snprintf(b, sizeof b, "%d compute thread%s (OpenMP, --threads)%s on %ld online CPU%s%s", s->vthreads,
-             s->vthreads == 1 ? "" : "s", loaders ? " and 1 loader thread" : ", batches made inline", cpus,
-             cpus == 1 ? "" : "s",
+    const char *policy = getenv("OMP_WAIT_POLICY");
+    char b[400];
+    snprintf(b, sizeof b, "%d compute thread%s (OpenMP, --threads)%s on %ld online CPU%s%s; OMP_WAIT_POLICY=%s",
+             s->vthreads, s->vthreads == 1 ? "" : "s", loaders ? " and 1 loader thread" : ", batches made inline",
+             cpus, cpus == 1 ? "" : "s",
              !loaders ? "" : total > cpus ? ": the loader competes with the compute for a core"
-                                          : ": a core is free for the loader");
+                                          : ": a core is free for the loader",
+             policy && *policy ? policy : "(unset: libgomp's default, spin then sleep)");
     sl_record_note(rec, b);
     sl_record_metric(rec, "compute_threads", s->vthreads);
     sl_record_metric(rec, "loader_threads", loaders);
