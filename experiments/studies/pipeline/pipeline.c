@@ -2,9 +2,9 @@
  * experiments/studies/pipeline/pipeline.c: the pipeline study, Part 1 of issue 16 (loading). Each
  * repetition loads the whole training-image file of an MNIST-format set (Fashion-MNIST from Debian's
  * package by default, --data DIR otherwise) by one method, with the page cache warm or cold
- * (--param cache). Part 3 (batch size) is mlp's and cnn's size sweep (--sizes); Parts 2, 4-6 (prefetching,
- * precision, host-device copies, cuDNN benchmark mode) are not built yet. docs/study-pipeline.md has what
- * is measured and the figures.
+ * (--param cache). Part 2 (prefetching) is the prefetch study; Part 3 (batch size) is mlp's and cnn's
+ * size sweep (--sizes); Parts 4-6 (precision, host-device copies, cuDNN benchmark mode) are not built yet.
+ * docs/study-pipeline.md has what is measured and the figures.
  *
  * Checks: every variant's loaded bytes against the IDX reader's (experiments/data/idx.c), by FNV-1a of
  * the image bytes, before timing; decode's floats against byte / 255 in double.
