@@ -48,11 +48,18 @@ static void one_row(const uint8_t *src, int rows, int cols, pf_aug a, int r, flo
         dst[c] = 0.0f;
 }
 
+/* Rows ahead whose bytes are prefetched, as train_gather (experiments/train/train.c says why): random
+ * rows of a 47 MB set miss the caches, and the augmented gather should cost what the plain one does. */
+#define GATHER_AHEAD 8
+
 void pf_gather_flipshift(const uint8_t *images, const uint8_t *labels, int rows, int cols, const int32_t *idx,
                          int B, uint64_t seed, int epoch, float *X, uint8_t *y)
 {
     size_t px = (size_t)rows * (size_t)cols;
     for (int b = 0; b < B; b++) {
+        if (b + GATHER_AHEAD < B)
+            for (size_t k = 0; k < px; k += 64)
+                __builtin_prefetch(images + (size_t)idx[b + GATHER_AHEAD] * px + k);
         pf_aug a = pf_aug_of(seed, epoch, idx[b]);
         const uint8_t *src = images + (size_t)idx[b] * px;
         for (int r = 0; r < rows; r++)

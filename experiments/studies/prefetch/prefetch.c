@@ -69,7 +69,7 @@ static int fill(void *ctx, long i, float *X, uint8_t *y)
 /* The next batch from the loader, which must be item next_item with B rows. */
 static int fetch_queued(pf_state *s, int B, const float **X, const uint8_t **y, sl_error *err)
 {
-    loader_batch b;
+    loader_batch b = {0};
     int rc = loader_next(s->q, &b);
     if (rc != 1 || b.i != s->next_item || b.B != B) {
         sl_error_set(err, "prefetch %s: the loader gave %s (item %ld, %d rows) where item %ld of %d rows was due",
@@ -390,7 +390,7 @@ static double footprint(long batch, const sl_opts *o)
 static const char *incomplete(const sl_variant *v)
 {
     const pf_row *r = v->kernels;
-    return r->depth >= 0 && r->depth <= PF_MAX_DEPTH ? NULL : "depth must be 0 (inline) to PF_MAX_DEPTH";
+    return r->depth >= 0 && r->depth <= PF_MAX_DEPTH ? NULL : "depth must be 0 (batches made inline) to 8 (PF_MAX_DEPTH)";
 }
 
 /* One row per variant: the depth is the row's, never read from its name. */
