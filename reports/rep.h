@@ -7,6 +7,8 @@
  * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
  * performance.c seed 004's Table I: a declared list of per-run metric columns, mean ± std
+ * batch.c, pipeline.c, copies.c, algo_search.c  issue 16's data path: batch sweep, loading, host-device copies, cuDNN search
+ * select.c   case selectors those share: a metric, whether a study has a case of a kind
  * agreement.c each variant's cost/loss trajectory against the baseline's
  * bottleneck.c where the time goes (profile regions) and the functions table
  * published.c the write-ups' own tables, as data, printed beside ours
@@ -139,6 +141,8 @@ void rep_cell_text(rep_table *t, int row, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void rep_cell_num(rep_table *t, int row, int col, double num, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* A number cell, or "—" when v is not finite (a metric the case did not record). */
+void rep_cell_num_or_dash(rep_table *t, int row, int col, double v, const char *fmt);
 void rep_table_note(rep_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds a note only once (same text). */
 void rep_table_note_once(rep_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -245,5 +249,9 @@ char *rep_strdup(const char *s);
 char *rep_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rep_mkdirs(const char *path);   /* mkdir -p; 0 on success */
 double rep_jnum(const json_t *o, const char *key);   /* NAN when absent or not a number */
+/* select.c: a case's metric (NAN when absent, or c NULL); whether the study has a current case on env
+ * for which pred holds (how a study-specific table decides it applies). */
+double rep_metric(const rep_case *c, const char *name);
+int rep_study_has(const rep_set *s, int env, const char *study, int (*pred)(const rep_case *c));
 
 #endif
