@@ -68,13 +68,16 @@ static void list_study(const sl_study *s)
     if (s->n_sweep_sizes) /* only the studies that have them: other listings stay as they were */
         print_sizes("sweep sizes (--sizes): ", s->sweep_sizes, s->n_sweep_sizes);
     printf("  variants:\n");
+    int w = 12; /* the names' column: as wide as the study's longest name */
+    for (int v = 0; v < s->n_variants; v++)
+        w = (int)strlen(s->variants[v].name) > w ? (int)strlen(s->variants[v].name) : w;
     for (int v = 0; v < s->n_variants; v++) {
         const sl_variant *var = &s->variants[v];
         char why[256], on[64] = "";
         int ok = sl_variant_available(var, why, sizeof why);
         if (var->builds_on) /* which variant the report expects this one to beat */
             snprintf(on, sizeof on, " (builds on %s)", var->builds_on);
-        printf("    %-12s %-28s %s%s%s\n", var->name, ok ? "available" : why,
+        printf("    %-*s %-28s %s%s%s\n", w, var->name, ok ? "available" : why,
                var->description ? var->description : "", on,
                (var->traits & SL_THREADED) ? " [uses --threads]" : "");
     }

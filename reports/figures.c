@@ -503,6 +503,24 @@ static void fig_overlap(figctx *x)
         remove(p);
 }
 
+/* Issue 16, part 5: copy GB/s against the transfer size, one line per variant, bandwidth.gp (log-x). */
+static void fig_copies(figctx *x)
+{
+    if (!rep_is_copies(x->s, x->env, x->study))
+        return;
+    char p[1024];
+    FILE *f = open_data(x, "bandwidth", p, sizeof p);
+    if (!f)
+        return;
+    int n = rep_copies_data(x->s, x->env, x->study, f);
+    fclose(f);
+    if (n)
+        finish(x, "bandwidth", "bandwidth.gp", p, NULL,
+               "Copy bandwidth against transfer size (host wall time; log-x): pageable and pinned, both directions");
+    else
+        remove(p);
+}
+
 int rep_figures(const rep_set *s, int env, const char *study, const char *dir, int plots,
                 rep_figure *figs, int max)
 {
@@ -522,5 +540,6 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
     fig_batch(&x);
     fig_loading(&x);
     fig_overlap(&x);
+    fig_copies(&x);
     return x.n;
 }

@@ -13,14 +13,9 @@
 #define MAXV 32
 #define MAXG 32
 
-static double metric(const rep_case *c, const char *name)
-{
-    return rep_jnum(json_object_get(c->rec, "metrics"), name);
-}
-
 static int overlap_case(const rep_case *c)
 {
-    return c && rep_is_ok(c) && isfinite(metric(c, "wait_fraction")) && isfinite(metric(c, "epoch_s_mean"));
+    return c && rep_is_ok(c) && isfinite(rep_metric(c, "wait_fraction")) && isfinite(rep_metric(c, "epoch_s_mean"));
 }
 
 static int in_study(const rep_case *c, int env, const char *study)
@@ -30,10 +25,7 @@ static int in_study(const rep_case *c, int env, const char *study)
 
 int rep_is_overlap(const rep_set *s, int env, const char *study)
 {
-    for (int i = 0; i < s->ncases; i++)
-        if (in_study(&s->cases[i], env, study) && overlap_case(&s->cases[i]))
-            return 1;
-    return 0;
+    return rep_study_has(s, env, study, overlap_case);
 }
 
 /* A case of the study: its params (pkey) and size, which every variant of it shares. */
@@ -75,10 +67,11 @@ static void group_name(char *buf, size_t n, const group *g)
     snprintf(buf, n, "%s%s%s=%ld", g->pkey, g->pkey[0] ? ", " : "", g->size_name ? g->size_name : "size", g->size);
 }
 
-static void num_or_dash(rep_table *t, int r, int col, double v, const char *fmt, double shown)
+/* A fraction shown as a percentage (the CSV keeps the fraction), or — when the record has none. */
+static void pct_or_dash(rep_table *t, int r, int col, double v)
 {
     if (isfinite(v))
-        rep_cell_num(t, r, col, v, fmt, shown);
+        rep_cell_num(t, r, col, v, "%.1f %%", 100 * v);
     else
         rep_cell_text(t, r, col, "—");
 }
@@ -107,16 +100,15 @@ static void overlap_row(rep_table *t, const rep_case *c, const rep_case *base, c
         rep_cell_text(t, r, 3, "%s%s%s", c->status, c->error ? ": " : "", c->error ? c->error : "—");
         return;
     }
-    double e = metric(c, "epoch_s_mean"), wf = metric(c, "wait_fraction");
-    num_or_dash(t, r, 2, metric(c, "depth"), "%.0f", metric(c, "depth"));
+    double e = rep_metric(c, "epoch_s_mean"), wf = rep_metric(c, "wait_fraction");
+    rep_cell_num_or_dash(t, r, 2, rep_metric(c, "depth"), "%.0f");
     time_or_dash(t, r, 3, e, rep_case_mark(t, c));
-    time_or_dash(t, r, 4, metric(c, "wait_s_per_epoch"), "");
-    time_or_dash(t, r, 5, metric(c, "compute_s_per_epoch"), "");
-    rep_cell_num(t, r, 6, wf, "%.1f %%", 100 * wf);
-    num_or_dash(t, r, 7, metric(c, "compute_utilisation"), "%.1f %%", 100 * metric(c, "compute_utilisation"));
-    num_or_dash(t, r, 8, metric(c, "loader_busy_fraction"), "%.1f %%", 100 * metric(c, "loader_busy_fraction"));
-    double x = overlap_case(base) ? metric(base, "epoch_s_mean") / e : NAN;
-    num_or_dash(t, r, 9, x, "%.2f×", x);
+    time_or_dash(t, r, 4, rep_metric(c, "wait_s_per_epoch"), "");
+    time_or_dash(t, r, 5, rep_metric(c, "compute_s_per_epoch"), "");
+    pct_or_dash(t, r, 6, wf);
+    pct_or_dash(t, r, 7, rep_metric(c, "compute_utilisation"));
+    pct_or_dash(t, r, 8, rep_metric(c, "loader_busy_fraction"));
+    rep_cell_num_or_dash(t, r, 9, overlap_case(base) ? rep_metric(base, "epoch_s_mean") / e : NAN, "%.2f×");
 }
 
 rep_table *rep_tab_overlap(const rep_set *s, int env, const char *study)
@@ -173,7 +165,7 @@ int rep_overlap_data(const rep_set *s, int env, const char *study, FILE *f)
         int first = 1;
         for (int vi = 0; vi < nv; vi++) {
             const rep_case *c = find_in(s, env, study, vs[vi], &g[gi]);
-            if (!overlap_case(c) || !isfinite(metric(c, "depth")))
+            if (!overlap_case(c) || !isfinite(rep_metric(c, "depth")))
                 continue;
             if (first) {
                 char name[256];
@@ -181,8 +173,8 @@ int rep_overlap_data(const rep_set *s, int env, const char *study, FILE *f)
                 fprintf(f, "%s\"%s\"\n", blocks++ ? "\n\n" : "", name);
                 first = 0;
             }
-            fprintf(f, "%.9g %.9g %.9g \"%s\"\n", metric(c, "depth"), metric(c, "epoch_s_mean"),
-                    metric(c, "wait_fraction"), c->variant);
+            fprintf(f, "%.9g %.9g %.9g \"%s\"\n", rep_metric(c, "depth"), rep_metric(c, "epoch_s_mean"),
+                    rep_metric(c, "wait_fraction"), c->variant);
         }
     }
     return blocks > 0;
@@ -191,7 +183,7 @@ int rep_overlap_data(const rep_set *s, int env, const char *study, FILE *f)
 /* "; the steps themselves took 180 ms per epoch with sync and 190 ms with queue2", when both say. */
 static void compute_clause(FILE *f, const rep_case *base, const rep_case *best)
 {
-    double a = metric(base, "compute_s_per_epoch"), b = metric(best, "compute_s_per_epoch");
+    double a = rep_metric(base, "compute_s_per_epoch"), b = rep_metric(best, "compute_s_per_epoch");
     if (!isfinite(a) || !isfinite(b))
         return;
     char ta[64], tb[64];
@@ -215,25 +207,25 @@ void rep_overlap_sentences(FILE *f, const rep_set *s, int env, const char *study
                 continue;
             if (c->baseline && !strcmp(c->variant, c->baseline))
                 base = c;
-            else if (!best || metric(c, "epoch_s_mean") < metric(best, "epoch_s_mean"))
+            else if (!best || rep_metric(c, "epoch_s_mean") < rep_metric(best, "epoch_s_mean"))
                 best = c;
         }
         if (!best)
             continue;
         char name[256], a[64], b[64];
         group_name(name, sizeof name, &g[gi]);
-        rep_fmt_time(a, sizeof a, metric(best, "epoch_s_mean"));
+        rep_fmt_time(a, sizeof a, rep_metric(best, "epoch_s_mean"));
         fprintf(f, "- Overlap (%s, %s): %s's epoch took %s", study, name, best->variant, a);
         if (base) {
-            rep_fmt_time(b, sizeof b, metric(base, "epoch_s_mean"));
-            double x = metric(base, "epoch_s_mean") / metric(best, "epoch_s_mean");
+            rep_fmt_time(b, sizeof b, rep_metric(base, "epoch_s_mean"));
+            double x = rep_metric(base, "epoch_s_mean") / rep_metric(best, "epoch_s_mean");
             fprintf(f, ", %.2f× %s than %s (%s); the compute waited %.1f %% of the epoch with %s and %.1f %% with %s",
                     x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower", base->variant, b,
-                    100 * metric(base, "wait_fraction"), base->variant, 100 * metric(best, "wait_fraction"),
+                    100 * rep_metric(base, "wait_fraction"), base->variant, 100 * rep_metric(best, "wait_fraction"),
                     best->variant);
             compute_clause(f, base, best);
             fputs(".\n", f);
         } else
-            fprintf(f, "; the compute waited %.1f %% of the epoch.\n", 100 * metric(best, "wait_fraction"));
+            fprintf(f, "; the compute waited %.1f %% of the epoch.\n", 100 * rep_metric(best, "wait_fraction"));
     }
 }

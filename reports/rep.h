@@ -7,7 +7,9 @@
  * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
  * performance.c seed 004's Table I: a declared list of per-run metric columns, mean ± std
- * batch.c, pipeline.c, overlap.c issue 16's data path: batch size, loading, overlap (prefetching)
+ * batch.c, pipeline.c, overlap.c, copies.c, algo_search.c  issue 16's data path: batch sweep, loading,
+ *            overlap (prefetching), host-device copies, cuDNN search
+ * select.c   case selectors those share: a metric, whether a study has a case of a kind
  * agreement.c each variant's cost/loss trajectory against the baseline's
  * bottleneck.c where the time goes (profile regions) and the functions table
  * published.c the write-ups' own tables, as data, printed beside ours
@@ -140,6 +142,8 @@ void rep_cell_text(rep_table *t, int row, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void rep_cell_num(rep_table *t, int row, int col, double num, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* A number cell, or "—" when v is not finite (a metric the case did not record). */
+void rep_cell_num_or_dash(rep_table *t, int row, int col, double v, const char *fmt);
 void rep_table_note(rep_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds a note only once (same text). */
 void rep_table_note_once(rep_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -181,6 +185,22 @@ int rep_is_overlap(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_overlap(const rep_set *s, int env, const char *study);
 int rep_overlap_data(const rep_set *s, int env, const char *study, FILE *f);
 void rep_overlap_sentences(FILE *f, const rep_set *s, int env, const char *study);
+/* Issue 16's part 5 (copies.c): copy GB/s against the transfer size, for a study whose records carry the
+ * metric `pinned` (h2d); the figure's data (STUDY-bandwidth.dat for bandwidth.gp, 1 when written); the
+ * data-path sentences. */
+int rep_is_copies(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_copies(const rep_set *s, int env, const char *study);
+int rep_copies_data(const rep_set *s, int env, const char *study, FILE *f);
+void rep_copies_sentences(FILE *f, const rep_set *s, int env, const char *study);
+/* Part 5's other half: a GPU training fed from the host, synchronously or with the copies overlapped (the
+ * mlp study's records with the metric `feed`: 0 resident, 1 sync, 2 overlap). */
+int rep_is_feed(const rep_set *s, int env, const char *study);
+void rep_feed_sentences(FILE *f, const rep_set *s, int env, const char *study);
+/* Issue 16's part 6 (algo_search.c): cudnnFind* against cuDNN's heuristic, for a study whose records
+ * carry algo_search_s and cudnn_find (cnn's cudnn rows): the table and the data-path sentences. */
+int rep_is_algo_search(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_algo_search(const rep_set *s, int env, const char *study);
+void rep_algo_search_sentences(FILE *f, const rep_set *s, int env, const char *study);
 /* Samples/s and final test accuracy against the size (`STUDY-sweep`), or NULL when not a sweep. */
 rep_table *rep_tab_batch(const rep_set *s, int env, const char *study);
 /* Seed 004's Table I (performance.c): for a study whose records carry epoch_s_mean, else NULL. */
@@ -237,5 +257,9 @@ char *rep_strdup(const char *s);
 char *rep_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rep_mkdirs(const char *path);   /* mkdir -p; 0 on success */
 double rep_jnum(const json_t *o, const char *key);   /* NAN when absent or not a number */
+/* select.c: a case's metric (NAN when absent, or c NULL); whether the study has a current case on env
+ * for which pred holds (how a study-specific table decides it applies). */
+double rep_metric(const rep_case *c, const char *name);
+int rep_study_has(const rep_set *s, int env, const char *study, int (*pred)(const rep_case *c));
 
 #endif

@@ -33,7 +33,8 @@ static void usage(FILE *f)
     fputs("usage: speedlab report RESULTS_DIR... [--out DIR] [--format md,csv,tex] [--no-plots]\n"
           "  Reads every *.jsonl results file below each RESULTS_DIR (a run directory, a parent of runs,\n"
           "  or a file; the `latest` symlink is not followed twice) and writes, per machine and study,\n"
-          "  speedup, crossover, GPU phases, summary, performance (seed 004's Table I), training,\n"
+          "  speedup, crossover, GPU phases, summary, performance (seed 004's Table I), training, batch\n"
+          "  sweep, loading, copy bandwidth, cuDNN algorithm search,\n"
           "  agreement, roofline, region roofline, bottleneck, functions and not-run tables\n"
           "  (docs/reports.md), and figures.\n"
           "  --out DIR       output directory (default: report)\n"
@@ -198,7 +199,8 @@ static void collect_tables(const rep_set *s, int env, const char *study, study_t
 {
     rep_table *(*const timing[])(const rep_set *, int, const char *) = {
         rep_tab_speedup, rep_tab_crossover, rep_tab_phases, rep_tab_summary, rep_tab_performance, rep_tab_training,
-        rep_tab_batch, rep_tab_loading, rep_tab_overlap, rep_tab_agreement, rep_tab_roofline, rep_tab_region_roofline};
+        rep_tab_batch, rep_tab_loading, rep_tab_overlap, rep_tab_copies, rep_tab_algo_search, rep_tab_agreement,
+        rep_tab_roofline, rep_tab_region_roofline};
     st->n = 0;
     for (size_t i = 0; i < sizeof timing / sizeof *timing; i++) {
         rep_table *t = timing[i](s, env, study);

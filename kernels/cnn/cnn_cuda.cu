@@ -114,12 +114,12 @@ static int check_B(cnn_cuda *c, int B, const char *what)
 
 static int layers_forward(cnn_cuda *c, int B)
 {
-    return c->backend == CNN_CUDA_CUDNN ? cnn_dnn_forward(c, B) : cnn_own_forward(c, B);
+    return cnn_backend_is_dnn(c->backend) ? cnn_dnn_forward(c, B) : cnn_own_forward(c, B);
 }
 
 static int layers_backward(cnn_cuda *c, int B)
 {
-    return c->backend == CNN_CUDA_CUDNN ? cnn_dnn_backward(c, B) : cnn_own_backward(c, B);
+    return cnn_backend_is_dnn(c->backend) ? cnn_dnn_backward(c, B) : cnn_own_backward(c, B);
 }
 
 /* X, y <- rows of (src_x, src_y): by the device indices c->idx, or contiguous from row0 (use_idx 0). */
@@ -193,7 +193,7 @@ void cnn_abort_capture(cnn_cuda *c)
  * only activations and G, which the graph then recomputes. */
 static int begin_capture(cnn_cuda *c, int B)
 {
-    if (c->backend == CNN_CUDA_CUDNN) {
+    if (cnn_backend_is_dnn(c->backend)) {
         int ops = c->step_ops; /* a one-time warm-up, not the step's: launches_per_step leaves it out */
         if (layers_forward(c, B) || layers_backward(c, B))
             return -1;
@@ -480,7 +480,12 @@ extern "C" int cnn_cuda_phase_ms(cnn_cuda *c, double ms[CNN_PHASES])
 
 extern "C" const char *cnn_cuda_algorithms(const cnn_cuda *c)
 {
-    return c && c->backend == CNN_CUDA_CUDNN && c->dnn ? cnn_dnn_algorithms(c->dnn) : "";
+    return c && cnn_backend_is_dnn(c->backend) && c->dnn ? cnn_dnn_algorithms(c->dnn) : "";
+}
+
+extern "C" double cnn_cuda_algo_search_s(const cnn_cuda *c)
+{
+    return c && cnn_backend_is_dnn(c->backend) && c->dnn ? cnn_dnn_search_s(c->dnn) : NAN;
 }
 
 extern "C" int cnn_cuda_device_count(void)

@@ -25,9 +25,13 @@ extern "C" {
 
 typedef struct cnn_cuda cnn_cuda;
 
-enum { CNN_CUDA_OWN = 0, CNN_CUDA_CUDNN = 1 };
+/* The backends. CNN_CUDA_CUDNN picks cuDNN's convolution algorithms by cudnnFind* (cuDNN runs every
+ * candidate once and keeps the fastest: PyTorch's torch.backends.cudnn.benchmark = True);
+ * CNN_CUDA_CUDNN_HEURISTIC takes the first FP32 choice of cudnnGet*Algorithm_v7 (cuDNN's heuristics, no
+ * trial runs: PyTorch's default). Issue 16, part 6, compares the two. */
+enum { CNN_CUDA_OWN = 0, CNN_CUDA_CUDNN = 1, CNN_CUDA_CUDNN_HEURISTIC = 2 };
 
-/* backend: CNN_CUDA_OWN or CNN_CUDA_CUDNN. max_batch: the largest B of any later call (evaluation works
+/* backend: one of the three above. max_batch: the largest B of any later call (evaluation works
  * in chunks of max_batch). graph: capture each step as a CUDA graph. NULL with msg on failure (no device,
  * out of memory, a backend this build lacks). */
 cnn_cuda *cnn_cuda_create(const cnn_dims *d, int backend, int graph, int max_batch,
@@ -65,8 +69,13 @@ int cnn_cuda_evaluate(cnn_cuda *c, long *correct);
 size_t cnn_cuda_bytes(const cnn_cuda *c);
 double cnn_cuda_launches_per_step(const cnn_cuda *c);
 int cnn_cuda_phase_ms(cnn_cuda *c, double ms[5]);
-/* cudnn: the algorithms cudnnFind* chose, e.g. "conv1 fwd IMPLICIT_PRECOMP_GEMM, ..." ("" for cuda). */
+/* cudnn: the algorithms cudnnFind* (or the heuristic) chose, e.g. "conv1 fwd IMPLICIT_PRECOMP_GEMM, ..."
+ * ("" for cuda). */
 const char *cnn_cuda_algorithms(const cnn_cuda *c);
+/* cudnn: the wall seconds create spent choosing the five convolutions' algorithms (cudnnFind*'s trial
+ * runs, or the heuristic's queries), synchronised; NAN for the cuda backend. The cost a first epoch pays
+ * in PyTorch's benchmark mode, paid here once before timing. */
+double cnn_cuda_algo_search_s(const cnn_cuda *c);
 
 /* The number of CUDA devices (0 without one, or without a usable driver), for tests that skip. */
 int cnn_cuda_device_count(void);

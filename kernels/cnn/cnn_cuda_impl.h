@@ -22,6 +22,12 @@ extern "C" {
 
 typedef struct cnn_dnn cnn_dnn; /* the cudnn backend's handles and descriptors (cnn_cudnn.cu) */
 
+/* Whether a backend runs on cuDNN (its algorithms found or taken from the heuristic). */
+static inline int cnn_backend_is_dnn(int backend)
+{
+    return backend == CNN_CUDA_CUDNN || backend == CNN_CUDA_CUDNN_HEURISTIC;
+}
+
 struct cnn_cuda {
     cnn_dims d;
     cnn_layout L;
@@ -113,5 +119,6 @@ void cnn_dnn_destroy(cnn_dnn *n);
 int cnn_dnn_forward(cnn_cuda *c, int B);
 int cnn_dnn_backward(cnn_cuda *c, int B);
 const char *cnn_dnn_algorithms(const cnn_dnn *n);
+double cnn_dnn_search_s(const cnn_dnn *n);
 
 #endif

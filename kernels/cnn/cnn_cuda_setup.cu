@@ -139,7 +139,7 @@ static int setup(cnn_cuda *c, const uint8_t *train_x, const uint8_t *train_y, co
     CK(cudaMemset(c->V, 0, np), "memset V");
     CK(cudaMemset(c->acc, 0, sizeof(double)), "memset loss");
     CK(cudaDeviceSynchronize(), "upload");
-    return c->backend == CNN_CUDA_CUDNN ? cnn_dnn_create(c) : 0;
+    return cnn_backend_is_dnn(c->backend) ? cnn_dnn_create(c) : 0;
 }
 
 /* The argument checks create makes before touching the device; 0 or -1 with msg. */
@@ -158,8 +158,8 @@ static int check_args(const cnn_dims *d, int backend, int max_batch, const uint8
         return -1;
     }
     const char *bad = NULL;
-    if (backend != CNN_CUDA_OWN && backend != CNN_CUDA_CUDNN)
-        bad = "backend: want CNN_CUDA_OWN (0) or CNN_CUDA_CUDNN (1)";
+    if (backend != CNN_CUDA_OWN && !cnn_backend_is_dnn(backend))
+        bad = "backend: want CNN_CUDA_OWN (0), CNN_CUDA_CUDNN (1) or CNN_CUDA_CUDNN_HEURISTIC (2)";
     else if (max_batch < 1 || max_batch > 65535 * 16)
         bad = "max_batch: want 1 to 1048560 (the dense product's grid.y: 65535 tiles of 16 rows, cnn_cuda_own.cu)";
     else if (n_train < 0 || n_train > INT32_MAX || n_test < 0)

@@ -14,7 +14,8 @@
  *     reports with tensor-op maths is skipped. cuBLAS runs in CUBLAS_DEFAULT_MATH (no TF32).
  *   - algorithms: chosen once, at create, by cudnnFindConvolution{Forward,BackwardData,BackwardFilter}
  *     Algorithm (cuDNN times each candidate: the "benchmark mode") at max_batch, the fastest that
- *     succeeded; every smaller batch uses the same ones. The workspace is the largest the chosen
+ *     succeeded, or (CNN_CUDA_CUDNN_HEURISTIC) the first FP32 entry of cudnnGet*Algorithm_v7's ranking,
+ *     nothing run: the framework default; every smaller batch uses the same ones. The workspace is the largest the chosen
  *     algorithms need at max_batch; a batch size that would need more is refused with a message.
  *     cnn_cuda_algorithms reports the choice.
  *   - a convolution layer forward is three calls: cudnnConvolutionForward, cudnnAddTensor (the bias,
@@ -44,6 +45,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cnn_cuda_impl.h"
 #include "sl_config.h"
@@ -71,6 +73,7 @@ struct cnn_dnn {
     int desc_B; /* the batch size the tensor descriptors describe */
     void *ws, *blas_ws;
     size_t ws_bytes;
+    double search_s; /* wall seconds choose_algorithms spent in the queries */
     char algos[384];
 };
 
@@ -262,52 +265,86 @@ static const char *bwd_name(int a)
     return a >= 0 && a < (int)(sizeof s / sizeof s[0]) ? s[a] : "?";
 }
 
-/* cudnnFind* for the five convolutions (descriptors at max_batch), then the workspace for them. */
-static int find_algorithms(cnn_cuda *c)
+/* The queries that choose the algorithms: cudnnFind* (cuDNN runs each candidate on the descriptors'
+ * shapes and sorts them by measured time) or cudnnGet*Algorithm_v7 (its heuristics' ranking, nothing
+ * run). The two families take the same arguments, so the backend picks a set of three once. */
+typedef struct dnn_queries {
+    decltype(&cudnnFindConvolutionForwardAlgorithm) fwd;
+    decltype(&cudnnFindConvolutionBackwardFilterAlgorithm) bwf;
+    decltype(&cudnnFindConvolutionBackwardDataAlgorithm) bwd;
+    const char *how;
+} dnn_queries;
+
+static const dnn_queries find_queries = {cudnnFindConvolutionForwardAlgorithm,
+                                         cudnnFindConvolutionBackwardFilterAlgorithm,
+                                         cudnnFindConvolutionBackwardDataAlgorithm, "cudnnFind"};
+static const dnn_queries heuristic_queries = {cudnnGetConvolutionForwardAlgorithm_v7,
+                                              cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+                                              cudnnGetConvolutionBackwardDataAlgorithm_v7, "cudnnGet*_v7 heuristic"};
+
+static double wall_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The five convolutions' algorithms (descriptors at max_batch) by q, each the first FP32 one of its
+ * ranking, then the workspace for them. */
+static int query_algorithms(cnn_cuda *c, const dnn_queries *q)
 {
     cnn_dnn *n = c->dnn;
     cudnnConvolutionFwdAlgoPerf_t f[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     cudnnConvolutionBwdFilterAlgoPerf_t wf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     cudnnConvolutionBwdDataAlgoPerf_t df[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int got = 0, i;
-    CKD(cudnnFindConvolutionForwardAlgorithm(n->h, n->x, n->w1, n->cv1, n->a1, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                             &got, f),
-        "find conv1 forward");
+    CKD(q->fwd(n->h, n->x, n->w1, n->cv1, n->a1, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, f), "conv1 forward algorithm");
     if ((i = pick(f, got)) < 0)
-        return cnn_fail(c, "find conv1 forward", "no FP32 algorithm ran");
+        return cnn_fail(c, "conv1 forward algorithm", "no FP32 algorithm ran");
     n->fwd1 = f[i].algo;
-    CKD(cudnnFindConvolutionForwardAlgorithm(n->h, n->p1, n->w2, n->cv2, n->a2, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                             &got, f),
-        "find conv2 forward");
+    CKD(q->fwd(n->h, n->p1, n->w2, n->cv2, n->a2, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, f), "conv2 forward algorithm");
     if ((i = pick(f, got)) < 0)
-        return cnn_fail(c, "find conv2 forward", "no FP32 algorithm ran");
+        return cnn_fail(c, "conv2 forward algorithm", "no FP32 algorithm ran");
     n->fwd2 = f[i].algo;
-    CKD(cudnnFindConvolutionBackwardFilterAlgorithm(n->h, n->x, n->a1, n->cv1, n->w1,
-                                                    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, wf),
-        "find conv1 backward filter");
+    CKD(q->bwf(n->h, n->x, n->a1, n->cv1, n->w1, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, wf),
+        "conv1 backward filter algorithm");
     if ((i = pick(wf, got)) < 0)
-        return cnn_fail(c, "find conv1 backward filter", "no FP32 algorithm ran");
+        return cnn_fail(c, "conv1 backward filter algorithm", "no FP32 algorithm ran");
     n->bwf1 = wf[i].algo;
-    CKD(cudnnFindConvolutionBackwardFilterAlgorithm(n->h, n->p1, n->a2, n->cv2, n->w2,
-                                                    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, wf),
-        "find conv2 backward filter");
+    CKD(q->bwf(n->h, n->p1, n->a2, n->cv2, n->w2, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, wf),
+        "conv2 backward filter algorithm");
     if ((i = pick(wf, got)) < 0)
-        return cnn_fail(c, "find conv2 backward filter", "no FP32 algorithm ran");
+        return cnn_fail(c, "conv2 backward filter algorithm", "no FP32 algorithm ran");
     n->bwf2 = wf[i].algo;
-    CKD(cudnnFindConvolutionBackwardDataAlgorithm(n->h, n->w2, n->a2, n->cv2, n->p1,
-                                                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, df),
-        "find conv2 backward data");
+    CKD(q->bwd(n->h, n->w2, n->a2, n->cv2, n->p1, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, df),
+        "conv2 backward data algorithm");
     if ((i = pick(df, got)) < 0)
-        return cnn_fail(c, "find conv2 backward data", "no FP32 algorithm ran");
+        return cnn_fail(c, "conv2 backward data algorithm", "no FP32 algorithm ran");
     n->bwd2 = df[i].algo;
+    return 0;
+}
+
+/* Chooses the algorithms by the backend's queries, timing the choice (the stream drained first and
+ * after, so search_s is the search alone: the cost PyTorch's benchmark mode adds to a first epoch), then
+ * allocates the workspace they need. */
+static int choose_algorithms(cnn_cuda *c)
+{
+    cnn_dnn *n = c->dnn;
+    const dnn_queries *q = c->backend == CNN_CUDA_CUDNN_HEURISTIC ? &heuristic_queries : &find_queries;
+    CK(cudaStreamSynchronize(c->s), "cudnn setup");
+    double t0 = wall_s();
+    if (query_algorithms(c, q))
+        return -1;
+    CK(cudaDeviceSynchronize(), "cudnn algorithm search");
+    n->search_s = wall_s() - t0;
     if (ws_need(c, &n->ws_bytes) || cnn_dalloc(c, &n->ws, n->ws_bytes, "cudaMalloc cudnn workspace"))
         return -1;
     n->chosen = 1;
     snprintf(n->algos, sizeof n->algos,
              "conv1 fwd %s, conv1 bwd filter %s, conv2 fwd %s, conv2 bwd filter %s, conv2 bwd data %s; "
-             "workspace %zu bytes (cudnnFind at batch %d)",
+             "workspace %zu bytes (%s at batch %d, %.3f s)",
              fwd_name(n->fwd1), bwf_name(n->bwf1), fwd_name(n->fwd2), bwf_name(n->bwf2), bwd_name(n->bwd2),
-             n->ws_bytes, c->max_batch);
+             n->ws_bytes, q->how, c->max_batch, n->search_s);
     return 0;
 }
 
@@ -341,7 +378,7 @@ int cnn_dnn_create(cnn_cuda *c)
     c->dnn = (cnn_dnn *)calloc(1, sizeof *c->dnn);
     if (!c->dnn)
         return cnn_fail(c, "cudnn", "out of host memory");
-    if (create_handles(c) || set_fixed(c) || set_batch(c, c->max_batch) || check_shapes(c) || find_algorithms(c))
+    if (create_handles(c) || set_fixed(c) || set_batch(c, c->max_batch) || check_shapes(c) || choose_algorithms(c))
         return -1;
     CK(cudaStreamSynchronize(c->s), "cudnn setup");
     return 0;
@@ -379,6 +416,7 @@ void cnn_dnn_destroy(cnn_dnn *n)
 }
 
 const char *cnn_dnn_algorithms(const cnn_dnn *n) { return n->algos; }
+double cnn_dnn_search_s(const cnn_dnn *n) { return n->search_s; }
 
 /* y = relu(conv(x, w) + b) in three calls (top of file: why not the fused one). */
 static int conv_forward(cnn_cuda *c, cudnnTensorDescriptor_t xd, const float *x, cudnnFilterDescriptor_t wd,
@@ -471,5 +509,6 @@ void cnn_dnn_destroy(cnn_dnn *n) { (void)n; }
 int cnn_dnn_forward(cnn_cuda *c, int B) { return (void)B, cnn_fail(c, "cudnn variant", NO_DNN); }
 int cnn_dnn_backward(cnn_cuda *c, int B) { return (void)B, cnn_fail(c, "cudnn variant", NO_DNN); }
 const char *cnn_dnn_algorithms(const cnn_dnn *n) { (void)n; return ""; }
+double cnn_dnn_search_s(const cnn_dnn *n) { (void)n; return 0; }
 
 #endif

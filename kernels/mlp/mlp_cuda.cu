@@ -78,6 +78,12 @@ struct mlp_cuda {
     double *h_loss;                                          /* pinned */
     unsigned long long *h_count;                             /* pinned */
     size_t bytes;
+    /* host-fed steps (mlp_cuda_set_feed): two slots of max_batch rows then max_batch labels, on the
+     * host (pinned for OVERLAP) and on the device; the copy stream and each slot's events */
+    int feed, rslot;
+    uint8_t *h_rows, *d_rows;
+    cudaStream_t cs;
+    cudaEvent_t copied[2], consumed[2];
     char err[256];
 };
 
@@ -238,12 +244,15 @@ extern "C" const char *mlp_cuda_error(const mlp_cuda *c) { return c ? c->err : "
 
 extern "C" size_t mlp_cuda_bytes(const mlp_cuda *c) { return c ? c->bytes : 0; }
 
+static void free_feed(mlp_cuda *c);
+
 extern "C" void mlp_cuda_destroy(mlp_cuda *c)
 {
     if (!c)
         return;
     if (c->s)
         cudaStreamSynchronize(c->s); /* nothing queued may still use what is freed below */
+    free_feed(c);
 #if SL_HAVE_CUBLAS
     if (c->h)
         cublasDestroy(c->h);
@@ -424,6 +433,90 @@ extern "C" int mlp_cuda_data(mlp_cuda *c, const int32_t *idx, int B)
        "data: copy indices");
     CK(cudaEventRecord(c->staged[c->slot], c->s), "data: event");
     return gather(c, c->tr_x, c->tr_y, 1, 0, B);
+}
+
+/* ---- host-fed steps (issue 16, part 5) ------------------------------------------------------------ */
+
+static size_t slot_bytes(const mlp_cuda *c) { return (size_t)c->max_batch * (size_t)(c->d.n0 + 1); }
+
+static void free_feed(mlp_cuda *c)
+{
+    if (c->cs)
+        cudaStreamSynchronize(c->cs);
+    if (c->h_rows && c->feed == MLP_FEED_OVERLAP)
+        cudaFreeHost(c->h_rows);
+    else
+        free(c->h_rows);
+    if (c->d_rows) {
+        cudaFree(c->d_rows);
+        c->bytes -= 2 * slot_bytes(c);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (c->copied[i])
+            cudaEventDestroy(c->copied[i]);
+        if (c->consumed[i])
+            cudaEventDestroy(c->consumed[i]);
+        c->copied[i] = c->consumed[i] = NULL;
+    }
+    if (c->cs)
+        cudaStreamDestroy(c->cs);
+    c->h_rows = c->d_rows = NULL, c->cs = NULL, c->feed = MLP_FEED_RESIDENT;
+}
+
+extern "C" int mlp_cuda_set_feed(mlp_cuda *c, int feed)
+{
+    if (!c)
+        return -1;
+    if (feed != MLP_FEED_RESIDENT && feed != MLP_FEED_SYNC && feed != MLP_FEED_OVERLAP)
+        return fail(c, "feed", "want MLP_FEED_RESIDENT (0), MLP_FEED_SYNC (1) or MLP_FEED_OVERLAP (2)");
+    CK(cudaStreamSynchronize(c->s), "feed: drain the stream");
+    free_feed(c);
+    if (feed == MLP_FEED_RESIDENT)
+        return 0;
+    size_t n = 2 * slot_bytes(c);
+    if (feed == MLP_FEED_OVERLAP)
+        CK(cudaMallocHost((void **)&c->h_rows, n), "feed: cudaMallocHost slots");
+    else if (!(c->h_rows = (uint8_t *)malloc(n)))
+        return fail(c, "feed", "out of host memory for the slots");
+    c->feed = feed; /* from here free_feed frees h_rows the way it was allocated */
+    if (dalloc(c, (void **)&c->d_rows, n, "feed: cudaMalloc slots"))
+        return -1;
+    CK(cudaStreamCreateWithFlags(&c->cs, cudaStreamNonBlocking), "feed: copy stream");
+    for (int i = 0; i < 2; i++) {
+        CK(cudaEventCreateWithFlags(&c->copied[i], cudaEventDisableTiming), "feed: event");
+        CK(cudaEventCreateWithFlags(&c->consumed[i], cudaEventDisableTiming), "feed: event");
+    }
+    return 0;
+}
+
+extern "C" int mlp_cuda_data_host(mlp_cuda *c, const uint8_t *images, const uint8_t *labels, const int32_t *idx,
+                                  int B)
+{
+    if (!c || check_B(c, B, "host data"))
+        return -1;
+    if (c->feed == MLP_FEED_RESIDENT)
+        return fail(c, "host data", "mlp_cuda_set_feed chose no host feed");
+    const size_t n0 = (size_t)c->d.n0, lab = (size_t)c->max_batch * n0; /* the labels' offset in a slot */
+    c->rslot ^= 1;
+    uint8_t *h = c->h_rows + c->rslot * slot_bytes(c), *dv = c->d_rows + c->rslot * slot_bytes(c);
+    /* the slot's last copy must have read these host bytes before the host writes them again */
+    CK(cudaEventSynchronize(c->copied[c->rslot]), "host data: slot wait");
+    for (int b = 0; b < B; b++) {
+        memcpy(h + (size_t)b * n0, images + (size_t)idx[b] * n0, n0);
+        h[lab + (size_t)b] = labels[idx[b]];
+    }
+    cudaStream_t cs = c->feed == MLP_FEED_OVERLAP ? c->cs : c->s;
+    if (cs != c->s) /* and the device slot must have been gathered from before it is overwritten */
+        CK(cudaStreamWaitEvent(cs, c->consumed[c->rslot], 0), "host data: wait for the slot");
+    CK(cudaMemcpyAsync(dv, h, (size_t)B * n0, cudaMemcpyHostToDevice, cs), "host data: copy rows");
+    CK(cudaMemcpyAsync(dv + lab, h + lab, (size_t)B, cudaMemcpyHostToDevice, cs), "host data: copy labels");
+    CK(cudaEventRecord(c->copied[c->rslot], cs), "host data: event");
+    if (cs != c->s)
+        CK(cudaStreamWaitEvent(c->s, c->copied[c->rslot], 0), "host data: wait for the copy");
+    if (gather(c, dv, dv + lab, 0, 0, B))
+        return -1;
+    CK(cudaEventRecord(c->consumed[c->rslot], c->s), "host data: event");
+    return 0;
 }
 
 extern "C" int mlp_cuda_forward(mlp_cuda *c, int B)

@@ -42,6 +42,21 @@ int mlp_cuda_forward(mlp_cuda *c, int B);
 int mlp_cuda_loss(mlp_cuda *c, int B);
 int mlp_cuda_backward(mlp_cuda *c, int B);
 int mlp_cuda_update(mlp_cuda *c, float lr);
+/* Host-fed steps (issue 16, part 5): the batch's rows come from host memory each step, as a framework's
+ * DataLoader hands them over, instead of from the resident training set.
+ *   MLP_FEED_SYNC: gathered on the host into pageable memory and copied on the compute stream: a copy
+ *     from pageable memory waits for the stream's earlier work and the step waits for the copy, the
+ *     synchronous loop;
+ *   MLP_FEED_OVERLAP: gathered into one of two pinned slots and copied on a second stream, so that the
+ *     copy of step k+1 runs while step k computes (events order the streams; the host waits only for the
+ *     slot it is about to overwrite).
+ * set_feed allocates the slots and the stream (call it outside timing; MLP_FEED_RESIDENT frees them);
+ * data_host then replaces mlp_cuda_data: rows idx[0..B) of images (n0 bytes each) and of labels, the
+ * caller's indices within its arrays. 0, or -1 with mlp_cuda_error. */
+enum { MLP_FEED_RESIDENT = 0, MLP_FEED_SYNC = 1, MLP_FEED_OVERLAP = 2 };
+int mlp_cuda_set_feed(mlp_cuda *c, int feed);
+int mlp_cuda_data_host(mlp_cuda *c, const uint8_t *images, const uint8_t *labels, const int32_t *idx, int B);
+
 /* Waits for the stream. Then: the sum of the batch-mean losses added since the last take (and zeroes it). */
 int mlp_cuda_sync(mlp_cuda *c);
 int mlp_cuda_take_loss(mlp_cuda *c, double *loss_sum);

@@ -1,6 +1,6 @@
 /*
- * tests/cnn/test_cnn_cuda.c: both device backends of kernels/cnn/cnn_cuda.h (cuda: own kernels; cudnn:
- * cuDNN + cuBLAS), each without and with the CUDA graph, train like the double-precision reference
+ * tests/cnn/test_cnn_cuda.c: the device backends of kernels/cnn/cnn_cuda.h (cuda: own kernels; cudnn:
+ * cuDNN + cuBLAS), (and cudnn-heuristic: cuDNN with the heuristic's algorithms), each without and with the CUDA graph, train like the double-precision reference
  * cnn_ref_loss_grad with SGD momentum, on a small deterministic synthetic set: 256 training rows of
  * 28 x 28 bytes, 100 test rows, the study's network (cnn_dims_init(28, 28)), He-initialised weights
  * (cnn_init_he) and the same 12 batches. Batch sizes cycle through 32 (= max_batch), 19 and 1, so each
@@ -9,7 +9,7 @@
  * Pixels are never 0 (noise in 1-255 plus a class band): no two conv outputs in a pooling window tie
  * exactly except at 0, where every tie rule gives the same gradient (cuDNN's may differ from the CPU's
  * on positive ties: kernels/cnn/cnn_cudnn.cu).
- * Checks, for each of the four (backend, graph) runs:
+ * Checks, for each of the six (backend, graph) runs:
  *   - every step's batch-mean loss: |gpu - ref| <= 1e-4 |ref| (a float forward against a double one:
  *     ~1e-6; a wrong layer gives percent-level differences at once);
  *   - the parameters after the first step and after all 12: per block (conv1.w ... dense2.b), the
@@ -329,7 +329,8 @@ static int check_reports(cnn_cuda *c, const char *name, int graph, const data *t
 static int run_gpu(int backend, int graph, const data *t, double *launches)
 {
     char name[32], msg[512];
-    snprintf(name, sizeof name, "%s graph=%d", backend == CNN_CUDA_CUDNN ? "cudnn" : "cuda", graph);
+    snprintf(name, sizeof name, "%s graph=%d",
+             backend == CNN_CUDA_OWN ? "cuda" : backend == CNN_CUDA_CUDNN ? "cudnn" : "cudnn-heuristic", graph);
     *launches = NAN;
     cnn_cuda *c = cnn_cuda_create(&dims, backend, graph, MAXB, t->trx, t->try_, N_TRAIN, t->tex, t->tey, N_TEST, msg,
                                   sizeof msg);
@@ -340,7 +341,12 @@ static int run_gpu(int backend, int graph, const data *t, double *launches)
     const char *alg = cnn_cuda_algorithms(c);
     printf("%s: context holds %zu bytes of device memory; algorithms: %s\n", name, cnn_cuda_bytes(c),
            *alg ? alg : "(none: own kernels)");
-    int fails = (backend == CNN_CUDA_CUDNN) != (*alg != 0);
+    int fails = (backend != CNN_CUDA_OWN) != (*alg != 0);
+    double search = cnn_cuda_algo_search_s(c);
+    if (backend != CNN_CUDA_OWN && !(search >= 0)) {
+        printf("FAIL %s: algorithm search time %g s\n", name, search);
+        fails++;
+    }
     if (fails)
         printf("FAIL %s: algorithms text '%s'\n", name, alg);
     float *P = malloc(L.n * sizeof(float));
@@ -388,18 +394,19 @@ int main(void)
 
     const data t = {trx, try_, tex, tey, P0, &ref};
     int fails = 0;
-    const int backends[2] = {CNN_CUDA_OWN, CNN_CUDA_CUDNN};
-    for (int k = 0; k < 2; k++) {
-        if (backends[k] == CNN_CUDA_CUDNN && !(SL_HAVE_CUDNN && SL_HAVE_CUBLAS)) {
-            printf("cudnn: not built (no cuDNN or cuBLAS): skipped\n");
+    const int backends[3] = {CNN_CUDA_OWN, CNN_CUDA_CUDNN, CNN_CUDA_CUDNN_HEURISTIC};
+    static const char *names[3] = {"cuda", "cudnn", "cudnn-heuristic"};
+    for (int k = 0; k < 3; k++) {
+        if (backends[k] != CNN_CUDA_OWN && !(SL_HAVE_CUDNN && SL_HAVE_CUBLAS)) {
+            printf("%s: not built (no cuDNN or cuBLAS): skipped\n", names[k]);
             continue;
         }
         double plain = NAN, graphed = NAN;
         fails += run_gpu(backends[k], 0, &t, &plain);
         fails += run_gpu(backends[k], 1, &t, &graphed);
-        printf("%s: operations a step %g without the graph, %g with it\n", k ? "cudnn" : "cuda", plain, graphed);
+        printf("%s: operations a step %g without the graph, %g with it\n", names[k], plain, graphed);
         if (!(graphed < plain)) {
-            printf("FAIL %s: the graph step does not enqueue fewer operations\n", k ? "cudnn" : "cuda");
+            printf("FAIL %s: the graph step does not enqueue fewer operations\n", names[k]);
             fails++;
         }
     }
@@ -414,6 +421,6 @@ int main(void)
         printf("FAIL: %d check(s) failed\n", fails);
         return 1;
     }
-    printf("PASS: cuda and cudnn, with and without the graph, agree with the double reference\n");
+    printf("PASS: cuda, cudnn and cudnn-heuristic, with and without the graph, agree with the double reference\n");
     return 0;
 }

@@ -10,7 +10,10 @@
  *   - mlp_cuda_evaluate's count against mlp_correct on the CPU forward, over 128 test rows in chunks of
  *     50 (50 + 50 + 28): equal, except for rows whose two largest CPU logits are within 1e-4 (a tie that
  *     float rounding may break either way; counted and printed);
- *   - set/get_params round-trip exactly, and an out-of-range index is refused with a message.
+ *   - set/get_params round-trip exactly, and an out-of-range index is refused with a message;
+ *   - the same for the cuda variant fed from the host (issue 16, part 5): rows copied from pageable
+ *     memory on the compute stream (feed=sync) and from two pinned slots on a second stream
+ *     (feed=overlap), whose events must keep every step's rows intact; an unknown feed is refused.
  * Plain main, meson's exitcode protocol: 0 pass, 1 fail, 77 skip (no CUDA device).
  */
 #include <math.h>
@@ -140,16 +143,27 @@ static int run_cpu(const float *P0, const uint8_t *trx, const uint8_t *try_, con
 }
 
 /* One device variant against the CPU run; returns the number of failed checks (or 1 on an error). */
-static int run_gpu(int use_cublas, const float *P0, const uint8_t *trx, const uint8_t *try_, const uint8_t *tex,
-                   const uint8_t *tey, const cpu_run *cpu)
+static int run_gpu(int use_cublas, int feed, const float *P0, const uint8_t *trx, const uint8_t *try_,
+                   const uint8_t *tex, const uint8_t *tey, const cpu_run *cpu)
 {
-    const char *name = use_cublas ? "cublas" : "cuda";
-    char msg[256];
+    static const char *feeds[3] = {"", " feed=sync", " feed=overlap"};
+    char name[48], msg[256];
+    snprintf(name, sizeof name, "%s%s", use_cublas ? "cublas" : "cuda", feeds[feed]);
     mlp_layout L = mlp_layout_of(&dims);
     int fails = 0;
     mlp_cuda *c = mlp_cuda_create(&dims, use_cublas, MAXB, trx, try_, N_TRAIN, tex, tey, N_TEST, msg, sizeof msg);
     if (!c) {
         printf("FAIL %s: create: %s\n", name, msg);
+        return 1;
+    }
+    if (mlp_cuda_set_feed(c, 3) == 0) {
+        printf("FAIL %s: feed 3 accepted\n", name);
+        mlp_cuda_destroy(c);
+        return 1;
+    }
+    if (mlp_cuda_set_feed(c, feed)) {
+        printf("FAIL %s: set_feed: %s\n", name, mlp_cuda_error(c));
+        mlp_cuda_destroy(c);
         return 1;
     }
     printf("%s: context holds %zu bytes of device memory\n", name, mlp_cuda_bytes(c));
@@ -187,7 +201,8 @@ static int run_gpu(int use_cublas, const float *P0, const uint8_t *trx, const ui
         int32_t idx[MAXB];
         batch_idx(s, B, idx);
         double loss = NAN;
-        if (mlp_cuda_data(c, idx, B) || mlp_cuda_forward(c, B) || mlp_cuda_loss(c, B) || mlp_cuda_backward(c, B) ||
+        int data = feed ? mlp_cuda_data_host(c, trx, try_, idx, B) : mlp_cuda_data(c, idx, B);
+        if (data || mlp_cuda_forward(c, B) || mlp_cuda_loss(c, B) || mlp_cuda_backward(c, B) ||
             mlp_cuda_update(c, LR) || mlp_cuda_sync(c) || mlp_cuda_take_loss(c, &loss)) {
             printf("FAIL %s: step %d: %s\n", name, s, mlp_cuda_error(c));
             fails++;
@@ -292,8 +307,10 @@ int main(void)
     printf("cpu (naive): loss %.6f -> %.6f over %d steps, %ld of %d test rows correct\n", (double)cpu.losses[0],
            (double)cpu.losses[STEPS - 1], STEPS, cpu.correct, N_TEST);
 
-    int fails = run_gpu(0, P0, trx, try_, tex, tey, &cpu);
-    fails += run_gpu(1, P0, trx, try_, tex, tey, &cpu);
+    int fails = run_gpu(0, MLP_FEED_RESIDENT, P0, trx, try_, tex, tey, &cpu);
+    fails += run_gpu(1, MLP_FEED_RESIDENT, P0, trx, try_, tex, tey, &cpu);
+    fails += run_gpu(0, MLP_FEED_SYNC, P0, trx, try_, tex, tey, &cpu);
+    fails += run_gpu(0, MLP_FEED_OVERLAP, P0, trx, try_, tex, tey, &cpu);
 
     free(cpu.P);
     free(trx);
@@ -305,6 +322,6 @@ int main(void)
         printf("FAIL: %d check(s) failed\n", fails);
         return 1;
     }
-    printf("PASS: cuda and cublas variants agree with the cpu path\n");
+    printf("PASS: cuda and cublas variants, and cuda fed from the host, agree with the cpu path\n");
     return 0;
 }

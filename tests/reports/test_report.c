@@ -610,6 +610,47 @@ static void pipeline_loading(void **state)
     free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
 }
 
+/* Issue 16's GPU parts (fixtures/gpu_path): the h2d study's copies (part 5: GB/s against size, pinned
+ * against the pageable row it builds on) and cnn's cudnnFind against the heuristic (part 6: search cost,
+ * steady epochs, the epochs it takes to pay back); their tables, the bandwidth figure's data and the data
+ * path sentences. Matches golden/gpu_path/. */
+static void gpu_data_path(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"gpu_path"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    if (update_golden()) {
+        char *g = rep_printf("%s/gpu_path", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "gpu_path", &n), 0);
+    char *g = rep_printf("%s/gpu_path", gold);
+    assert_int_equal(missing_from(g, out), 0);
+    char *tp = rep_printf("%s/gpubox/tables/h2d-bandwidth.md", out), *t = slurp(tp);
+    assert_non_null(t);
+    assert_true(has_line(t, "| h2d-pinned | 4 KiB | 4 | 4.99 | 2.00× | 1.02 µs |"));
+    assert_true(has_line(t, "|  | 256 MiB | 12.5 | 15.6 | — | 21.5 ms |"));
+    char *ap = rep_printf("%s/gpubox/tables/cnn-algo-search.md", out), *a = slurp(ap);
+    assert_true(has_line(a, "| cudnn | batch=512 | cudnnFind (benchmark) | 1.5 s | 2.1 s | 500 ms | 1.20× |"));
+    char *fp = rep_printf("%s/gpubox/figures/h2d-bandwidth.dat", out), *f = slurp(fp);
+    assert_non_null(strstr(f, "\"h2d-pinned\"\n4096 4 4.99"));
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(strstr(r, "- Host-device copies (h2d): h2d-pinned reached 25 GB/s at 256 MiB, 2.00× "
+                              "h2d-pageable's 12.5 GB/s; at 4 KiB, 4 against 2 GB/s (2.00×)."));
+    assert_non_null(strstr(r, "- cuDNN benchmark mode (cnn cudnn, batch=512): cudnnFind* took 1.5 s once; a steady "
+                              "epoch took 500 ms against the heuristic's 600 ms (1.20× faster), so the search paid "
+                              "for itself after 15 epochs."));
+    assert_non_null(strstr(r, "- Copy/compute overlap (mlp cuda, batch=64): fed from the host, an epoch took 1.2 s "
+                              "with two streams and pinned slots against 1.5 s copying synchronously (1.25× "
+                              "faster); with the training set resident on the GPU, 1 s."));
+    assert_non_null(strstr(r, "Not in these results: loading (part 1), overlap (prefetching, part 2), batch size "
+                              "(part 3), reduced precision (part 4)."));
+    free(tp), free(t), free(ap), free(a), free(fp), free(f), free(rp), free(r), free(g), free(out);
+}
+
 /* The prefetch study (fixtures/overlap, issue 16 part 2): two cases (model and augment params) of sync and
  * three loader depths, one failed. The overlap table keeps the cases apart, the figure has one block per
  * case, and REPORT.md's data path section says per case whether prefetching paid (mlp: faster; cnn:
@@ -690,6 +731,7 @@ int main(void)
         cmocka_unit_test(cnn_table_one),
         cmocka_unit_test(batch_sweep),
         cmocka_unit_test(pipeline_loading),
+        cmocka_unit_test(gpu_data_path),
         cmocka_unit_test(overlap_prefetch),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),

@@ -393,11 +393,14 @@ static void finish(void *vs, int v, sl_record *rec)
         sl_record_metric(rec, "launches_per_step", s->launches_per_step);
 #if CNN_DEVICE
         record_device_phases(s, rec);
-        const char *algos = cnn_row_of(v)->backend == CNN_CUDA_CUDNN ? cnn_cuda_algorithms(s->dev) : "";
+        const char *algos = cnn_cuda_algorithms(s->dev);
         if (algos && *algos) {
             char note[600];
-            snprintf(note, sizeof note, "cudnnFind* chose: %s", algos);
+            snprintf(note, sizeof note, "cuDNN's algorithms: %s", algos);
             sl_record_note(rec, note);
+            /* issue 16 part 6: what choosing them cost, once, before the timed epochs */
+            sl_record_metric(rec, "algo_search_s", cnn_cuda_algo_search_s(s->dev));
+            sl_record_metric(rec, "cudnn_find", cnn_row_of(v)->backend == CNN_CUDA_CUDNN);
         }
 #endif
     }
@@ -485,6 +488,9 @@ static const sl_variant variants[] = {
      "one CUDA graph)", "omp", SL_DEVICE, &(const cnn_row){.backend = CNN_CUDA_OWN}},
     {"cudnn", "cudnn", "convolutions, pooling and activations by cuDNN (algorithms by cudnnFind*), dense "
      "layers by cuBLAS", "cuda", SL_DEVICE, &(const cnn_row){.backend = CNN_CUDA_CUDNN}},
+    {"cudnn-heuristic", "cudnn", "cudnn with the algorithms cuDNN's heuristics rank first (cudnnGet*_v7, "
+     "nothing timed: the framework default), against cudnn's cudnnFind* (benchmark mode)", "cuda", SL_DEVICE,
+     &(const cnn_row){.backend = CNN_CUDA_CUDNN_HEURISTIC}},
 #endif
 };
 

@@ -31,6 +31,10 @@ static const sl_param params[] = {
     {"naive_epochs", "1", "epochs for the naive variant (it is slow; its records say they are reduced)"},
     {"check_steps", "50", "SGD steps checked against double precision before timing (check.c)"},
     {"train_rows", "0", "training rows per epoch (0 = all; fewer marks the case reduced)"},
+    {"feed", "resident", "cuda and cublas: resident (the training set on the GPU, batches gathered there), sync "
+                         "(each batch gathered on the host and copied from pageable memory on the compute "
+                         "stream) or overlap (pinned slots copied on a second stream while the last step "
+                         "computes); CPU variants ignore it"},
 };
 static const long sizes[] = {64};
 static const long quick_sizes[] = {64};
@@ -84,6 +88,12 @@ static int read_params(mlp_state *s, long batch, const sl_opts *o, sl_error *err
     }
     if (batch < 1 || batch > MLP_MAX_BATCH) {
         sl_error_set(err, "mlp: batch %ld out of range: want 1-%d", batch, MLP_MAX_BATCH);
+        return -1;
+    }
+    const char *feed = sl_param_str(o, &sl_study_mlp, "feed");
+    s->feed = !strcmp(feed, "resident") ? 0 : !strcmp(feed, "sync") ? 1 : !strcmp(feed, "overlap") ? 2 : -1;
+    if (s->feed < 0) {
+        sl_error_set(err, "mlp: --param feed=%s: expected resident, sync or overlap", feed);
         return -1;
     }
     s->quick = o->quick;
@@ -233,6 +243,8 @@ static void finish(void *vs, int v, sl_record *rec)
     sl_record_metric(rec, "epoch_gflops", step_flops / epoch_s * 1e-9); /* training steps only */
     if (mlp_is_device(v))
         sl_record_metric(rec, "peak_gpu_bytes", s->peak_dev_bytes);
+    if (mlp_is_device(v)) /* issue 16 part 5: 0 resident, 1 host-fed synchronously, 2 host-fed with overlap */
+        sl_record_metric(rec, "feed", s->feed);
     train_series_record(&s->series, rec);
     double ran_flops, b;
     work_of(&s->dims, s->cfg.batch, epochs, s->cfg.n_train, s->cfg.n_test, &ran_flops, &b);

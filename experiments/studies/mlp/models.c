@@ -97,7 +97,7 @@ static int dev_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     mlp_cuda *c = s->dev;
     int rc;
     prof_begin("data");
-    rc = mlp_cuda_data(c, idx, B);
+    rc = s->feed ? mlp_cuda_data_host(c, s->train.images, s->train.labels, idx, B) : mlp_cuda_data(c, idx, B);
     prof_end("data");
     prof_begin("forward");
     rc |= mlp_cuda_forward(c, B);
@@ -150,6 +150,10 @@ int mlp_dev_prepare(mlp_state *s, int v, sl_error *err)
                              s->train.n, s->test.images, s->test.labels, s->cfg.n_test, msg, sizeof msg);
     if (!s->dev) {
         sl_error_set(err, "mlp: %s", msg);
+        return -1;
+    }
+    if (mlp_cuda_set_feed(s->dev, s->feed)) {
+        sl_error_set(err, "mlp: %s", mlp_cuda_error(s->dev));
         return -1;
     }
     return 0;

@@ -3,7 +3,8 @@
  * repetition loads the whole training-image file of an MNIST-format set (Fashion-MNIST from Debian's
  * package by default, --data DIR otherwise) by one method, with the page cache warm or cold
  * (--param cache). Part 2 (prefetching) is the prefetch study; Part 3 (batch size) is mlp's and cnn's
- * size sweep (--sizes); Parts 4-6 (precision, host-device copies, cuDNN benchmark mode) are not built yet.
+ * size sweep (--sizes); Part 5 (host-device copies) the h2d study; Part 6 (cuDNN benchmark mode) cnn's
+ * cudnn-heuristic row; Part 4 (precision) is not built yet.
  * docs/study-pipeline.md has what is measured and the figures.
  *
  * Checks: every variant's loaded bytes against the IDX reader's (experiments/data/idx.c), by FNV-1a of
