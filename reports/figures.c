@@ -136,6 +136,7 @@ typedef struct figctx {
     const rep_set *s;
     int env;
     const char *study, *dir;
+    char *name;        /* the study as a file name (rep_path_name) */
     int plots;
     rep_figure *figs;
     int n, max;
@@ -143,8 +144,8 @@ typedef struct figctx {
 
 static FILE *open_data(figctx *x, const char *kind, char *path, size_t n)
 {
-    snprintf(path, n, "%s/figures/%s-%s.dat", x->dir, x->study, kind);
-    FILE *f = fopen(path, "w");
+    snprintf(path, n, "%s/figures/%s-%s.dat", x->dir, x->name, kind);
+    FILE *f = rep_out_open(path);
     if (f)
         fprintf(f, "# speedlab figure data: %s, study %s (written by speedlab report)\n", kind, x->study);
     return f;
@@ -157,12 +158,12 @@ static void finish(figctx *x, const char *kind, const char *script, const char *
     if (x->n >= x->max)
         return;
     rep_figure *fig = &x->figs[x->n++];
-    snprintf(fig->path, sizeof fig->path, "figures/%s-%s", x->study, kind);
+    snprintf(fig->path, sizeof fig->path, "figures/%s-%s", x->name, kind);
     snprintf(fig->caption, sizeof fig->caption, "%s", caption);
     fig->rendered = 0;
     if (x->plots) {
         char base[1024];
-        snprintf(base, sizeof base, "%s/figures/%s-%s", x->dir, x->study, kind);
+        snprintf(base, sizeof base, "%s/figures/%s-%s", x->dir, x->name, kind);
         fig->rendered = rep_run_gnuplot(script, path, base, extra) == 0;
     }
 }
@@ -186,9 +187,9 @@ static void fig_time_speedup(figctx *x)
     FILE *ft = open_data(x, "time", tp, sizeof tp), *fs = open_data(x, "speedup", sp, sizeof sp);
     if (!ft || !fs) {
         if (ft)
-            fclose(ft);
+            rep_out_close(ft);
         if (fs)
-            fclose(fs);
+            rep_out_close(fs);
         return;
     }
     fprintf(ft, "# blocks per variant: size median_s p25_s p75_s\n");
@@ -215,8 +216,8 @@ static void fig_time_speedup(figctx *x)
             }
         }
     }
-    fclose(ft);
-    fclose(fs);
+    rep_out_close(ft);
+    rep_out_close(fs);
     snprintf(extra, sizeof extra, "xlab='%s'", size_name(x));
     if (bt)
         finish(x, "time", "time_size.gp", tp, extra, "Median time per repetition against size (log-log; bars: IQR)");
@@ -244,7 +245,7 @@ static void fig_bars(figctx *x)
         if (rep_is_ok(c))
             fprintf(f, "\"%s\" %.9g %.9g\n", vs[vi], c->mean, isfinite(c->std) ? c->std : 0.0), n++;
     }
-    fclose(f);
+    rep_out_close(f);
     snprintf(extra, sizeof extra, "subtitle='%s=%ld'", size_name(x), sizes[ns - 1]);
     snprintf(cap, sizeof cap, "Time per variant at %s=%ld, mean ± std (seed 002's Figure 2.6)", size_name(x),
              sizes[ns - 1]);
@@ -299,7 +300,7 @@ static void fig_roofline(figctx *x)
             fprintf(f, "%.6g %.6g %ld\n", c->ai, c->gflops, c->size);
         }
     }
-    fclose(f);
+    rep_out_close(f);
     char extra[64];
     snprintf(extra, sizeof extra, "nroofs=%d", blocks);
     if (!pts)
@@ -344,7 +345,7 @@ static int write_series(figctx *x, const char *kind, const char *const *names, i
         }
     }
     if (f)
-        fclose(f);
+        rep_out_close(f);
     return blocks;
 }
 
@@ -390,7 +391,7 @@ static void fig_throughput_bars(figctx *x)
     }
     if (!f)
         return;
-    fclose(f);
+    rep_out_close(f);
     snprintf(extra, sizeof extra, "subtitle='%s=%ld'; ylab='samples/s (mean over epochs)'; labfmt='%%.0f'",
              size_name(x), sizes[ns - 1]);
     snprintf(cap, sizeof cap, "Average throughput per variant at %s=%ld, mean ± std over repetitions "
@@ -424,7 +425,7 @@ static void fig_memory(figctx *x)
                     json_number_value(json_array_get(r, i)) / (1024.0 * 1024.0));
     }
     if (f)
-        fclose(f);
+        rep_out_close(f);
     if (blocks)
         finish(x, "memory", "memory.gp", p, NULL, "Resident memory over time (seed 002's Figure 2.1)");
 }
@@ -455,7 +456,7 @@ static void fig_batch(figctx *x)
             fprintf(f, "%ld %.9g %.9g %.9g\n", sizes[si], b.samples_per_s, b.test_acc, b.epoch_s);
         }
     }
-    fclose(f);
+    rep_out_close(f);
     snprintf(extra, sizeof extra, "xlab='%s'", size_name(x));
     snprintf(cap, sizeof cap, "Throughput and final test accuracy against %s (fixed epochs and learning rate)",
              size_name(x));
@@ -475,7 +476,7 @@ static void fig_loading(figctx *x)
     if (!f)
         return;
     int n = rep_loading_data(x->s, x->env, x->study, f);
-    fclose(f);
+    rep_out_close(f);
     if (n)
         finish(x, "loading", "bars.gp", p, "ylab='images/s'; labfmt='%.3g'",
                "Loading: images/s by method and cache state (each bar one case; warm and cold are separate runs)");
@@ -492,7 +493,9 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
         fprintf(stderr, "speedlab report: cannot create %s\n", fd);
         return 0;
     }
-    figctx x = {s, env, study, dir, plots, figs, 0, max};
+    figctx x = {s, env, study, dir, rep_path_name(study), plots, figs, 0, max};
+    if (!x.name)
+        return 0;
     fig_time_speedup(&x);
     fig_bars(&x);
     fig_roofline(&x);
@@ -501,5 +504,6 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
     fig_memory(&x);
     fig_batch(&x);
     fig_loading(&x);
+    free(x.name);
     return x.n;
 }
