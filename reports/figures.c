@@ -80,6 +80,21 @@ const char *rep_gnuplot(void)
     return res;
 }
 
+/* s inside a gnuplot single-quoted string: a quote doubled ('' is gnuplot's escape), a control
+ * character a space. Strings of a results file (a baseline, a size name) reach gnuplot's -e commands,
+ * and a quote there would let a results file run commands (issue 19). Writes at most n bytes to buf. */
+const char *rep_gp_str(char *buf, size_t n, const char *s)
+{
+    size_t k = 0;
+    for (const char *p = s; *p && k + 3 < n; p++) {
+        if (*p == '\'')
+            buf[k++] = '\'';
+        buf[k++] = (unsigned char)*p < 0x20 ? ' ' : *p;
+    }
+    buf[k] = 0;
+    return buf;
+}
+
 int rep_run_gnuplot(const char *script, const char *datafile, const char *outbase, const char *extra)
 {
     const char *gp = rep_gnuplot();
@@ -89,8 +104,9 @@ int rep_run_gnuplot(const char *script, const char *datafile, const char *outbas
     snprintf(sp, sizeof sp, "%s/%s", rep_plots_dir(), script);
     static const char *ext[] = {"png", "pdf", "svg"};
     for (int i = 0; i < 3; i++) {
-        char *assign = rep_printf("datafile='%s'; outfile='%s.%s'; %s", datafile, outbase, ext[i],
-                                  extra ? extra : "");
+        char qd[1024], qo[1024];
+        char *assign = rep_printf("datafile='%s'; outfile='%s.%s'; %s", rep_gp_str(qd, sizeof qd, datafile),
+                                  rep_gp_str(qo, sizeof qo, outbase), ext[i], extra ? extra : "");
         /* gnuplot's messages go to a scratch file, shown only when it fails: its warnings about a
          * one-point range ("empty x range") on a single-size study are noise in a report's log. */
         FILE *log = tmpfile();
@@ -218,10 +234,12 @@ static void fig_time_speedup(figctx *x)
     }
     rep_out_close(ft);
     rep_out_close(fs);
-    snprintf(extra, sizeof extra, "xlab='%s'", size_name(x));
+    char q1[64], q2[64];
+    snprintf(extra, sizeof extra, "xlab='%s'", rep_gp_str(q1, sizeof q1, size_name(x)));
     if (bt)
         finish(x, "time", "time_size.gp", tp, extra, "Median time per repetition against size (log-log; bars: IQR)");
-    snprintf(extra, sizeof extra, "xlab='%s'; baseline='%s'", size_name(x), base ? base : "baseline");
+    snprintf(extra, sizeof extra, "xlab='%s'; baseline='%s'", q1,
+             rep_gp_str(q2, sizeof q2, base ? base : "baseline"));
     if (bs)
         finish(x, "speedup", "speedup.gp", sp, extra, "Speedup over the baseline variant against size");
 }
@@ -246,7 +264,8 @@ static void fig_bars(figctx *x)
             fprintf(f, "\"%s\" %.9g %.9g\n", vs[vi], c->mean, isfinite(c->std) ? c->std : 0.0), n++;
     }
     rep_out_close(f);
-    snprintf(extra, sizeof extra, "subtitle='%s=%ld'", size_name(x), sizes[ns - 1]);
+    char q[64];
+    snprintf(extra, sizeof extra, "subtitle='%s=%ld'", rep_gp_str(q, sizeof q, size_name(x)), sizes[ns - 1]);
     snprintf(cap, sizeof cap, "Time per variant at %s=%ld, mean ± std (seed 002's Figure 2.6)", size_name(x),
              sizes[ns - 1]);
     if (n)
@@ -392,8 +411,9 @@ static void fig_throughput_bars(figctx *x)
     if (!f)
         return;
     rep_out_close(f);
+    char q[64];
     snprintf(extra, sizeof extra, "subtitle='%s=%ld'; ylab='samples/s (mean over epochs)'; labfmt='%%.0f'",
-             size_name(x), sizes[ns - 1]);
+             rep_gp_str(q, sizeof q, size_name(x)), sizes[ns - 1]);
     snprintf(cap, sizeof cap, "Average throughput per variant at %s=%ld, mean ± std over repetitions "
              "(seed 004's Figure 1 d)", size_name(x), sizes[ns - 1]);
     finish(x, "throughput-bars", "bars.gp", p, extra, cap);
@@ -457,7 +477,8 @@ static void fig_batch(figctx *x)
         }
     }
     rep_out_close(f);
-    snprintf(extra, sizeof extra, "xlab='%s'", size_name(x));
+    char q[64];
+    snprintf(extra, sizeof extra, "xlab='%s'", rep_gp_str(q, sizeof q, size_name(x)));
     snprintf(cap, sizeof cap, "Throughput and final test accuracy against %s (fixed epochs and learning rate)",
              size_name(x));
     if (blocks)

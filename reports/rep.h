@@ -227,6 +227,10 @@ const char *rep_gnuplot(void);
  * -e assignments (may be NULL). Returns 0 on success. */
 int rep_run_gnuplot(const char *script, const char *datafile, const char *outbase, const char *extra);
 
+/* s made safe inside a gnuplot single-quoted string (quotes doubled, control characters a space), in buf
+ * of n bytes; returns buf. Every string of a results file that reaches a gnuplot command goes through it. */
+const char *rep_gp_str(char *buf, size_t n, const char *s);
+
 /* A figure written for a study: markdown links go into the study's page. */
 typedef struct rep_figure {
     char path[512];   /* relative to the study page: figures/x (no extension) */

@@ -151,6 +151,38 @@ static void path_names_are_injective_and_safe(void **state)
         free(out[i]);
 }
 
+/* A size name or baseline with a quote reaches gnuplot's -e commands only escaped: it cannot run one.
+ * Needs gnuplot (skipped without). */
+static void hostile_strings_do_not_reach_gnuplot(void **state)
+{
+    (void)state;
+    if (!rep_gnuplot())
+        skip();
+    char *root = tmpdir(), *in = rep_printf("%s/r.jsonl", root), *out = rep_printf("%s/out", root);
+    char *pwned = rep_printf("%s/PWNED", root);
+    char *evil = rep_printf("N'; system('touch %s'); x='", pwned);
+    FILE *f = fopen(in, "w");
+    for (long n = 8; n <= 16; n *= 2)
+        for (int v = 0; v < 2; v++) {
+            json_t *r = json_loads("{\"schema\":\"speedlab-results\",\"schema_version\":1,\"kind\":\"case\","
+                                   "\"run_id\":\"r\",\"time\":\"t\",\"env\":{\"host\":\"h\",\"cpu_model\":\"c\"},"
+                                   "\"study\":\"s\",\"status\":\"ok\",\"times_s\":[0.1]}", 0, NULL);
+            json_object_set_new(r, "variant", json_string(v ? evil : "naive"));
+            json_object_set_new(r, "baseline", json_string(evil));
+            json_object_set_new(r, "size_name", json_string(evil));
+            json_object_set_new(r, "size", json_integer(n));
+            char *line = json_dumps(r, JSON_COMPACT);
+            fprintf(f, "%s\n", line);
+            free(line);
+            json_decref(r);
+        }
+    fclose(f);
+    char *argv[] = {"report", in, "--out", out};
+    rep_report_main(4, argv);
+    assert_int_not_equal(access(pwned, F_OK), 0);
+    free(evil), free(pwned), free(out), free(in), free(root);
+}
+
 /* ---- 2: a full disk --------------------------------------------------------------------------- */
 
 /* Runs report (or compare) in a child whose files may not grow past limit bytes; its exit status. */
@@ -323,6 +355,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hostile_names_stay_inside_out),
         cmocka_unit_test(path_names_are_injective_and_safe),
+        cmocka_unit_test(hostile_strings_do_not_reach_gnuplot),
         cmocka_unit_test(full_disk_fails_report_and_compare),
         cmocka_unit_test(bad_times_are_rejected),
         cmocka_unit_test(loading_is_linear),
