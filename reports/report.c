@@ -398,7 +398,10 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
     fputs("# speedlab report\n\nRead:", f);
     for (int i = 0; i < o->npaths; i++)
         fprintf(f, " `%s`", o->paths[i]);
-    fprintf(f, "\n\n%d results files, %d case records, %d machines.", s->nfiles, s->ncases, s->nenvs);
+    int nrecords = s->ncases; /* every case record read: the kept ones and those a later one replaced */
+    for (int e = 0; e < s->nenvs; e++)
+        nrecords += s->envs[e].nsuperseded;
+    fprintf(f, "\n\n%d results files, %d case records, %d machines.", s->nfiles, nrecords, s->nenvs);
     if (s->nerrors)
         fprintf(f, " **%d records or files were skipped** because of bad input:\n\n```\n%s```\n", s->nerrors,
                 errbuf);
