@@ -67,6 +67,11 @@ fulldisk() {
     rc=$?
     [ $rc -eq 1 ] || fail "compare --out on a full disk exits $rc, expected 1"
     [ ! -e "$T/cmp.md" ] || fail "compare left a cut $T/cmp.md"
+    if [ -w /dev/full ]; then # standard output on a full disk
+        "$SL" compare "$T/res" "$T/res" >/dev/full 2>/dev/null
+        rc=$?
+        [ $rc -eq 1 ] || fail "compare to a full standard output exits $rc, expected 1"
+    fi
     "$SL" report "$T/res" --out "$T/rep-ok" --no-plots >/dev/null 2>&1 || fail "report with space exits $?"
     echo "fulldisk: run, report and compare exit 1; records whole"
 }
