@@ -84,14 +84,24 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
     return rec;
 }
 
-/* Writes a finished case: the record line, its TimerStats table, a one-line summary on stdout. */
+/* Writes a finished case: the record line, its TimerStats table, a one-line summary on stdout. The
+ * run's counts of ok, failed, unavailable and skipped cases count records on disk only: a case whose
+ * record could not be written (a full disk) is counted in write_errors instead (issue 19). */
 int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary)
 {
     sl_error err = {{0}};
     int rc = sl_record_append(c->fd, rec, &err);
+    const char *status = json_string_value(json_object_get(rec, "status"));
     if (rc != 0) {
         fprintf(stderr, "speedlab: %s/results.jsonl: %s\n", c->dir, err.msg);
         c->write_errors++;
+    } else if (!status || strcmp(status, "ok") != 0) {
+        int *n = !status || !strcmp(status, "failed") ? &c->n_failed
+                 : !strcmp(status, "unavailable")     ? &c->n_unavailable
+                                                      : &c->n_skipped;
+        (*n)++;
+    } else {
+        c->n_ok++;
     }
     if (c->tty)
         fprintf(stderr, "\r\033[K");
@@ -355,8 +365,6 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     append_timerstats(c, s, var->name, size);
     char line[1024];
     summary_line(line, sizeof line, s, var->name, size, rec);
-    if (strcmp(json_string_value(json_object_get(rec, "status")), "ok") != 0)
-        c->n_failed++;
     sl_emit_case(c, rec, line);
     sl_interrupt_release(&old);
     json_decref(rec);
