@@ -128,9 +128,12 @@ void prof_reset(void)
         prof_init(NULL);
         return;
     }
+    /* A new epoch rather than freeing every thread's tree: a thread inside a region still holds its
+     * nodes (clearing them was a heap use-after-free at its prof_end). Each thread forgets its own tree
+     * at its next prof_begin; readers skip threads of an older epoch; an end of a region opened before
+     * the reset is dropped and counted (regions.c, end_after_reset). */
     pthread_mutex_lock(&prof_g.lock);
-    for (prof_thread *t = prof_g.threads; t; t = t->next)
-        prof_thread_clear(t);
+    prof_g.epoch++;
     atomic_store(&prof_g.attach, NULL);
     atomic_store(&prof_g.errors, 0);
     atomic_store(&prof_g.error_messages, 0);

@@ -43,5 +43,11 @@ refuse "--seed '18446744073709551616'" entropy_mi --quick --seed 184467440737095
 # flag values: no leading space or sign
 refuse "--reps ' 3'" entropy_mi --quick --reps " 3"
 
+# item 10: --counters past its limits says which limit, not just "malformed"
+many=$(i=0; s=PAPI_TOT_INS; while [ $i -lt 199 ]; do s="$s,PAPI_TOT_INS"; i=$((i + 1)); done; echo $s)
+refuse "200 event names" entropy_mi --quick --counters "$many"
+long=$(printf '%05000d' 0 | tr 0 A)
+refuse "is 5000 characters long; at most 127" entropy_mi --quick --counters "$long"
+
 rm -f "$out.err"
 [ "$fails" -eq 0 ] || { echo "$fails refusal(s) missing"; exit 1; }
