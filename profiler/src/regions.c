@@ -216,13 +216,18 @@ static prof_node *child_find(prof_thread *t, prof_node *parent, const char *name
     return c;
 }
 
-/* This thread's copy of the path of `src` (a node of the main thread's tree), created with zero
- * calls where missing. Node names and parents never change after creation, so reading them from
- * another thread after the acquire load of prof_g.attach is safe. */
-static prof_node *attach_point(prof_thread *t, prof_node *src)
+/* This thread's copy of the path of the main thread's node published in prof_g.attach, created with zero
+ * calls where missing. The main thread frees its own tree at its first prof_begin after a prof_reset
+ * (under prof_g.lock, with prof_g.attach already NULL), so the path is read under that lock, from the
+ * value prof_g.attach has then: NULL or a live node. (Read without it, a worker copied names out of
+ * freed nodes: a heap use-after-free under ASan when another thread reset.) Nodes never change
+ * while they live. */
+static prof_node *attach_point(prof_thread *t, prof_node *seen)
 {
-    if (src == t->attach_src)
+    if (seen == t->attach_src)
         return t->attach_dst;
+    pthread_mutex_lock(&prof_g.lock);
+    prof_node *src = atomic_load_explicit(&prof_g.attach, memory_order_acquire);
     const char *names[PROF_MAX_DEPTH];
     int k = 0;
     for (prof_node *p = src; p && p->name && k < PROF_MAX_DEPTH; p = p->parent)
@@ -230,6 +235,7 @@ static prof_node *attach_point(prof_thread *t, prof_node *src)
     prof_node *dst = &t->root;
     while (k > 0)
         dst = child_find(t, dst, names[--k]);
+    pthread_mutex_unlock(&prof_g.lock);
     t->attach_src = src;
     t->attach_dst = dst;
     return dst;

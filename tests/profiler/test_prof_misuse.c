@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,44 @@ static void test_reset_with_open_region_on_other_thread(void **state)
     assert_int_equal(prof_errors(), 1); /* the dropped end, counted and said */
     assert_int_equal(calls_of("inside"), 0);
     assert_int_equal(calls_of("after"), 1);
+}
+
+/* The same while workers begin and end regions without pause: the reset once freed nodes under
+ * their feet (a segfault in node_alloc, or a use-after-free under ASan). */
+static atomic_int stop;
+
+static void *busy_worker(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stop)) {
+        prof_begin("w");
+        prof_begin("inner");
+        prof_end("inner");
+        prof_end("w");
+    }
+    return NULL;
+}
+
+static void test_reset_while_threads_run(void **state)
+{
+    (void)state;
+    pthread_t th[2];
+    atomic_store(&stop, 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, busy_worker, NULL), 0);
+    for (int r = 0; r < 5000; r++) {
+        prof_begin("main"); /* published: workers attach below it */
+        prof_end("main");
+        prof_reset();
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    prof_reset();
+    prof_begin("clean");
+    prof_end("clean");
+    assert_int_equal(calls_of("clean"), 1);
+    assert_int_equal(prof_errors(), 0);
 }
 
 /* ---- many siblings ------------------------------------------------------------------------------- */
@@ -185,6 +224,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_begin_null_refused),
         cmocka_unit_test(test_reset_with_open_region_on_other_thread),
+        cmocka_unit_test(test_reset_while_threads_run),
         cmocka_unit_test(test_many_sibling_names),
         cmocka_unit_test(test_reused_buffer_names),
         cmocka_unit_test(test_counter_limits_named),
