@@ -49,6 +49,15 @@ static const char *keep_name(sl_run_ctx *c, const char *fmt_name, long size)
     return c->names[c->n_names] ? c->names[c->n_names++] : "size";
 }
 
+/* Whether --param name=... was given. */
+static int given(const sl_opts *o, const char *name)
+{
+    for (int i = 0; i < o->n_params; i++)
+        if (strcmp(o->param_names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 json_t *sl_seed_json(uint64_t seed)
 {
     /* jansson's integers are int64: a seed from 2^63 up would come out negative, so those seeds are
@@ -83,6 +92,8 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
     for (int i = 0; i < s->n_params; i++) { /* the parsed value that ran, not the text given */
         char text[128];
         sl_param_canonical(&c->opts, s, &s->params[i], text, sizeof text);
+        if (s->size_name && strcmp(s->params[i].name, s->size_name) == 0 && !given(&c->opts, s->size_name))
+            snprintf(text, sizeof text, "%ld", size); /* galaxy's max_iter: the size ran, not the default */
         json_object_set_new(params, s->params[i].name, json_string(text));
     }
     json_object_set_new(rec, "params", params);
