@@ -91,8 +91,8 @@ int prof_init(const prof_options *opt)
     prof_nvtx_init(nvtx);
     int rc = 0;
     if (counters && *counters && prof_set_counters(counters) < 0) {
-        fprintf(stderr, "prof: counter list \"%s\" is malformed (want comma-separated PAPI names or "
-                        "groups cache, branch, ipc); no counters\n", counters);
+        fprintf(stderr, "prof: %s: %s; no counters\n", o.counters ? "the counters option" : "PROF_COUNTERS",
+                prof_counters_error()); /* (prof_set_counters has shown the spec) */
         rc = -1;
     }
     if (mem_ms > 0 && prof_mem_sampler_start(mem_ms) != 0)
