@@ -1,5 +1,5 @@
 /*
- * record.c: the study-facing helpers of study.h (errors, parameters, record fields) and the writing of
+ * record.c: the study-facing helpers of study.h (errors, record fields) and the writing of
  * whole JSON Lines records.
  */
 #include "record.h"
@@ -27,56 +27,7 @@ void sl_error_set(sl_error *err, const char *fmt, ...)
     va_end(ap);
 }
 
-/* ---- parameters ------------------------------------------------------------------------------- */
-
-const char *sl_param_str(const sl_opts *o, const sl_study *s, const char *name)
-{
-    /* The last --param wins, as with any repeated command-line option. */
-    for (int i = o ? o->n_params - 1 : -1; i >= 0; i--)
-        if (strcmp(o->param_names[i], name) == 0)
-            return o->param_values[i];
-    for (int i = 0; s && i < s->n_params; i++)
-        if (strcmp(s->params[i].name, name) == 0)
-            return s->params[i].default_value;
-    /* A study asking for a parameter it never declared is a bug in the study, not bad user input. */
-    fprintf(stderr, "speedlab: study '%s' reads parameter '%s' that it does not declare in its params "
-            "table (experiments/studies/%s/)\n", s ? s->name : "?", name, s ? s->name : "?");
-    abort();
-}
-
-/* Bad values of --param are the user's: say which, what was given and what is valid, and exit 2. */
-static void bad_param(const sl_study *s, const char *name, const char *value, const char *what)
-{
-    const char *def = NULL;
-    for (int i = 0; i < s->n_params; i++)
-        if (strcmp(s->params[i].name, name) == 0)
-            def = s->params[i].default_value;
-    fprintf(stderr, "speedlab: --param %s=%s: '%s' is not %s (study %s, default %s)\n", name, value,
-            value, what, s->name, def ? def : "none");
-    exit(2);
-}
-
-long sl_param_long(const sl_opts *o, const sl_study *s, const char *name)
-{
-    const char *v = sl_param_str(o, s, name);
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end)
-        bad_param(s, name, v, "an integer");
-    return x;
-}
-
-double sl_param_double(const sl_opts *o, const sl_study *s, const char *name)
-{
-    const char *v = sl_param_str(o, s, name);
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || !isfinite(x))
-        bad_param(s, name, v, "a finite number");
-    return x;
-}
+/* (Parameters: experiments/params.c.) */
 
 /* ---- the study's record fields ---------------------------------------------------------------- */
 

@@ -258,8 +258,9 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
                        .param_names = cfg.param_names, .param_values = cfg.param_values};
     prof_init(NULL);
     if (cfg.counters && prof_set_counters(cfg.counters) < 0) {
-        fprintf(stderr, "speedlab: --counters '%s': malformed; expected comma-separated PAPI event "
-                "names or the groups cache, branch, ipc\n", cfg.counters);
+        fprintf(stderr, "speedlab: --counters '%.60s%s': %s; expected comma-separated PAPI event names "
+                "or the groups cache, branch, ipc\n", cfg.counters, strlen(cfg.counters) > 60 ? "..." : "",
+                prof_counters_error());
         prof_shutdown();
         sl_run_cfg_free(&cfg);
         return SL_EXIT_USAGE;

@@ -25,11 +25,14 @@
 #include "prefetch_study.h"
 #include "stats.h"
 
+#define MAX_EPOCHS 1000
+
 static const sl_param params[] = {
-    {"model", "mlp", "the network trained: mlp (seed 001's 784-128-128-10) or cnn (seed 004's), omp kernels"},
+    {"model", "mlp", "the network trained: mlp (seed 001's 784-128-128-10) or cnn (seed 004's), omp kernels",
+     SL_TEXT("mlp|cnn")},
     {"augment", "none", "batch preparation: none (gather and scale) or flipshift (also a random horizontal "
-                        "flip and a shift of up to 2 pixels, the same for every variant)"},
-    {"epochs", "3", "training epochs per repetition"},
+                        "flip and a shift of up to 2 pixels, the same for every variant)", SL_TEXT("none|flipshift")},
+    {"epochs", "3", "training epochs per repetition", SL_INT(1, MAX_EPOCHS)},
 };
 static const long sizes[] = {64};
 static const long quick_sizes[] = {64};
@@ -37,7 +40,6 @@ static const long sweep_sizes[] = {16, 32, 128, 256, 512, 1024};
 
 #define QUICK_ROWS 3000 /* --quick: training rows, one epoch, 2000 test rows */
 #define QUICK_TEST 2000
-#define MAX_EPOCHS 1000
 
 /* ---- the batch -------------------------------------------------------------------------------- */
 
@@ -208,7 +210,10 @@ static void *setup(long batch, const sl_opts *o, sl_error *err)
         return NULL;
     }
     s->check_err = -1;
-    if (train_load_mnist("prefetch", o, &s->train, &s->test, err) || read_params(s, batch, o, err) ||
+    /* both networks take 28 x 28 images, as their own studies do (train_load_mnist refuses another size) */
+    const char *net = strcmp(sl_param_str(o, &sl_study_prefetch, "model"), "cnn")
+                          ? "mlp 784-128-128-10" : "cnn conv 8 - pool - conv 16 - pool - 128 - 10";
+    if (train_load_mnist("prefetch", net, 28, o, &s->train, &s->test, err) || read_params(s, batch, o, err) ||
         !(s->net = s->model->create(s->train.rows, s->train.cols, (int)batch, s->threads, o->seed, err))) {
         teardown(s);
         return NULL;
