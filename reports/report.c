@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "missing.h"
 #include "rep.h"
 #include "report.h"
 
@@ -438,6 +439,7 @@ int rep_report_main(int argc, char **argv)
               "Each study page has the speedup, crossover, summary, roofline and bottleneck tables, the "
               "figures, and the write-up's own numbers (from another machine) for comparison.\n\n", f);
         contents(f, &s);
+        rep_missing_section(f, &s, o.npaths, o.paths); /* a plan's cases without a record (issue 20) */
         fputs("How to read the tables: times are per repetition (one kernel call, or one whole training "
               "run), the median over the repetitions with its interquartile range (IQR) as the spread; "
               "`× naive` is the baseline's median divided by the row's (above 1 = faster), `× best CPU` "
