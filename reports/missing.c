@@ -4,6 +4,7 @@
  *
  * A case is the loader's identity: study, variant, size and params (rep_case.pkey). Any record of it
  * counts, whatever its status: a failed or unavailable case ran and says so in the report's tables. */
+#define _DEFAULT_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +66,7 @@ int rep_missing_cases(const rep_set *s, const char *cases_path, rep_missing_fn f
         if (line[0] == '#' || line[0] == '\n')
             continue;
         free(copy);
-        copy = strdup(line); /* the callback gets the line as written; parsing cuts it */
+        copy = rep_strdup(line); /* the callback gets the line as written; parsing cuts it */
         rep_plan_case c;
         if (rep_plan_case_parse(line, &c) != 0) {
             fprintf(stderr, "%s:%d: not a case line (expected 9 tab-separated fields: index study "
