@@ -342,7 +342,7 @@ static int write_scripts(const slurm_opts *so, const char *dir, const char *sdir
 
 static int submit(const char *sdir)
 {
-    char cmd[PATH_MAX + 32];
+    char cmd[PATH_MAX + 64];
     snprintf(cmd, sizeof cmd, "sh '%s/submit.sh'", sdir);
     fflush(stdout);
     int rc = system(cmd);
