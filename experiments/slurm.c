@@ -85,17 +85,24 @@ static int slurm_option(void *ctx, int argc, char **argv, int i)
     char name[64];
     const char *a = argv[i], *eq = strchr(a, '=');
     snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
-    if (!strcmp(name, "--submit") || !strcmp(name, "--no-calibrate")) {
-        if (name[2] == 's')
-            so->submit = 1;
-        else
-            so->calibrate = 0, keep_word(so, name, NULL);
+    if (!strcmp(name, "--submit")) { /* not kept: a resubmission says again whether to submit */
+        so->submit = 1;
         return 1;
     }
-    static const char *const valued[] = {"--partition", "--gpu-partition", "--time", "--cpus-per-task",
-                                         "--gpus", "--chunk", "--max-running", "--sbatch-arg", "--resubmit"};
-    int k = 0, n = (int)(sizeof valued / sizeof *valued);
-    while (k < n && strcmp(name, valued[k]))
+    if (!strcmp(name, "--no-calibrate")) {
+        so->calibrate = 0;
+        keep_word(so, name, NULL);
+        return 1;
+    }
+    /* the options with a value: a string, a count (1 to 100000), or another #SBATCH line */
+    const struct { const char *name; const char **str; long *num; } opts[] = {
+        {"--partition", &so->partition, NULL}, {"--gpu-partition", &so->gpu_partition, NULL},
+        {"--time", &so->time, NULL}, {"--resubmit", &so->resubmit, NULL},
+        {"--cpus-per-task", NULL, &so->cpus}, {"--gpus", NULL, &so->gpus},
+        {"--chunk", NULL, &so->chunk}, {"--max-running", NULL, &so->max_running},
+        {"--sbatch-arg", NULL, NULL}};
+    size_t k = 0, n = sizeof opts / sizeof *opts;
+    while (k < n && strcmp(name, opts[k].name))
         k++;
     if (k == n)
         return 0;
@@ -106,23 +113,18 @@ static int slurm_option(void *ctx, int argc, char **argv, int i)
     }
     if (!plain(name, val))
         return -1;
-    long *num[] = {NULL, NULL, NULL, &so->cpus, &so->gpus, &so->chunk, &so->max_running};
-    if (k >= 3 && k <= 6 && sl_parse_long(name, val, k == 4 ? 0 : 1, 100000, num[k]) != 0)
+    if (opts[k].num && sl_parse_long(name, val, 1, 100000, opts[k].num) != 0)
         return -1;
-    if (k == 0)
-        so->partition = val;
-    else if (k == 1)
-        so->gpu_partition = val;
-    else if (k == 2)
-        so->time = val;
-    else if (k == 7 && so->n_sbatch_args < MAX_SBATCH_ARGS)
+    if (opts[k].str)
+        *opts[k].str = val;
+    if (!opts[k].str && !opts[k].num) {
+        if (so->n_sbatch_args == MAX_SBATCH_ARGS) {
+            fprintf(stderr, "speedlab: --sbatch-arg: at most %d\n", MAX_SBATCH_ARGS);
+            return -1;
+        }
         so->sbatch_args[so->n_sbatch_args++] = val;
-    else if (k == 7) {
-        fprintf(stderr, "speedlab: --sbatch-arg: at most %d\n", MAX_SBATCH_ARGS);
-        return -1;
-    } else if (k == 8)
-        so->resubmit = val;
-    if (k != 8)
+    }
+    if (opts[k].str != &so->resubmit)
         keep_word(so, name, val);
     return eq ? 1 : 2;
 }
