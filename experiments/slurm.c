@@ -395,6 +395,18 @@ static int slurm_new(int argc, char **argv, const sl_study *const *studies, int 
     snprintf(cases, sizeof cases, "%s/cases.tsv", dir);
     snprintf(sdir, sizeof sdir, "%s/slurm", dir);
     snprintf(header, sizeof header, "slurm: %s", so.words);
+    struct stat st;
+    if (stat(sdir, &st) == 0) { /* a second plan over the first's results would mix the two */
+        fprintf(stderr, "speedlab: slurm: --out %s already holds a submission (%s); give another --out, "
+                "or --resubmit %s for its missing cases\n", p.cfg.out, sdir, p.cfg.out);
+        sl_plan_free(&p);
+        return SL_EXIT_USAGE;
+    }
+    if (p.n == 0) {
+        fprintf(stderr, "speedlab: slurm: the plan has no cases (see speedlab plan with the same options)\n");
+        sl_plan_free(&p);
+        return SL_EXIT_USAGE;
+    }
     rc = sl_plan_write(&p, cases, header);
     if (rc == 0)
         sl_plan_print(&p, cases);

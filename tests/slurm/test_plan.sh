@@ -52,6 +52,9 @@ check "an unknown study is a usage error" status 2 "$speedlab" plan nosuch
 check "a --param value that needs quoting is refused" status 2 "$speedlab" plan mlp --param 'lr=0 1'
 check "slurm needs --out" status 2 "$speedlab" slurm tensor_mean --quick
 check "slurm: --chunk 0 is refused" status 2 "$speedlab" slurm tensor_mean --out s0 --chunk 0
+status 0 "$speedlab" slurm tensor_mean --quick --out s1 --calibration empty.jsonl
+check "slurm refuses an --out that holds a submission" status 2 "$speedlab" slurm tensor_mean --quick --out s1
+check "slurm refuses a plan without cases" status 2 "$speedlab" slurm entropy_mi tensor_mean --variants factorized --sizes 64 --out s2
 check "plan --help" status 0 "$speedlab" plan --help
 check "slurm --help names --resubmit" has <("$speedlab" slurm --help) '--resubmit DIR'
 
