@@ -34,7 +34,7 @@ munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.sock
 cat > "$dir/slurm.conf" <<CONF
 # A one-node cluster for speedlab's tests (tests/slurm/slurm-up.sh); everything under $dir.
 ClusterName=speedlab-test
-SlurmctldHost=$node
+SlurmctldHost=$node(127.0.0.1)
 SlurmctldPort=6917
 SlurmdPort=6918
 SlurmUser=root
