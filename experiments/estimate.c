@@ -19,16 +19,25 @@
 #include "plan.h"
 
 typedef struct known {
-    json_t *cases;        /* ok case records seen, newest last */
+    json_t *cases;        /* ok case records seen */
     json_t *ceilings;     /* the newest calibration record's ceilings */
-    char host[64];       /* its env.host */
+    char calib_time[40];  /* its time (ISO 8601 UTC: compares as text) */
+    char host[64];        /* its env.host */
 } known;
+
+static const char *record_time(const json_t *r)
+{
+    const char *t = json_string_value(json_object_get(r, "time"));
+    return t ? t : "";
+}
 
 static void take_record(known *k, json_t *r)
 {
     const char *kind = json_string_value(json_object_get(r, "kind"));
-    if (kind && !strcmp(kind, "calibration") && json_is_object(json_object_get(r, "ceilings"))) {
+    if (kind && !strcmp(kind, "calibration") && json_is_object(json_object_get(r, "ceilings")) &&
+        (!k->ceilings || strcmp(record_time(r), k->calib_time) >= 0)) { /* files come in any order */
         json_decref(k->ceilings);
+        snprintf(k->calib_time, sizeof k->calib_time, "%s", record_time(r));
         k->ceilings = json_incref(json_object_get(r, "ceilings"));
         const char *h = json_string_value(json_object_get(json_object_get(r, "env"), "host"));
         snprintf(k->host, sizeof k->host, "%s", h ? h : "?");
@@ -101,15 +110,17 @@ static int same_params(const json_t *r, const sl_plan_case *c)
 /* The newest earlier record of this case (same study, variant, size, params), or NULL. */
 static json_t *measured(const known *k, const sl_plan_case *c)
 {
-    for (size_t i = json_array_size(k->cases); i-- > 0;) {
+    json_t *best = NULL;
+    for (size_t i = 0; i < json_array_size(k->cases); i++) {
         json_t *r = json_array_get(k->cases, i);
         const char *s = json_string_value(json_object_get(r, "study"));
         const char *v = json_string_value(json_object_get(r, "variant"));
         if (s && v && !strcmp(s, c->study->name) && !strcmp(v, c->study->variants[c->variant].name) &&
-            json_integer_value(json_object_get(r, "size")) == c->size && same_params(r, c))
-            return r;
+            json_integer_value(json_object_get(r, "size")) == c->size && same_params(r, c) &&
+            (!best || strcmp(record_time(r), record_time(best)) >= 0))
+            best = r;
     }
-    return NULL;
+    return best;
 }
 
 /* Seconds per repetition at the roofline, or -1 with why. */
