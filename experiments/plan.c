@@ -257,8 +257,10 @@ static void print_seconds(char *buf, size_t n, double s)
 {
     if (s < 0)
         snprintf(buf, n, "-");
-    else if (s < 120)
+    else if (s < 10)
         snprintf(buf, n, "%.2g s", s);
+    else if (s < 120)
+        snprintf(buf, n, "%.0f s", s);
     else if (s < 7200)
         snprintf(buf, n, "%.1f min", s / 60);
     else
