@@ -25,6 +25,10 @@ printf '%s\n' '{"schema":"speedlab-results","schema_version":1,"kind":"calibrati
 cp calib.jsonl known.jsonl
 printf '%s\n' '{"kind":"case","study":"tensor_mean","variant":"naive","size":64,"status":"ok","params":{},"stats":{"median_s":0.5},"env":{"host":"fakehost"}}' >> known.jsonl
 : > empty.jsonl
+# The same case measured twice, the newer record first in the file: the newer one (by time) counts.
+mkdir -p two/run-b two/run-a
+printf '%s\n' '{"kind":"case","time":"2026-06-01T00:00:00Z","study":"tensor_mean","variant":"naive","size":64,"status":"ok","params":{},"stats":{"median_s":0.5},"env":{"host":"newhost"}}' > two/run-a/results.jsonl
+printf '%s\n' '{"kind":"case","time":"2026-01-01T00:00:00Z","study":"tensor_mean","variant":"naive","size":64,"status":"ok","params":{},"stats":{"median_s":9},"env":{"host":"oldhost"}}' > two/run-b/results.jsonl
 
 status 0 "$speedlab" plan entropy_mi tensor_mean --quick --variants naive,simd --out p1 --calibration empty.jsonl
 check "plan prints the count" has out.txt 'speedlab plan: 8 cases (8 CPU, 0 GPU) -> p1/cases.tsv'
@@ -43,6 +47,9 @@ status 0 "$speedlab" plan tensor_mean --quick --variants naive --sizes 64 --cali
 # 2 reps of 0.5 s + 1 warm-up + the check's run = 2 s
 check "an earlier record of the case gives its estimate" has out.txt 'measured before on fakehost: median 0.5 s per rep'
 check "the estimate counts reps, warm-up and the check" has p2/cases.tsv "$(printf '\tcpu\t-\t2$')"
+
+status 0 "$speedlab" plan tensor_mean --quick --variants naive --sizes 64 --calibration two
+check "of two earlier records, the newer one gives the estimate" has out.txt 'measured before on newhost: median 0.5 s'
 
 status 0 "$speedlab" plan mlp --variants naive --param epochs=3 --param lr=0.05 --out p3 --calibration empty.jsonl
 check "a training study's plan states its epochs" has out.txt '3 epochs per rep'
