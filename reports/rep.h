@@ -35,6 +35,9 @@ typedef struct rep_env {
     json_t *env;     /* the env object of the first record seen */
     json_t *ceilings; /* the latest calibration record's ceilings, or NULL */
     char *calib_time;
+    char *runs[64];  /* the run_ids of its case records, first seen first (64 listed at most) */
+    int nruns;
+    int nsuperseded; /* case records dropped because a later record measured the same case */
 } rep_env;
 
 /* One case record, with its repetition statistics computed from times_s. */
@@ -52,11 +55,21 @@ typedef struct rep_case {
     double *times;            /* sorted ascending */
     double median, mean, std, min, max, cv, p25, p75;
     double gflops, gbs, ai;   /* NAN when absent */
-    int superseded;           /* an older record of the same case (a later run has it) */
+    int superseded;           /* always 0 once loaded: the loader keeps only a case's latest record */
     char *pkey;               /* the record's params other than the size, "k=v k=v" ("" when none):
                                * part of the case's identity (pipeline's cache=warm and cache=cold) */
     json_t *rec;              /* the whole record: profile, metrics, series, phases, counters */
 } rep_case;
+
+/* A string -> int map (hash.c): the loader's case keys, compare's lookups. */
+typedef struct rep_hash {
+    char **keys;
+    int *vals;
+    size_t cap, n;
+} rep_hash;
+int rep_hash_get(const rep_hash *h, const char *key);     /* -1 when absent */
+int rep_hash_put(rep_hash *h, const char *key, int val);  /* 0, or -1 out of memory */
+void rep_hash_free(rep_hash *h);
 
 typedef struct rep_set {
     rep_case *cases;
@@ -65,11 +78,14 @@ typedef struct rep_set {
     int nenvs;
     int nerrors;              /* records or files skipped because of bad input */
     int nfiles;
+    rep_hash keys;            /* case key (env, size, study, variant, params) -> index in cases */
 } rep_set;
 
 /* Reads every *.jsonl file below each path (a run directory, a parent of runs, or a file). Symlinked
  * directories below a given path are not followed (`latest` points at a run that is read anyway);
- * a file reached twice is read once. Errors go to `err` as "file:line: what". */
+ * a file reached twice is read once. Errors go to `err` as "file:line: what". A case measured again
+ * keeps only its latest record (the later time; the later one read on a tie), in the place of the
+ * case's first record: memory grows with the cases, not the records, and loading is linear. */
 void rep_load(rep_set *s, int npaths, char **paths, FILE *err);
 void rep_set_free(rep_set *s);
 
@@ -231,6 +247,10 @@ const char *rep_gnuplot(void);
  * -e assignments (may be NULL). Returns 0 on success. */
 int rep_run_gnuplot(const char *script, const char *datafile, const char *outbase, const char *extra);
 
+/* s made safe inside a gnuplot single-quoted string (quotes doubled, control characters a space), in buf
+ * of n bytes; returns buf. Every string of a results file that reaches a gnuplot command goes through it. */
+const char *rep_gp_str(char *buf, size_t n, const char *s);
+
 /* A figure written for a study: markdown links go into the study's page. */
 typedef struct rep_figure {
     char path[512];   /* relative to the study page: figures/x (no extension) */
@@ -242,6 +262,19 @@ typedef struct rep_figure {
  * is set and gnuplot exists. Returns the number of figures (up to max). */
 int rep_figures(const rep_set *s, int env, const char *study, const char *dir, int plots,
                 rep_figure *figs, int max);
+
+/* ---- output files (output.c) ----------------------------------------------------------------- */
+
+/* An injective, path-safe file name for a string from a results file (study, variant, host): letters,
+ * digits, '_', '-' and a '.' not in front stay, any other byte is "~XX" (hex); malloc'd. */
+char *rep_path_name(const char *s);
+/* Opens a temporary beside path; NULL after a message on stderr (counted in rep_out_failures). */
+FILE *rep_out_open(const char *path);
+/* Checks every write and the close, then renames the temporary to path; -1 after a message. A FILE
+ * not from rep_out_open (stdout) is flushed and checked only. */
+int rep_out_close(FILE *f);
+/* How many output files failed so far in this process: `report` and `compare` exit 1 when any did. */
+int rep_out_failures(void);
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 

@@ -8,8 +8,10 @@
 #            up a one-node cluster of their own (docs/slurm.md); no daemon is started or enabled here
 set -eu
 
+# clang and its runtimes (libFuzzer, sanitizers): for the fuzz harnesses only (scripts/fuzz.sh, .ci/run);
+# the project itself builds with gcc.
 PACKAGES="meson ninja-build gcc pkg-config libpapi-dev gnuplot-nox libopenblas-dev zlib1g-dev \
-libjansson-dev libcmocka-dev dataset-fashion-mnist"
+libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev"
 
 if [ "${1:-}" = "--slurm" ]; then
     PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge"

@@ -34,7 +34,8 @@
 
 static const sl_param params[] = {
     {"cache", "warm", "page cache before each load: warm (as left by the last load) or cold (the file "
-                      "evicted: posix_fadvise DONTNEED, plus drop_caches as root)"},
+                      "evicted: posix_fadvise DONTNEED, plus drop_caches as root)",
+     SL_TEXT("warm|cold")},
 };
 static const long sizes[] = {1};
 static const long quick_sizes[] = {1};
