@@ -14,10 +14,12 @@
 #include "env.h"
 #include "interrupt.h"
 #include "isa.h"
+#include "plan.h"
 #include "report.h"
 #include "rundir.h"
 #include "runner.h"
 #include "sl_config.h"
+#include "slurm.h"
 #include "validate.h"
 
 static const char main_usage[] =
@@ -25,6 +27,8 @@ static const char main_usage[] =
     "  list                 studies, variants (and whether they can run here), sizes, parameters\n"
     "  run STUDY...|all     run cases and write results records (speedlab run --help)\n"
     "  calibrate            measure the machine's ceilings (triad, FMA peak, sgemm, GPU)\n"
+    "  plan STUDY...|all    the cases a run would run, counted and estimated (speedlab plan --help)\n"
+    "  slurm STUDY...|all   the plan as Slurm job arrays and a merge job (speedlab slurm --help)\n"
     "  report DIR...        tables and figure data from results (speedlab report --help)\n"
     "  compare A B          compare two results directories (speedlab compare --help)\n"
     "  help [COMMAND]       this text, or a command's\n"
@@ -207,7 +211,8 @@ int sl_main(int argc, char **argv, const sl_study *const *studies, int n_studies
         fprintf(stderr, "speedlab: %s\n", kern_isa_error());
         return SL_EXIT_USAGE;
     }
-    if ((strcmp(cmd, "list") == 0 || strcmp(cmd, "run") == 0) && sl_registry_check(studies, n_studies) != 0)
+    if ((!strcmp(cmd, "list") || !strcmp(cmd, "run") || !strcmp(cmd, "plan") ||
+         !strcmp(cmd, "slurm")) && sl_registry_check(studies, n_studies) != 0)
         return SL_EXIT_FAILED; /* a row without its functions would crash a case later */
     if (strcmp(cmd, "list") == 0)
         return sl_list_main(argc - 1, argv + 1, studies, n_studies);
@@ -215,11 +220,15 @@ int sl_main(int argc, char **argv, const sl_study *const *studies, int n_studies
         return sl_run_main(argc - 1, argv + 1, studies, n_studies);
     if (strcmp(cmd, "calibrate") == 0)
         return sl_calibrate_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "plan") == 0)
+        return sl_plan_main(argc - 1, argv + 1, studies, n_studies);
+    if (strcmp(cmd, "slurm") == 0)
+        return sl_slurm_main(argc - 1, argv + 1, studies, n_studies);
     if (strcmp(cmd, "report") == 0)
         return rep_report_main(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
         return rep_compare_main(argc - 1, argv + 1);
-    fprintf(stderr, "speedlab: unknown command '%s'; valid commands: list, run, calibrate, report, "
-            "compare, help\n", cmd);
+    fprintf(stderr, "speedlab: unknown command '%s'; valid commands: list, run, calibrate, plan, "
+            "slurm, report, compare, help\n", cmd);
     return SL_EXIT_USAGE;
 }

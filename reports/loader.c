@@ -454,7 +454,8 @@ static void walk(rep_set *s, const char *path, int top, seen *sn, FILE *err)
         names[n++] = rep_strdup(de->d_name);
     }
     closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_str); /* run order: run-YYYYmmdd-HHMMSS sorts by time */
+    if (n) /* an empty directory (a Slurm logs/ before any task): qsort must not get NULL */
+        qsort(names, (size_t)n, sizeof *names, cmp_str); /* run order: run-YYYYmmdd-HHMMSS sorts by time */
     for (int i = 0; i < n; i++) {
         char *child = rep_printf("%s/%s", path, names[i]);
         walk(s, child, 0, sn, err);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "missing.h"
 #include "rep.h"
 #include "report.h"
 
@@ -418,6 +419,7 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
           "Each study page has the speedup, crossover, summary, roofline and bottleneck tables, the "
           "figures, and the write-up's own numbers (from another machine) for comparison.\n\n", f);
     contents(f, s);
+    rep_missing_section(f, s, o->npaths, o->paths); /* a plan's cases without a record (issue 20) */
     fputs("How to read the tables: times are per repetition (one kernel call, or one whole training "
           "run), the median over the repetitions with its interquartile range (IQR) as the spread; "
           "`× naive` is the baseline's median divided by the row's (above 1 = faster), `× best CPU` "

@@ -3,7 +3,9 @@
 # Installs what is missing from Debian's packages, finds nvcc when present, and configures build/.
 # Idempotent: running it twice installs nothing new and reconfigures build/ in place.
 #
-# Usage: scripts/setup.sh [BUILD_DIR] [-- extra meson options]
+# Usage: scripts/setup.sh [--slurm] [BUILD_DIR] [-- extra meson options]
+#   --slurm  also Debian's Slurm (slurmctld, slurmd, slurm-client, munge) for tests/slurm, which bring
+#            up a one-node cluster of their own (docs/slurm.md); no daemon is started or enabled here
 set -eu
 
 # clang and its runtimes (libFuzzer, sanitizers): for the fuzz harnesses only (scripts/fuzz.sh, .ci/run);
@@ -11,6 +13,10 @@ set -eu
 PACKAGES="meson ninja-build gcc pkg-config libpapi-dev gnuplot-nox libopenblas-dev zlib1g-dev \
 libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev"
 
+if [ "${1:-}" = "--slurm" ]; then
+    PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge"
+    shift
+fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 builddir=${1:-build}
 [ $# -gt 0 ] && shift
