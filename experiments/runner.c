@@ -125,6 +125,15 @@ static void record_unavailable(sl_run_ctx *c, const sl_study *s, int v, long siz
     record_not_run(c, s, v, size, "unavailable", why);
 }
 
+/* With --trace, an instant event at the start of each case, so a user finds it on the timeline. */
+static void trace_mark_case(const sl_study *s, const char *variant, long size)
+{
+    char label[256];
+    snprintf(label, sizeof label, "case %s %s %s=%ld", s->name, variant, s->size_name ? s->size_name : "size",
+             size);
+    prof_trace_mark(label); /* a no-op without tracing */
+}
+
 /* One (study, size): availability, the memory check, setup, every variant, teardown. */
 static void run_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs, int nv)
 {
@@ -168,6 +177,7 @@ static void run_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs,
     }
     for (int k = 0; k < nr; k++) {
         progress(c, s, s->variants[runnable[k]].name, size);
+        trace_mark_case(s, s->variants[runnable[k]].name, size);
         sl_run_case(c, s, state, runnable[k], size);
     }
     if (s->teardown)
@@ -214,6 +224,19 @@ static int open_run(sl_run_ctx *c)
     return 0;
 }
 
+/* --trace FILE: the trace was written at prof_shutdown; RUNDIR/trace.json points at it, so that
+ * `speedlab report` draws its timeline (a hard link, or a symbolic one across file systems). */
+static void link_trace(const sl_run_ctx *c)
+{
+    char dst[4200], abs[4096];
+    snprintf(dst, sizeof dst, "%s/trace.json", c->dir);
+    if (!c->cfg->trace || access(c->cfg->trace, R_OK) != 0 || link(c->cfg->trace, dst) == 0)
+        return;
+    if (realpath(c->cfg->trace, abs) && symlink(abs, dst) == 0)
+        return;
+    fprintf(stderr, "speedlab: trace in %s (could not link it as %s)\n", c->cfg->trace, dst);
+}
+
 static void close_run(sl_run_ctx *c)
 {
     if (c->fd >= 0)
@@ -221,7 +244,9 @@ static void close_run(sl_run_ctx *c)
     if (c->timerstats)
         fclose(c->timerstats);
     json_decref(c->env);
-    prof_shutdown();
+    prof_shutdown(); /* writes the trace, with --trace */
+    if (c->dir[0])
+        link_trace(c);
     for (int i = 0; i < c->n_names; i++)
         free(c->names[i]);
     free(c->names);
@@ -265,6 +290,12 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
         c.env = sl_env_capture(cfg.threads);
         c.t0_ns = prof_now_ns();
         c.n_cases = count_cases(&c);
+        if (cfg.trace) {
+            char name[sizeof c.id + 16];
+            snprintf(name, sizeof name, "speedlab run %s", c.id);
+            prof_trace_start(cfg.trace);
+            prof_trace_set_process_name(name);
+        }
         printf("speedlab: run %s: %d cases -> %s/results.jsonl\n", c.id, c.n_cases, c.dir);
         fflush(stdout);
         if (!cfg.calibrate || sl_write_calibration(c.fd, c.id, c.env, cfg.threads) == 0) {

@@ -226,6 +226,8 @@ void prof_counters_thread_end(prof_thread *t, prof_frame *f, prof_node *n)
     for (int i = 0; i < prof_g.ctr_n; i++)
         n->ctr[i] += c1[i] - f->c0[i];
     n->ctr_calls++;
+    if (prof_g.trace_on)
+        prof_trace_counters(t, c1, f->c0);
 #else
     (void)t, (void)f, (void)n;
 #endif
