@@ -460,6 +460,7 @@ int rep_report_main(int argc, char **argv)
             free(tdir);
             free(dir);
         }
+        rep_timelines(f, o.out, o.npaths, o.paths, o.plots);
         fclose(f);
         if (s.ncases == 0 && s.nenvs == 0) {
             fprintf(stderr, "speedlab report: no results records found\n");
