@@ -134,6 +134,29 @@ static void trace_mark_case(const sl_study *s, const char *variant, long size)
     prof_trace_mark(label); /* a no-op without tracing */
 }
 
+/* With --trace: the trace so far, rewritten after a case when the last copy is TRACE_CHECKPOINT_S old,
+ * so that a run stopped by Ctrl-C (which leaves at once, interrupt.c) still leaves the trace up to a
+ * recent case. Written to FILE.part and renamed with Ctrl-C held off, so the copy is always whole (a
+ * full 1M-event buffer is about 70 MB: a second or two). The final trace is written at prof_shutdown. */
+#define TRACE_CHECKPOINT_S 30.0
+static void trace_checkpoint(const sl_run_ctx *c)
+{
+    static uint64_t last;
+    if (!c->cfg->trace)
+        return;
+    uint64_t now = prof_now_ns();
+    if (last && (double)(now - last) * 1e-9 < TRACE_CHECKPOINT_S)
+        return;
+    last = now;
+    char part[4200];
+    snprintf(part, sizeof part, "%s.part", c->cfg->trace);
+    sigset_t old;
+    sl_interrupt_hold(&old);
+    if (prof_trace_write(part) == 0 && rename(part, c->cfg->trace) != 0)
+        fprintf(stderr, "speedlab: cannot rename %s to %s\n", part, c->cfg->trace);
+    sl_interrupt_release(&old);
+}
+
 /* One (study, size): availability, the memory check, setup, every variant, teardown. */
 static void run_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs, int nv)
 {
@@ -179,6 +202,7 @@ static void run_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs,
         progress(c, s, s->variants[runnable[k]].name, size);
         trace_mark_case(s, s->variants[runnable[k]].name, size);
         sl_run_case(c, s, state, runnable[k], size);
+        trace_checkpoint(c);
     }
     if (s->teardown)
         s->teardown(state);

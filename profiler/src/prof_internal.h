@@ -177,9 +177,9 @@ size_t prof_samples_get(uint64_t i, double *t_s);
 void prof_memory_shutdown(void);
 
 /* ---- trace.c, trace_write.c: the timeline (Chrome Trace Event JSON) ---- */
-enum { PROF_EV_BEGIN = 1, PROF_EV_END = 2, PROF_EV_MARK = 3 };
+enum { PROF_EV_BEGIN = 1, PROF_EV_END = 2 };
 typedef struct prof_trace_ev {
-    const char *name; /* region name; the label of a mark; NULL for an end */
+    const char *name; /* region name; NULL for an end */
     uint64_t ticks;
     uint32_t kind;    /* PROF_EV_* */
     uint32_t ctr;     /* an end's counter deltas: index + 1 into prof_trace_buf.ctr, 0 for none */
@@ -202,12 +202,16 @@ void prof_trace_rss(size_t rss); /* the memory sampler's value now */
 void prof_trace_shutdown(void);  /* writes the file when one was asked for, frees the buffers */
 /* trace_write.c: the whole trace as JSON into f; 0 or -1 */
 typedef struct prof_trace_rss_sample { uint64_t ticks; size_t rss; } prof_trace_rss_sample;
+typedef struct prof_trace_mark_ev { char *label; uint64_t ticks; } prof_trace_mark_ev;
 typedef struct prof_trace_meta {
     uint64_t t0;            /* ticks at prof_trace_start: ts 0 */
     const char *process;    /* process_name */
     size_t cap;             /* events per thread */
     const prof_trace_rss_sample *rss;
     size_t nrss;
+    const prof_trace_mark_ev *marks; /* prof_trace_mark, in time order */
+    size_t nmarks;
+    uint64_t marks_dropped;
 } prof_trace_meta;
 int prof_trace_write_file(FILE *f, const prof_trace_meta *m);
 

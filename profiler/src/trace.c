@@ -22,6 +22,7 @@
 enum {
     DEFAULT_EVENTS = 1 << 20, /* per thread: 24 MiB of address space, touched only as it fills */
     RSS_SAMPLES = 1 << 16,    /* memory sampler values kept (at 10 ms: about 11 minutes) */
+    MAX_MARKS = 1 << 16,      /* prof_trace_mark events kept */
 };
 
 static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
@@ -31,8 +32,9 @@ static uint64_t trace_t0;
 static size_t events_per_thread = DEFAULT_EVENTS;
 static prof_trace_rss_sample *rss;
 static _Atomic size_t nrss;
-static char **labels;           /* copies of the marks' labels, freed at shutdown */
-static size_t nlabels, labels_cap;
+static prof_trace_mark_ev *marks; /* prof_trace_mark: few, so kept apart from the threads' buffers */
+static size_t nmarks, marks_cap;
+static uint64_t marks_dropped;
 
 /* PROF_TRACE_EVENTS: events per thread (a region is two). */
 static size_t env_events(void)
@@ -173,36 +175,33 @@ void prof_trace_rss(size_t bytes)
     atomic_store_explicit(&nrss, k + 1, memory_order_release);
 }
 
+/* Marks are not on the hot path: a copy of the label in a list of their own (up to MAX_MARKS), so a
+ * thread whose buffer is full still gets its case marks. */
 void prof_trace_mark(const char *label)
 {
     if (!prof_g.trace_on || !label)
         return;
-    prof_thread *t = prof_thread_self();
-    prof_trace_buf *b = t->trace ? t->trace : buf_create(t);
-    pthread_mutex_lock(&tlock); /* the copy of the label outlives the caller's string */
-    if (nlabels == labels_cap) {
-        size_t cap = labels_cap ? 2 * labels_cap : 64;
-        char **g = realloc(labels, cap * sizeof *g);
+    uint64_t now = prof_ticks();
+    pthread_mutex_lock(&tlock);
+    if (nmarks == marks_cap && marks_cap < MAX_MARKS) {
+        size_t cap = marks_cap ? 2 * marks_cap : 64;
+        prof_trace_mark_ev *g = realloc(marks, cap * sizeof *g);
         if (g) {
-            labels = g;
-            labels_cap = cap;
+            marks = g;
+            marks_cap = cap;
         }
     }
-    char *copy = nlabels < labels_cap ? strdup(label) : NULL;
+    char *copy = nmarks < marks_cap ? strdup(label) : NULL;
     if (copy)
-        labels[nlabels++] = copy;
+        marks[nmarks++] = (prof_trace_mark_ev){copy, now};
+    else
+        marks_dropped++;
     pthread_mutex_unlock(&tlock);
-    if (!b || !copy || b->n + b->open + 1 > b->cap) {
-        if (b)
-            b->dropped++;
-        return;
-    }
-    push(b, copy, prof_ticks(), PROF_EV_MARK);
 }
 
 long prof_trace_dropped(void)
 {
-    long d = 0;
+    long d = (long)marks_dropped;
     pthread_mutex_lock(&prof_g.lock);
     for (prof_thread *t = prof_g.threads; t; t = t->next)
         if (t->trace)
@@ -227,7 +226,7 @@ int prof_trace_write(const char *path)
     setvbuf(f, iobuf, _IOFBF, sizeof iobuf);
     pthread_mutex_lock(&tlock);
     prof_trace_meta m = {trace_t0, process_name, events_per_thread, rss,
-                         atomic_load_explicit(&nrss, memory_order_acquire)};
+                         atomic_load_explicit(&nrss, memory_order_acquire), marks, nmarks, marks_dropped};
     int rc = prof_trace_write_file(f, &m);
     pthread_mutex_unlock(&tlock);
     if (fclose(f) != 0 || rc != 0) {
@@ -259,11 +258,12 @@ void prof_trace_shutdown(void)
     prof_g.trace_on = 0;
     pthread_mutex_unlock(&prof_g.lock);
     pthread_mutex_lock(&tlock);
-    for (size_t i = 0; i < nlabels; i++)
-        free(labels[i]);
-    free(labels);
-    labels = NULL;
-    nlabels = labels_cap = 0;
+    for (size_t i = 0; i < nmarks; i++)
+        free(marks[i].label);
+    free(marks);
+    marks = NULL;
+    nmarks = marks_cap = 0;
+    marks_dropped = 0;
     free(trace_path);
     trace_path = NULL;
     free(rss);

@@ -7,7 +7,7 @@
  *     {"ph":"M","name":"thread_name","pid":P,"tid":T,"args":{"name":"main"}},      one per thread
  *     {"ph":"B","name":"solve","ts":12.345,"pid":P,"tid":T},                        region begins
  *     {"ph":"E","name":"solve","ts":20.001,"pid":P,"tid":T},                        and ends
- *     {"ph":"i","s":"p","name":"case ...","ts":..,"pid":P,"tid":T},                prof_trace_mark
+ *     {"ph":"i","s":"p","name":"case ...","ts":..,"pid":P,"tid":0},                prof_trace_mark
  *     {"ph":"C","name":"PAPI per region","ts":..,"pid":P,"tid":T,"args":{"ev":N}},  counter deltas
  *     {"ph":"C","name":"rss","ts":..,"pid":P,"args":{"rss_bytes":N}}],              memory sampler
  *    "displayTimeUnit": "ns",
@@ -116,7 +116,7 @@ static void thread_events(FILE *f, int pid, const prof_trace_buf *b, uint64_t t0
     for (size_t i = 0; i < b->n; i++) {
         const prof_trace_ev *e = &b->ev[i];
         const char *name = e->name;
-        const char *ph = e->kind == PROF_EV_BEGIN ? "B" : e->kind == PROF_EV_END ? "E" : "i";
+        const char *ph = e->kind == PROF_EV_BEGIN ? "B" : "E";
         if (e->kind == PROF_EV_BEGIN && depth < PROF_MAX_DEPTH)
             stack[depth++] = name;
         else if (e->kind == PROF_EV_END)
@@ -124,7 +124,7 @@ static void thread_events(FILE *f, int pid, const prof_trace_buf *b, uint64_t t0
         head(f, ph, name, pid, b->os_tid);
         fputs(",\"ts\":", f);
         put_ts(f, e->ticks, t0);
-        fputs(e->kind == PROF_EV_MARK ? ",\"s\":\"p\"}" : "}", f);
+        fputc('}', f);
         if (e->ctr && b->ctr)
             counters_event(f, pid, b, e, t0);
     }
@@ -133,6 +133,18 @@ static void thread_events(FILE *f, int pid, const prof_trace_buf *b, uint64_t t0
         fputs(",\"ts\":", f);
         put_ts(f, now, t0);
         fputs(",\"args\":{\"unfinished\":true}}", f);
+    }
+}
+
+/* Marks: process-wide instant events, on tid 0 (no thread of the program) so that each thread's own
+ * events stay in time order. */
+static void mark_events(FILE *f, int pid, const prof_trace_meta *m)
+{
+    for (size_t i = 0; i < m->nmarks; i++) {
+        head(f, "i", m->marks[i].label, pid, 0);
+        fputs(",\"ts\":", f);
+        put_ts(f, m->marks[i].ticks, m->t0);
+        fputs(",\"s\":\"p\"}", f);
     }
 }
 
@@ -203,7 +215,9 @@ int prof_trace_write_file(FILE *f, const prof_trace_meta *m)
             thread_events(f, pid, t->trace, m->t0, now);
             dropped += t->trace->dropped;
         }
+    mark_events(f, pid, m);
     rss_events(f, pid, m);
+    dropped += m->marks_dropped;
     fputs("\n],\n\"displayTimeUnit\":\"ns\",\n\"speedlab\":{\"schema\":\"speedlab-trace\",\"schema_version\":1,"
           "\"clock\":", f);
     put_str(f, prof_clock_name());
