@@ -3,7 +3,8 @@
  * be valid JSON with per-thread B/E nesting and non-decreasing timestamps, no event dropped, a mark per
  * case that ran, RUNDIR/trace.json beside the records, and the calls and total time per region name
  * inside the timed repetitions (the top-level "entropy_mi" regions) equal to the sum of the records'
- * profiles.
+ * profiles. Then `speedlab report` of that run has a Timelines section and the figure's data file, with a
+ * block per region name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,20 +24,41 @@
 static const char *speedlab;
 static char dir[256];
 
-static void run_speedlab(const char *trace)
+/* Runs speedlab with the arguments (NULL-terminated); its exit status. stdout to /dev/null. */
+static int run_args(char *const argv[])
 {
-    char out[300];
-    snprintf(out, sizeof out, "%s/out", dir);
     pid_t pid = fork();
     if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        execl(speedlab, speedlab, "run", "entropy_mi", "--quick", "--trace", trace, "--out", out, (char *)NULL);
+        if (!freopen("/dev/null", "w", stdout))
+            _exit(126);
+        execv(speedlab, argv);
         _exit(127);
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void run_speedlab(const char *trace)
+{
+    char out[300];
+    snprintf(out, sizeof out, "%s/out", dir);
+    char *const argv[] = {(char *)speedlab, "run", "entropy_mi", "--quick", "--trace", (char *)trace, "--out",
+                          out, NULL};
+    assert_int_equal(run_args(argv), 0);
+}
+
+/* Whether the file at path contains the text. */
+static int file_has(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strstr(buf, text) != NULL;
 }
 
 /* The records' profiles summed by region name, under "entropy_mi"; *ran counts the cases with one. */
@@ -101,6 +124,20 @@ static void test_run_trace_matches_records(void **state)
     tc_free(&tt);
     tc_free(&pt);
     json_decref(trace);
+
+    /* the report draws the traced run's timeline (data only here: --no-plots) */
+    char run[300], rep[300], path[400];
+    snprintf(run, sizeof run, "%s/out/latest", dir);
+    snprintf(rep, sizeof rep, "%s/rep", dir);
+    char *const argv[] = {(char *)speedlab, "report", run, "--out", rep, "--no-plots", NULL};
+    assert_int_equal(run_args(argv), 0);
+    snprintf(path, sizeof path, "%s/REPORT.md", rep);
+    assert_true(file_has(path, "## Timelines (runs made with --trace)"));
+    char real[4096];
+    assert_non_null(realpath(run, real));
+    snprintf(path, sizeof path, "%s/timelines/%s-timeline.dat", rep, strrchr(real, '/') + 1);
+    assert_true(file_has(path, "\nentropy_mi\n")); /* a block per region name, its name first */
+    assert_true(file_has(path, "\nfactorized\n"));
 }
 
 int main(int argc, char **argv)
