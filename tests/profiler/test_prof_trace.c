@@ -194,7 +194,8 @@ static void test_marks_and_reset(void **state)
     json_decref(trace);
 }
 
-/* PROF_TRACE at prof_init: written at prof_shutdown without any call in the program. */
+/* PROF_TRACE at prof_init: written at prof_shutdown without any call in the program; with the memory
+ * sampler on, its values are an "rss" counter track. */
 static void test_env_variable(void **state)
 {
     (void)state;
@@ -203,10 +204,13 @@ static void test_env_variable(void **state)
     prof_options o = {.nvtx = 0, .quiet = 1, .json_path = ""};
     prof_init(&o);
     unsetenv("PROF_TRACE");
-    PROF_SCOPE("from_env") spin(10);
+    prof_mem_sampler_start(1.0);
+    PROF_SCOPE("from_env") usleep(20000); /* a few sampler periods */
+    prof_mem_sampler_stop();
     prof_shutdown();
     json_t *trace = load();
     assert_int_equal(count_ph(trace, "E", "from_env"), 1);
+    assert_true(count_ph(trace, "C", "rss") >= 2);
     json_decref(trace);
 }
 
