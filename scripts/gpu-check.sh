@@ -156,7 +156,11 @@ crossover() {
 
 # One line per GPU case: status, median, whether the record has phases and peak VRAM.
 summary() {
-    python3 - "$out" <<'EOF' || say "(no python3: see $1/report/REPORT.md)"
+    if ! command -v python3 >/dev/null; then
+        say "no python3 for the summary: see $1/report/REPORT.md"
+        return 0
+    fi
+    python3 - "$out" <<'EOF'
 import glob, json, os, sys
 out = sys.argv[1]
 gpu = {tuple(x.split("/")) for x in os.environ.get("GPU_CASES", "").split()}  # study/variant
@@ -164,16 +168,18 @@ rows, bad = [], 0
 for f in sorted(glob.glob(out + "/run-*/results.jsonl")):
     for line in open(f):
         r = json.loads(line)
-        if r.get("type") != "case" or (r.get("study"), r.get("variant")) not in gpu:
+        if r.get("kind") != "case" or (r.get("study"), r.get("variant")) not in gpu:
             continue
         m = r.get("metrics", {})
         phases = "phases" in r or any(k.startswith("device_") for k in m)
-        vram = "peak_gpu_bytes" in m or "peak_vram_bytes" in m
+        vram = "gpu_mem_used_bytes" in m
         med = r.get("stats", {}).get("median_s")
         ok = r["status"] == "ok"
         bad += not ok
-        rows.append(f'{r["study"]:<12} {r["variant"]:<16} {r["size_name"]}={r["size"]:<10} {r["status"]:<12}'
-                    f' {med if med is not None else "-":<12.6} phases={"yes" if phases else "NO":<3} vram={"yes" if vram else "NO"}')
+        size = f'{r["size_name"]}={r["size"]}'
+        rows.append(f'{r["study"]:<12} {r["variant"]:<16} {size:<16} {r["status"]:<12} '
+                    f'{"%.6g s" % med if med is not None else "-":<14} phases={"yes" if phases else "NO":<3} '
+                    f'vram={"yes" if vram else "NO"}' + ("" if ok else f'  ({r.get("error", "")[:60]})'))
 print("\n".join(rows) or "no GPU cases were recorded")
 print(f"{len(rows)} GPU cases, {bad} not ok")
 sys.exit(1 if bad or not rows else 0)
