@@ -3,21 +3,27 @@
  * Perfetto's trace_processor and chrome://tracing read. docs/profiler.md, "Trace", lists what is in it.
  *
  *   {"traceEvents": [
- *     {"ph":"M","name":"process_name","pid":P,"tid":0,"args":{"name":"speedlab run ..."}},
- *     {"ph":"M","name":"thread_name","pid":P,"tid":T,"args":{"name":"main"}},      one per thread
- *     {"ph":"B","name":"solve","ts":12.345,"pid":P,"tid":T},                        region begins
- *     {"ph":"E","name":"solve","ts":20.001,"pid":P,"tid":T},                        and ends
- *     {"ph":"i","s":"p","name":"case ...","ts":..,"pid":P,"tid":0},                prof_trace_mark
- *     {"ph":"C","name":"PAPI per region","ts":..,"pid":P,"tid":T,"args":{"ev":N}},  counter deltas
- *     {"ph":"C","name":"rss","ts":..,"pid":P,"args":{"rss_bytes":N}}],              memory sampler
- *    "displayTimeUnit": "ns",
+ *     {"ph":"M","pid":P,"tid":0,"name":"process_name","args":{"name":"speedlab run ..."}},
+ *     {"ph":"M","pid":P,"tid":T,"name":"thread_name","args":{"name":"main"}},      one per thread
+ *     {"ph":"B","ts":12.345,"pid":P,"tid":T,"name":"solve"},                        region begins
+ *     {"ph":"E","ts":20.001,"pid":P,"tid":T,"name":"solve"},                        and ends
+ *     {"ph":"i","ts":..,"pid":P,"tid":0,"name":"case ...","s":"p"},                prof_trace_mark
+ *     {"ph":"C","ts":..,"pid":P,"tid":T,"name":"PAPI per region","args":{"ev":N}},  counter deltas
+ *     {"ph":"C","ts":..,"pid":P,"tid":0,"name":"rss","args":{"rss_bytes":N}}],      memory sampler
  *    "speedlab": {"schema":"speedlab-trace","schema_version":1,"clock":..,"events_per_thread":N,
  *                 "dropped_events":N,"colors":{"solve":"#rrggbb",...}}}
+ *
+ * Written for Perfetto's JSON importer as well as for JSON parsers: "traceEvents" comes first (the
+ * importer skips everything after a top-level key it does not know, such as "speedlab"); "ts" comes
+ * right after "ph" (the importer scans an event's keys in order to find it); no "displayTimeUnit"
+ * (Perfetto reads "ns" there as the unit of ts, Chrome as a display setting); and no \uXXXX escapes,
+ * which Perfetto's key scanner has rejected: a name's control characters other than \n \t \r \b \f
+ * become spaces, and bytes that are not UTF-8 become U+FFFD written as UTF-8.
  *
  * ts is microseconds since prof_trace_start, printed to the nanosecond, from the same clock ticks as
  * the profile, so a region's E.ts - B.ts is the duration the profile added for that call. Events of a
  * thread are written in the order they happened, which is also time order. Region names are user
- * strings: they are escaped, and bytes that are not UTF-8 become U+FFFD.
+ * strings: they are escaped as above.
  */
 #include "prof_internal.h"
 
@@ -37,7 +43,20 @@ static int utf8_len(const unsigned char *s)
     return n;
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped. */
+/* JSON's two-character escape of a control character, or 0 when it has none. */
+static char short_escape(unsigned char c)
+{
+    switch (c) {
+    case '\b': return 'b';
+    case '\t': return 't';
+    case '\n': return 'n';
+    case '\f': return 'f';
+    case '\r': return 'r';
+    default: return 0;
+    }
+}
+
+/* A JSON string: quotes and backslashes escaped, control characters as above (top of the file). */
 static void put_str(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -46,13 +65,19 @@ static void put_str(FILE *f, const char *s)
             fputc('\\', f);
             fputc(*p++, f);
         } else if (*p < 0x20) {
-            fprintf(f, "\\u%04x", *p++);
+            char e = short_escape(*p++);
+            if (e) {
+                fputc('\\', f);
+                fputc(e, f);
+            } else {
+                fputc(' ', f);
+            }
         } else if (*p < 0x80) {
             fputc(*p++, f);
         } else {
             int n = utf8_len(p);
             if (n == 0) {
-                fputs("\\ufffd", f);
+                fputs("\xef\xbf\xbd", f); /* U+FFFD */
                 p++;
             } else {
                 fwrite(p, 1, (size_t)n, f);
@@ -71,11 +96,16 @@ static void put_ts(FILE *f, uint64_t ticks, uint64_t t0)
     fprintf(f, "%llu.%03llu", q / 1000, q % 1000);
 }
 
-static void head(FILE *f, const char *ph, const char *name, int pid, long tid)
+/* An event's opening: ph, ts (none for M events: ticks NULL), pid, tid, name. */
+static void head(FILE *f, const char *ph, const uint64_t *ticks, uint64_t t0, int pid, long tid, const char *name)
 {
-    fprintf(f, ",\n{\"ph\":\"%s\",\"name\":", ph);
+    fprintf(f, ",\n{\"ph\":\"%s\"", ph);
+    if (ticks) {
+        fputs(",\"ts\":", f);
+        put_ts(f, *ticks, t0);
+    }
+    fprintf(f, ",\"pid\":%d,\"tid\":%ld,\"name\":", pid, tid);
     put_str(f, name);
-    fprintf(f, ",\"pid\":%d,\"tid\":%ld", pid, tid);
 }
 
 static void thread_meta(FILE *f, int pid, const prof_thread *t)
@@ -85,19 +115,17 @@ static void thread_meta(FILE *f, int pid, const prof_thread *t)
         snprintf(name, sizeof name, "main");
     else
         snprintf(name, sizeof name, "thread %d", t->id);
-    head(f, "M", "thread_name", pid, t->trace->os_tid);
+    head(f, "M", NULL, 0, pid, t->trace->os_tid, "thread_name");
     fputs(",\"args\":{\"name\":", f);
     put_str(f, name);
     fputs("}}", f);
-    head(f, "M", "thread_sort_index", pid, t->trace->os_tid);
+    head(f, "M", NULL, 0, pid, t->trace->os_tid, "thread_sort_index");
     fprintf(f, ",\"args\":{\"sort_index\":%d}}", t->id);
 }
 
 static void counters_event(FILE *f, int pid, const prof_trace_buf *b, const prof_trace_ev *e, uint64_t t0)
 {
-    head(f, "C", "PAPI per region", pid, b->os_tid);
-    fputs(",\"ts\":", f);
-    put_ts(f, e->ticks, t0);
+    head(f, "C", &e->ticks, t0, pid, b->os_tid, "PAPI per region");
     fputs(",\"args\":{", f);
     for (int i = 0; i < prof_g.ctr_n; i++) {
         fputs(i ? "," : "", f);
@@ -121,17 +149,13 @@ static void thread_events(FILE *f, int pid, const prof_trace_buf *b, uint64_t t0
             stack[depth++] = name;
         else if (e->kind == PROF_EV_END)
             name = depth > 0 ? stack[--depth] : "?";
-        head(f, ph, name, pid, b->os_tid);
-        fputs(",\"ts\":", f);
-        put_ts(f, e->ticks, t0);
+        head(f, ph, &e->ticks, t0, pid, b->os_tid, name);
         fputc('}', f);
         if (e->ctr && b->ctr)
             counters_event(f, pid, b, e, t0);
     }
     while (depth > 0) {
-        head(f, "E", stack[--depth], pid, b->os_tid);
-        fputs(",\"ts\":", f);
-        put_ts(f, now, t0);
+        head(f, "E", &now, t0, pid, b->os_tid, stack[--depth]);
         fputs(",\"args\":{\"unfinished\":true}}", f);
     }
 }
@@ -141,9 +165,7 @@ static void thread_events(FILE *f, int pid, const prof_trace_buf *b, uint64_t t0
 static void mark_events(FILE *f, int pid, const prof_trace_meta *m)
 {
     for (size_t i = 0; i < m->nmarks; i++) {
-        head(f, "i", m->marks[i].label, pid, 0);
-        fputs(",\"ts\":", f);
-        put_ts(f, m->marks[i].ticks, m->t0);
+        head(f, "i", &m->marks[i].ticks, m->t0, pid, 0, m->marks[i].label);
         fputs(",\"s\":\"p\"}", f);
     }
 }
@@ -153,9 +175,7 @@ static void rss_events(FILE *f, int pid, const prof_trace_meta *m)
     for (size_t i = 0; i < m->nrss; i++) {
         if (m->rss[i].ticks < m->t0)
             continue;
-        head(f, "C", "rss", pid, 0);
-        fputs(",\"ts\":", f);
-        put_ts(f, m->rss[i].ticks, m->t0);
+        head(f, "C", &m->rss[i].ticks, m->t0, pid, 0, "rss");
         fprintf(f, ",\"args\":{\"rss_bytes\":%zu}}", m->rss[i].rss);
     }
 }
@@ -204,7 +224,7 @@ int prof_trace_write_file(FILE *f, const prof_trace_meta *m)
     uint64_t now = prof_ticks();
     uint64_t dropped = 0;
     fputs("{\"traceEvents\":[\n", f);
-    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", pid);
+    fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":", pid);
     put_str(f, m->process ? m->process : "speedlab-prof");
     fputs("}}", f);
     for (prof_thread *t = prof_g.threads; t; t = t->next)
@@ -218,7 +238,7 @@ int prof_trace_write_file(FILE *f, const prof_trace_meta *m)
     mark_events(f, pid, m);
     rss_events(f, pid, m);
     dropped += m->marks_dropped;
-    fputs("\n],\n\"displayTimeUnit\":\"ns\",\n\"speedlab\":{\"schema\":\"speedlab-trace\",\"schema_version\":1,"
+    fputs("\n],\n\"speedlab\":{\"schema\":\"speedlab-trace\",\"schema_version\":1,"
           "\"clock\":", f);
     put_str(f, prof_clock_name());
     fprintf(f, ",\"events_per_thread\":%zu,\"dropped_events\":%llu,\n", m->cap, (unsigned long long)dropped);

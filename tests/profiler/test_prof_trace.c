@@ -182,6 +182,7 @@ static void test_marks_and_reset(void **state)
     prof_trace_mark("case 2");
     PROF_SCOPE("after_reset") spin(10);
     PROF_SCOPE("bad \xff byte") spin(10); /* not UTF-8: the trace must stay valid JSON */
+    PROF_SCOPE("bell\a") spin(10);         /* no short JSON escape: a space (no \\u escapes, Perfetto) */
     prof_shutdown();
     json_t *trace = load();
     assert_int_equal(count_ph(trace, "i", "case 1"), 1);
@@ -189,6 +190,16 @@ static void test_marks_and_reset(void **state)
     assert_int_equal(count_ph(trace, "B", "before_reset"), 1);
     assert_int_equal(count_ph(trace, "B", "after_reset"), 1);
     assert_int_equal(count_ph(trace, "B", "bad \xef\xbf\xbd byte"), 1); /* the stray byte as U+FFFD */
+    assert_int_equal(count_ph(trace, "B", "bell "), 1);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int c, prev = 0, u_escapes = 0;
+    while ((c = fgetc(f)) != EOF) {
+        u_escapes += prev == '\\' && c == 'u';
+        prev = prev == '\\' ? 0 : c; /* an escaped backslash does not escape the next character */
+    }
+    fclose(f);
+    assert_int_equal(u_escapes, 0);
     json_t *first = json_array_get(json_object_get(trace, "traceEvents"), 0);
     assert_string_equal(json_string_value(json_object_get(json_object_get(first, "args"), "name")), "trace test");
     json_decref(trace);
