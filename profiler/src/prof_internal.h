@@ -61,6 +61,10 @@ typedef struct prof_node {
     uint32_t color;
     unsigned color_gen;
     void *nvtx_str; /* nvtxStringHandle_t, registered once per name */
+    /* Trace (trace.c): the trace's own copy of the name, valid until the trace ends (a node and its
+     * name may be freed by prof_reset while the trace still holds events of it) */
+    const char *trace_name;
+    unsigned trace_gen;
 } prof_node;
 
 typedef struct prof_frame {

@@ -32,6 +32,9 @@ static uint64_t trace_t0;
 static size_t events_per_thread = DEFAULT_EVENTS;
 static prof_trace_rss_sample *rss;
 static _Atomic size_t nrss;
+static unsigned trace_gen;     /* bumped by every prof_trace_start: nodes' trace_name of older traces are stale */
+static char **names;           /* interned region names: an open-addressing set, names_cap a power of 2 */
+static size_t nnames, names_cap;
 static prof_trace_mark_ev *marks; /* prof_trace_mark: few, so kept apart from the threads' buffers */
 static size_t nmarks, marks_cap;
 static uint64_t marks_dropped;
@@ -83,6 +86,7 @@ int prof_trace_start(const char *path)
     if (!process_name)
         default_process_name();
     trace_t0 = prof_ticks();
+    trace_gen++;
     prof_g.trace_on = 1;
     pthread_mutex_unlock(&tlock);
     return 0;
@@ -115,6 +119,47 @@ static prof_trace_buf *buf_create(prof_thread *t)
     return b;
 }
 
+static uint32_t name_hash(const char *s) /* FNV-1a */
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The trace's copy of a region name, shared by every node of that name (slow path: once per node). */
+static const char *intern(const char *s)
+{
+    uint32_t h = name_hash(s);
+    pthread_mutex_lock(&tlock);
+    if (2 * (nnames + 1) > names_cap) { /* grow to keep the set at most half full */
+        size_t cap = names_cap ? 2 * names_cap : 256;
+        char **g = calloc(cap, sizeof *g);
+        if (!g) {
+            pthread_mutex_unlock(&tlock);
+            return NULL;
+        }
+        for (size_t i = 0; i < names_cap; i++)
+            if (names[i]) {
+                size_t j = name_hash(names[i]) & (cap - 1);
+                while (g[j])
+                    j = (j + 1) & (cap - 1);
+                g[j] = names[i];
+            }
+        free(names);
+        names = g;
+        names_cap = cap;
+    }
+    size_t j = h & (names_cap - 1);
+    while (names[j] && strcmp(names[j], s) != 0)
+        j = (j + 1) & (names_cap - 1);
+    if (!names[j] && (names[j] = strdup(s)) != NULL)
+        nnames++;
+    const char *r = names[j];
+    pthread_mutex_unlock(&tlock);
+    return r;
+}
+
 static inline void push(prof_trace_buf *b, const char *name, uint64_t ticks, uint32_t kind)
 {
     b->ev[b->n++] = (prof_trace_ev){name, ticks, kind, 0};
@@ -129,7 +174,16 @@ int prof_trace_begin(prof_thread *t, prof_frame *f)
         b->dropped += 2;
         return 0;
     }
-    push(b, f->name, f->t0, PROF_EV_BEGIN);
+    prof_node *n = f->node;
+    if (PROF_UNLIKELY(n->trace_gen != trace_gen)) {
+        n->trace_name = intern(n->name);
+        n->trace_gen = trace_gen;
+    }
+    if (PROF_UNLIKELY(!n->trace_name)) { /* no memory for the copy */
+        b->dropped += 2;
+        return 0;
+    }
+    push(b, n->trace_name, f->t0, PROF_EV_BEGIN);
     b->open++;
     return 1;
 }
@@ -258,6 +312,11 @@ void prof_trace_shutdown(void)
     prof_g.trace_on = 0;
     pthread_mutex_unlock(&prof_g.lock);
     pthread_mutex_lock(&tlock);
+    for (size_t i = 0; i < names_cap; i++)
+        free(names[i]);
+    free(names);
+    names = NULL;
+    nnames = names_cap = 0;
     for (size_t i = 0; i < nmarks; i++)
         free(marks[i].label);
     free(marks);
