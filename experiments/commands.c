@@ -82,10 +82,18 @@ static void list_study(const sl_study *s)
                (var->traits & SL_THREADED) ? " [uses --threads]" : "");
     }
     printf("  params:%s\n", s->n_params ? "" : " (none)");
-    for (int p = 0; p < s->n_params; p++)
-        printf("    %-16s default %-10s %s\n", s->params[p].name,
-               s->params[p].default_value ? s->params[p].default_value : "(none)",
-               s->params[p].help ? s->params[p].help : "");
+    for (int p = 0; p < s->n_params; p++) {
+        const sl_param *r = &s->params[p];
+        char kind[96] = "text";
+        if (r->type == SL_PARAM_INT)
+            snprintf(kind, sizeof kind, "integer %.0f-%.0f", r->min, r->max);
+        else if (r->type == SL_PARAM_REAL)
+            snprintf(kind, sizeof kind, "number %g-%g", r->min, r->max);
+        else if (r->choices)
+            snprintf(kind, sizeof kind, "%s", r->choices);
+        printf("    %-16s default %-10s %-22s %s\n", r->name, r->default_value ? r->default_value : "(none)",
+               kind, r->help ? r->help : "");
+    }
 }
 
 int sl_list_main(int argc, char **argv, const sl_study *const *studies, int n_studies)

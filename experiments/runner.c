@@ -101,14 +101,8 @@ static void record_not_run(sl_run_ctx *c, const sl_study *s, int v, long size, c
     char line[1024];
     snprintf(line, sizeof line, "%-12s %-12s %s=%-8ld %s: %s", s->name, s->variants[v].name,
              s->size_name ? s->size_name : "size", size, status, why);
-    sl_emit_case(c, rec, line);
+    sl_emit_case(c, rec, line); /* counts it by status once it is on disk */
     json_decref(rec);
-    if (strcmp(status, "failed") == 0)
-        c->n_failed++;
-    else if (strcmp(status, "unavailable") == 0)
-        c->n_unavailable++;
-    else
-        c->n_skipped++;
 }
 
 /* Records for every variant when the size cannot run at all (no memory, setup failed). */
@@ -288,6 +282,17 @@ static void print_timerstats(const sl_run_ctx *c)
         fclose(f);
 }
 
+/* The counts are of records on disk: a case whose record was lost to a full disk is not "ok". */
+static void print_summary(const sl_run_ctx *c)
+{
+    printf("speedlab: %d cases: %d ok, %d failed, %d unavailable, %d skipped", c->done, c->n_ok, c->n_failed,
+           c->n_unavailable, c->n_skipped);
+    if (c->write_errors)
+        printf("; %d records NOT written (see the errors above), %d on disk", c->write_errors,
+               c->done - c->write_errors);
+    printf("; results in %s\n", c->dir);
+}
+
 int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_studies)
 {
     sl_run_cfg cfg;
@@ -302,8 +307,9 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
                        .param_names = cfg.param_names, .param_values = cfg.param_values};
     prof_init(NULL);
     if (cfg.counters && prof_set_counters(cfg.counters) < 0) {
-        fprintf(stderr, "speedlab: --counters '%s': malformed; expected comma-separated PAPI event "
-                "names or the groups cache, branch, ipc\n", cfg.counters);
+        fprintf(stderr, "speedlab: --counters '%.60s%s': %s; expected comma-separated PAPI event names "
+                "or the groups cache, branch, ipc\n", cfg.counters, strlen(cfg.counters) > 60 ? "..." : "",
+                prof_counters_error());
         prof_shutdown();
         sl_run_cfg_free(&cfg);
         return SL_EXIT_USAGE;
@@ -326,9 +332,7 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
             run_all(&c);
             if (c.tty)
                 fprintf(stderr, "\r\033[K");
-            printf("speedlab: %d cases: %d ok, %d failed, %d unavailable, %d skipped; results in %s\n",
-                   c.done, c.done - c.n_failed - c.n_unavailable - c.n_skipped, c.n_failed,
-                   c.n_unavailable, c.n_skipped, c.dir);
+            print_summary(&c);
             if (cfg.timerstats) {
                 fflush(c.timerstats);
                 print_timerstats(&c);

@@ -6,8 +6,10 @@
 # Usage: scripts/setup.sh [BUILD_DIR] [-- extra meson options]
 set -eu
 
+# clang and its runtimes (libFuzzer, sanitizers): for the fuzz harnesses only (scripts/fuzz.sh, .ci/run);
+# the project itself builds with gcc.
 PACKAGES="meson ninja-build gcc pkg-config libpapi-dev gnuplot-nox libopenblas-dev zlib1g-dev \
-libjansson-dev libcmocka-dev dataset-fashion-mnist"
+libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev"
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 builddir=${1:-build}

@@ -38,11 +38,24 @@ enum {
     PROF_MAX_COUNTERS = 16, /* events counted at once */
     PROF_CHUNK_NODES = 256, /* nodes per allocation chunk of a thread's tree */
     PROF_MAX_ERROR_MESSAGES = 50,
+    PROF_KIDS_LINEAR = 8,   /* children searched one by one; more: through the hash index */
 };
 
+/* A node's children by name (kids.c): filled once a node has PROF_KIDS_LINEAR children. */
+typedef struct prof_kids {
+    struct prof_kid_slot {
+        uint64_t hash;
+        void *item; /* a prof_node or prof_mnode: both start with their name */
+    } *slot;
+    uint32_t cap, n;
+} prof_kids;
+
 typedef struct prof_node {
-    const char *name; /* NULL for a thread's root sentinel */
+    const char *name; /* the profiler's own copy (first member: kids.c); NULL for a thread's root */
+    const char *key;  /* the pointer last passed to prof_begin for it (the fast path compares it first) */
     struct prof_node *parent, *first_child, *last_child, *next_sibling;
+    prof_kids kids;
+    int nkids;
     struct prof_node *last_hit; /* child found by the last begin under this node (fast path) */
     int depth;                  /* 0 for a top-level region, -1 for the sentinel */
     /* Timing, in clock ticks (converted to ns when read). */
@@ -156,6 +169,12 @@ void prof_thread_clear(prof_thread *t); /* forgets the tree and the stack */
 void prof_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void prof_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- kids.c ---- */
+uint64_t prof_name_hash(const char *s);
+void *prof_kids_find(const prof_kids *k, const char *name, uint64_t h);
+void prof_kids_add(prof_kids *k, void *item, uint64_t h);
+void prof_kids_free(prof_kids *k);
+
 /* ---- counters.c ---- */
 void prof_counters_thread_begin(prof_thread *t, prof_frame *f);
 void prof_counters_thread_end(prof_thread *t, prof_frame *f, prof_node *n);
@@ -224,9 +243,11 @@ void prof_gpu_thread_free(prof_thread *t);
 
 /* ---- merge.c ---- */
 typedef struct prof_mnode {
-    const char *name;
+    const char *name; /* first member: kids.c */
     int depth;
     struct prof_mnode *parent, *first_child, *last_child, *next_sibling;
+    prof_kids kids;
+    int nkids;
     prof_stats st;
     double m2;   /* Welford combination, in ns^2 */
     int has_device, ctr_valid, ctr_seen, has_rss;

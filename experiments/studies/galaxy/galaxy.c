@@ -27,11 +27,11 @@
 #include <speedlab/prof.h>
 
 static const sl_param params[] = {
-    {"max_iter", "300", "CG iterations (the write-up's MAX_ITER); when given, overrides the size"},
-    {"lambda", "1", "regularisation"},
-    {"hidden", "8", "hidden units"},
-    {"lines", "1", "default variant: regions around each gradient statement group (line-level view)"},
-    {"perturb", "0", "move the first initial weight this many ulps (the training's sensitivity to one bit)"},
+    {"max_iter", "300", "CG iterations (the write-up's MAX_ITER); when given, overrides the size", SL_INT(1, 1000000)},
+    {"lambda", "1", "regularisation", SL_REAL(0, 1e6)},
+    {"hidden", "8", "hidden units", SL_INT(1, 64)},
+    {"lines", "1", "default variant: regions around each gradient statement group (line-level view)", SL_INT(0, 1)},
+    {"perturb", "0", "move the first initial weight this many ulps (the training's sensitivity to one bit)", SL_INT(0, 1000000)},
 };
 /* The swept size is MAX_ITER, as the write-up varies it (Figures 2.2-2.5); --quick runs 20. */
 static const long sizes[] = {300};
@@ -144,16 +144,19 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     if (galaxy_csv_load(p, &s->train, msg, sizeof msg)) { sl_error_set(err, "%s", msg); free(s); return NULL; }
     galaxy_csv_find(dir, "test", p, sizeof p);
     if (galaxy_csv_load(p, &s->test, msg, sizeof msg)) { sl_error_set(err, "%s", msg); teardown(s); return NULL; }
-    int h = (int)sl_param_long(o, &sl_study_galaxy, "hidden");
-    if (h < 1 || h > 64) { sl_error_set(err, "galaxy: hidden=%d, want 1-64", h); teardown(s); return NULL; }
+    /* checked as long and double, before any narrowing (hidden=4294967304 was once 8 units as an int) */
+    long h = sl_param_long(o, &sl_study_galaxy, "hidden");
+    if (h < 1 || h > 64) { sl_error_set(err, "galaxy: hidden=%ld, want 1-64", h); teardown(s); return NULL; }
     double lambda = sl_param_double(o, &sl_study_galaxy, "lambda");
-    s->max_iter = (int)size;
+    if (!(lambda >= 0)) { sl_error_set(err, "galaxy: lambda=%g, want >= 0", lambda); teardown(s); return NULL; }
+    long mi = size;
     for (int i = 0; i < o->n_params; i++)           /* an explicit --param max_iter= wins */
-        if (strcmp(o->param_names[i], "max_iter") == 0) s->max_iter = (int)sl_param_long(o, &sl_study_galaxy, "max_iter");
-    if (s->max_iter < 1) { sl_error_set(err, "galaxy: max_iter=%d, want >= 1", s->max_iter); teardown(s); return NULL; }
+        if (strcmp(o->param_names[i], "max_iter") == 0) mi = sl_param_long(o, &sl_study_galaxy, "max_iter");
+    if (mi < 1 || mi > 1000000) { sl_error_set(err, "galaxy: max_iter=%ld, want 1-1000000", mi); teardown(s); return NULL; }
+    s->max_iter = (int)mi;
     s->quick = s->max_iter < 300;
-    s->lines = (int)sl_param_long(o, &sl_study_galaxy, "lines");
-    s->p = (galaxy_problem){s->train.X, s->train.y, s->train.m, GALAXY_PIXELS, h, GALAXY_CLASSES, lambda};
+    s->lines = sl_param_long(o, &sl_study_galaxy, "lines") != 0;
+    s->p = (galaxy_problem){s->train.X, s->train.y, s->train.m, GALAXY_PIXELS, (int)h, GALAXY_CLASSES, lambda};
     s->pt = s->p; s->pt.X = s->test.X; s->pt.y = s->test.y; s->pt.m = s->test.m;
     s->nt = galaxy_n_theta(&s->p);
     s->theta0 = malloc(s->nt * sizeof(double)); s->theta = malloc(s->nt * sizeof(double));
@@ -165,8 +168,10 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     s->wst = malloc(galaxy_ws_doubles(&s->pt) * sizeof(double));
     s->work = malloc(cg_work_doubles(s->nt) * sizeof(double));
     s->pred = malloc((size_t)(s->train.m > s->test.m ? s->train.m : s->test.m));
-    s->cost_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
-    s->iter_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
+    /* one entry per iteration and the start; max_iter is at most 10^6 (its row), and the sum is taken
+     * in size_t so that no int can wrap (max_iter=2147483647 once made it 0 and crashed) */
+    s->cost_series = malloc(((size_t)s->max_iter + 1) * sizeof(double));
+    s->iter_series = malloc(((size_t)s->max_iter + 1) * sizeof(double));
     if (!s->theta0 || !s->theta || !s->grad_ref || !s->grad_tmp || !s->ws || !s->wst || !s->work ||
         !s->pred || !s->cost_series || !s->iter_series) {
         sl_error_set(err, "galaxy: out of memory for the workspaces (%zu parameters, %ld rows)", s->nt,

@@ -26,16 +26,16 @@
  * has the measurement); the write-up's own setting is
  * --param epochs=40 --param lr=0.001 --param lr_final=0.001. */
 static const sl_param params[] = {
-    {"epochs", "20", "training epochs (the write-up: 40)"},
-    {"lr", "0.1", "SGD learning rate of the first epoch (the write-up: 0.001)"},
-    {"lr_final", "0.01", "learning rate of the last epoch, linear in between (= lr: constant, as the write-up)"},
-    {"naive_epochs", "1", "epochs for the naive variant (it is slow; its records say they are reduced)"},
-    {"check_steps", "50", "SGD steps checked against double precision before timing (check.c)"},
-    {"train_rows", "0", "training rows per epoch (0 = all; fewer marks the case reduced)"},
+    {"epochs", "20", "training epochs (the write-up: 40)", SL_INT(1, 100000)},
+    {"lr", "0.1", "SGD learning rate of the first epoch (the write-up: 0.001)", SL_REAL(1e-30, 1e30)},
+    {"lr_final", "0.01", "learning rate of the last epoch, linear in between (= lr: constant, as the write-up)", SL_REAL(1e-30, 1e30)},
+    {"naive_epochs", "1", "epochs for the naive variant (it is slow; its records say they are reduced)", SL_INT(1, 100000)},
+    {"check_steps", "50", "SGD steps checked against double precision before timing (check.c)", SL_INT(1, 1000000)},
+    {"train_rows", "0", "training rows per epoch (0 = all; fewer marks the case reduced)", SL_INT(0, 2147483647)},
     {"feed", "resident", "cuda and cublas: resident (the training set on the GPU, batches gathered there), sync "
                          "(each batch gathered on the host and copied from pageable memory on the compute "
                          "stream) or overlap (pinned slots copied on a second stream while the last step "
-                         "computes); CPU variants ignore it"},
+                         "computes); CPU variants ignore it", SL_TEXT("resident|sync|overlap")},
 };
 static const long sizes[] = {64};
 static const long quick_sizes[] = {64};
@@ -69,24 +69,26 @@ static int data_missing(const sl_opts *o, char *why, size_t n)
 
 static int load_data(mlp_state *s, const sl_opts *o, sl_error *err)
 {
-    return train_load_mnist("mlp", o, &s->train, &s->test, err);
+    return train_load_mnist("mlp", "784-128-128-10", 28, o, &s->train, &s->test, err);
 }
 
 static int read_params(mlp_state *s, long batch, const sl_opts *o, sl_error *err)
 {
-    s->epochs = (int)sl_param_long(o, &sl_study_mlp, "epochs");
-    s->naive_epochs = (int)sl_param_long(o, &sl_study_mlp, "naive_epochs");
-    s->check_steps = (int)sl_param_long(o, &sl_study_mlp, "check_steps");
+    /* checked as given (long), then narrowed: a value past an int must be refused, not wrapped */
+    long epochs = sl_param_long(o, &sl_study_mlp, "epochs");
+    long naive_epochs = sl_param_long(o, &sl_study_mlp, "naive_epochs");
+    long check_steps = sl_param_long(o, &sl_study_mlp, "check_steps");
     double lr = sl_param_double(o, &sl_study_mlp, "lr");
     double lr_final = sl_param_double(o, &sl_study_mlp, "lr_final");
     long rows = sl_param_long(o, &sl_study_mlp, "train_rows");
-    if (s->epochs < 1 || s->naive_epochs < 1 || s->check_steps < 1 || !(lr > 0) || !(lr_final > 0) ||
-        rows < 0) {
-        sl_error_set(err, "mlp: want epochs >= 1 (got %d), naive_epochs >= 1 (got %d), check_steps >= 1 "
-                     "(got %d), lr > 0 (got %g), lr_final > 0 (got %g), train_rows >= 0 (got %ld)",
-                     s->epochs, s->naive_epochs, s->check_steps, lr, lr_final, rows);
+    if (epochs < 1 || epochs > 100000 || naive_epochs < 1 || naive_epochs > 100000 || check_steps < 1 ||
+        check_steps > 1000000 || !(lr > 0) || !(lr_final > 0) || rows < 0) {
+        sl_error_set(err, "mlp: want epochs 1-100000 (got %ld), naive_epochs 1-100000 (got %ld), check_steps "
+                     "1-1000000 (got %ld), lr > 0 (got %g), lr_final > 0 (got %g), train_rows >= 0 (got %ld)",
+                     epochs, naive_epochs, check_steps, lr, lr_final, rows);
         return -1;
     }
+    s->epochs = (int)epochs, s->naive_epochs = (int)naive_epochs, s->check_steps = (int)check_steps;
     if (batch < 1 || batch > MLP_MAX_BATCH) {
         sl_error_set(err, "mlp: batch %ld out of range: want 1-%d", batch, MLP_MAX_BATCH);
         return -1;

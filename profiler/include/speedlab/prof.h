@@ -22,8 +22,9 @@
  *   - CUDA event timing of device work (prof_gpu_begin/end; no-ops without CUDA),
  *   - a resident-memory sampler thread.
  *
- * Names passed to prof_begin must stay valid until prof_shutdown (string literals are typical);
- * names are compared by content, so two different pointers to equal strings are the same region.
+ * The layer copies every name it is given, so a name may be built in a buffer that is reused or freed
+ * after the prof_begin (and after its prof_end); names are compared by content, so two different
+ * pointers to equal strings are the same region. A NULL name is refused (counted in prof_errors()).
  */
 #ifndef SPEEDLAB_PROF_H
 #define SPEEDLAB_PROF_H
@@ -54,7 +55,9 @@ typedef struct prof_options {
 int prof_init(const prof_options *opt);
 /* Writes the exit outputs that were asked for, stops the sampler, frees everything. */
 void prof_shutdown(void);
-/* Forgets every region and sample (counters and options stay). Call between independent cases. */
+/* Forgets every region and sample (counters and options stay). Call between independent cases, from one
+ * thread, while no other thread is inside a region: a region open elsewhere across a reset is dropped
+ * at its prof_end and counted in prof_errors() (docs/profiler.md, "Misuse"). */
 void prof_reset(void);
 
 /* ---- regions ---------------------------------------------------------------------------------- */
@@ -76,8 +79,11 @@ uint32_t prof_color_of(const char *name);
 /* ---- counters (PAPI) -------------------------------------------------------------------------- */
 /* Replaces the counter set: PAPI preset or native names and the groups cache, branch, ipc.
  * Events that cannot be added are noted once on stderr and recorded as absent (never as zero).
- * Returns the number of events that count; -1 when the spec itself is malformed. */
+ * Returns the number of events that count; -1 when the spec itself is refused: an empty name, a
+ * character other than letters, digits and _ : . = -, a name over 127 characters, or more than 32
+ * names once the groups are expanded (16 count at once); prof_counters_error() then says which. */
 int prof_set_counters(const char *spec);
+const char *prof_counters_error(void);      /* why the last prof_set_counters returned -1 */
 int prof_counter_count(void);               /* events that count */
 const char *prof_counter_name(int i);
 int prof_counter_absent_count(void);        /* events asked for that could not be counted */
