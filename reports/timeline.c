@@ -7,6 +7,7 @@
  * order (main first). Spans shorter than a pixel of the figure are left out and counted in the caption.
  * Nothing here runs a kernel: it reads the trace the run wrote. */
 #define _DEFAULT_SOURCE
+#include <ctype.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -143,21 +144,32 @@ static long write_data(const tl *t, FILE *f, int nblocks, const int *block, cons
     return hidden;
 }
 
-/* gnuplot assignments: colours in block order, row names (spaces as '-'), the deepest depth. */
+/* "#rrggbb" exactly: anything else from a trace file never reaches gnuplot's command line. */
+static int is_color(const char *c)
+{
+    if (!c || strlen(c) != 7 || c[0] != '#')
+        return 0;
+    for (int i = 1; i < 7; i++)
+        if (!isxdigit((unsigned char)c[i]))
+            return 0;
+    return 1;
+}
+
+/* gnuplot assignments: colours in block order, row names (any byte but a letter, digit or _ as '-'),
+ * the deepest depth. Names and colours come from a file: nothing else reaches gnuplot's -e command. */
 static char *plot_extra(const tl *t, json_t *colors, int nblocks, const int *order)
 {
     char cols[MAX_NAMES * 9 + 1] = "", rows[MAX_ROWS * 40 + 1] = "";
     size_t used = 0;
     for (int b = 0; b < nblocks; b++) {
         const char *c = named(t, nblocks, b) ? json_string_value(json_object_get(colors, t->names[order[b]])) : NULL;
-        used += (size_t)snprintf(cols + used, sizeof cols - used, "%s ",
-                                 c && strlen(c) == 7 && c[0] == '#' ? c : "#808080");
+        used += (size_t)snprintf(cols + used, sizeof cols - used, "%s ", is_color(c) ? c : "#808080");
     }
     for (int r = 0; r < t->nrows; r++) {
         char one[40];
         snprintf(one, sizeof one, "%s ", t->rownames[r] ? t->rownames[r] : "thread");
         for (char *p = one; p[1]; p++)
-            if (*p == ' ' || *p == '\'' || *p == '"')
+            if (!isalnum((unsigned char)*p) && *p != '_')
                 *p = '-';
         strcat(rows, one);
     }
@@ -191,12 +203,12 @@ static void one_timeline(FILE *report, const char *out, const char *trace, const
     replay(&t, json_object_get(root, "traceEvents"));
     int block[256], order[256];
     int nblocks = choose_blocks(&t, block, order);
-    char *dat = rep_printf("%s/timelines/%s-timeline.dat", out, run);
-    char *base = rep_printf("%s/timelines/%s-timeline", out, run);
-    FILE *f = t.nsp ? fopen(dat, "w") : NULL;
-    if (f) {
-        long hidden = write_data(&t, f, nblocks, block, order);
-        fclose(f);
+    char *safe = rep_path_name(run); /* a directory name from the command line: path-safe, injective */
+    char *dat = rep_printf("%s/timelines/%s-timeline.dat", out, safe);
+    char *base = rep_printf("%s/timelines/%s-timeline", out, safe);
+    FILE *f = t.nsp ? rep_out_open(dat) : NULL;
+    long hidden = f ? write_data(&t, f, nblocks, block, order) : 0;
+    if (f && rep_out_close(f) == 0) {
         char *extra = plot_extra(&t, json_object_get(json_object_get(root, "speedlab"), "colors"), nblocks, order);
         int drawn = plots && rep_run_gnuplot("timeline.gp", dat, base, extra) == 0;
         long dropped = (long)json_integer_value(json_object_get(json_object_get(root, "speedlab"), "dropped_events"));
@@ -207,13 +219,14 @@ static void one_timeline(FILE *report, const char *out, const char *trace, const
                             "began after that are missing; rerun with a larger PROF_TRACE_EVENTS.", dropped);
         fputs("\n\n", report);
         if (drawn)
-            fprintf(report, "![timeline of %s](timelines/%s-timeline.png)\n\n", run, run);
+            fprintf(report, "![timeline of %s](timelines/%s-timeline.png)\n\n", run, safe);
         else
-            fprintf(report, "Data: `timelines/%s-timeline.dat` (plots/timeline.gp draws it).\n\n", run);
+            fprintf(report, "Data: `timelines/%s-timeline.dat` (plots/timeline.gp draws it).\n\n", safe);
         free(extra);
     } else {
         fprintf(report, "Run `%s`: the trace has no regions%s.\n\n", run, t.nsp ? " (cannot write data)" : "");
     }
+    free(safe);
     free(dat);
     free(base);
     free(t.sp);
