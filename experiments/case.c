@@ -12,6 +12,7 @@
 
 #include "case.h"
 #include "counters.h"
+#include "gpu.h"
 #include "interrupt.h"
 #include "params.h"
 #include "record.h"
@@ -304,6 +305,21 @@ static void add_peak_rss(json_t *rec, int reset)
     json_object_set_new(rec, "peak_rss_scope", json_string(reset ? "case" : "process"));
 }
 
+/* Device memory of a GPU case (cudaMemGetInfo), at its end before release, next to the study's own
+ * allocator figure (peak_gpu_bytes): gpu_mem_used_bytes is the whole device's use then (the CUDA context
+ * and the variant's buffers, other processes too), gpu_mem_case_bytes what the case added since before
+ * prepare, gpu_mem_total_bytes the device's size. Nothing without a device. */
+static void add_gpu_memory(sl_record *r, double before)
+{
+    double used, total;
+    if (sl_gpu_mem_used(&used, &total) != 0)
+        return;
+    sl_record_metric(r, "gpu_mem_used_bytes", used);
+    sl_record_metric(r, "gpu_mem_total_bytes", total);
+    if (before >= 0)
+        sl_record_metric(r, "gpu_mem_case_bytes", used - before);
+}
+
 /* The TimerStats table of the case, under a heading, into timerstats.txt. */
 static void append_timerstats(sl_run_ctx *c, const sl_study *s, const char *variant, long size)
 {
@@ -355,6 +371,10 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     if (!rss_reset && !warned++)
         fprintf(stderr, "speedlab: cannot reset the peak RSS (/proc/self/clear_refs): peak memory "
                 "figures are the process's since it started\n");
+    double gpu_before = -1, gpu_total;
+    int device = (var->traits & SL_DEVICE) != 0;
+    if (device && sl_gpu_mem_used(&gpu_before, &gpu_total) != 0)
+        gpu_before = -1;
     if (s->prepare && s->prepare(state, v, &err) != 0)
         fail(rec, "prepare: %s", err.msg);
     else {
@@ -373,6 +393,8 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
             json_object_set_new(rec, "profile", profile);
         if (s->finish)
             s->finish(state, v, r);
+        if (device)
+            add_gpu_memory(r, gpu_before);
     } else if (n == 0) {
         fail(rec, "%s", "no repetition was timed (out of memory?)");
     }

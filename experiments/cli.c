@@ -36,6 +36,11 @@ static const char run_usage[] =
     "                        and range; all are checked before the first case)\n"
     "  --calibrate           write a calibration record first (as `speedlab calibrate`)\n"
     "  --timerstats          print every case's TimerStats table at the end\n"
+    "  --trace FILE          timeline of the whole run (every region of every thread, a mark per case)\n"
+    "                        as Chrome Trace Event JSON for ui.perfetto.dev, written at the end (and\n"
+    "                        after a case every 30 s, so Ctrl-C keeps it), linked as RUNDIR/trace.json;\n"
+    "                        PROF_TRACE_EVENTS=N events per thread (default 1048576) bounds it\n"
+    "                        (docs/profiler.md, \"Trace\"; docs/nsight.md)\n"
     "  -h, --help            this text\n"
     "environment: SPEEDLAB_ISA=v2|v3|v4 (or sse4.2|avx2|avx512) runs a dispatch build's kernels at that\n"
     "  level (records say which in env.isa; docs/speedlab.md, \"ISA levels\")\n";
@@ -320,6 +325,8 @@ static int parse_option(sl_run_cfg *c, int argc, char **argv, int *i)
         return (c->counters = val, 0);
     if (strcmp(name, "--out") == 0)
         return (c->out = val, 0);
+    if (strcmp(name, "--trace") == 0)
+        return (c->trace = val, 0);
     if (strcmp(name, "--data") == 0)
         return (c->data_dir = val, 0);
     if (strcmp(name, "--param") == 0)

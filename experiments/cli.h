@@ -27,6 +27,7 @@ typedef struct sl_run_cfg {
     const char **param_names, **param_values;
     int calibrate;
     int timerstats;
+    const char *trace;          /* --trace FILE: the run's timeline (Chrome Trace Event JSON), NULL: none */
 } sl_run_cfg;
 
 /* Parses `run` arguments (argv[0] = "run"). Returns 0, 1 when --help was printed, or SL_EXIT_USAGE

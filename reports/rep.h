@@ -271,6 +271,10 @@ typedef struct rep_figure {
 int rep_figures(const rep_set *s, int env, const char *study, const char *dir, int plots,
                 rep_figure *figs, int max);
 
+/* The timeline figure of every path whose run directory has a trace.json (speedlab run --trace): data
+ * and figures under out/timelines/, a section in the report (reports/timeline.c). */
+void rep_timelines(FILE *report, const char *out, int npaths, char **paths, int plots);
+
 /* ---- output files (output.c) ----------------------------------------------------------------- */
 
 /* An injective, path-safe file name for a string from a results file (study, variant, host): letters,

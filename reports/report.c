@@ -443,6 +443,7 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
         free(tdir);
         free(dir);
     }
+    rep_timelines(f, o->out, o->npaths, o->paths, o->plots);
 }
 
 int rep_report_main(int argc, char **argv)

@@ -72,6 +72,7 @@ int prof_init(const prof_options *opt)
     }
     const char *counters = o.counters ? o.counters : getenv("PROF_COUNTERS");
     const char *json = o.json_path ? o.json_path : getenv("PROF_JSON");
+    const char *trace = o.trace_path ? o.trace_path : getenv("PROF_TRACE");
     double mem_ms = o.mem_sample_ms > 0 ? o.mem_sample_ms : env_double("PROF_MEM_SAMPLE_MS");
     const char *nv = getenv("PROF_NVTX");
     int nvtx = o.nvtx && !(nv && strcmp(nv, "0") == 0);
@@ -97,6 +98,8 @@ int prof_init(const prof_options *opt)
     }
     if (mem_ms > 0 && prof_mem_sampler_start(mem_ms) != 0)
         rc = -1;
+    if (trace && *trace)
+        prof_trace_start(trace);
     prof_update_extras();
     pthread_once(&atexit_once, register_atexit);
     return rc;
@@ -150,6 +153,7 @@ void prof_shutdown(void)
         prof_report(stderr);
     if (prof_g.json_path && prof_write_json(prof_g.json_path) != 0)
         json_failed(prof_g.json_path);
+    prof_trace_shutdown();
     prof_mem_sampler_stop();
     prof_memory_shutdown();
     prof_counters_shutdown();

@@ -255,6 +255,8 @@ void prof_counters_thread_end(prof_thread *t, prof_frame *f, prof_node *n)
     for (int i = 0; i < prof_g.ctr_n; i++)
         n->ctr[i] += c1[i] - f->c0[i];
     n->ctr_calls++;
+    if (f->traced) /* its end event carries the deltas (trace.c); an untraced frame's must not linger */
+        prof_trace_counters(t, c1, f->c0);
 #else
     (void)t, (void)f, (void)n;
 #endif

@@ -74,6 +74,10 @@ typedef struct prof_node {
     uint32_t color;
     unsigned color_gen;
     void *nvtx_str; /* nvtxStringHandle_t, registered once per name */
+    /* Trace (trace.c): the trace's own copy of the name, valid until the trace ends (a node and its
+     * name may be freed by prof_reset while the trace still holds events of it) */
+    const char *trace_name;
+    unsigned trace_gen;
 } prof_node;
 
 typedef struct prof_frame {
@@ -84,6 +88,7 @@ typedef struct prof_frame {
     size_t rss_peak;  /* max RSS seen in this frame and its children so far */
     uint64_t sample0; /* memory sampler index at begin */
     long long c0[PROF_MAX_COUNTERS];
+    int traced;       /* 1: its B event is in the trace buffer, so its end writes an E (trace.c) */
 } prof_frame;
 
 typedef struct prof_thread {
@@ -102,6 +107,7 @@ typedef struct prof_thread {
     void *gpu_ev[2];
     void *gpu_stream;
     int gpu_pending;
+    struct prof_trace_buf *trace; /* timeline events (trace.c); NULL until the thread's first traced region */
     struct prof_thread *next;
     prof_frame frames[PROF_MAX_DEPTH];
 } prof_thread;
@@ -120,6 +126,7 @@ typedef struct prof_global {
     uint64_t start_ticks; /* prof_init/prof_reset */
     int extras;           /* nvtx_on || counters || memory: the slow part of begin/end runs */
     int nvtx_on, mem_on, quiet, report_at_exit;
+    int trace_on; /* timeline events go into per-thread buffers (trace.c) */
     char *json_path;
     unsigned color_gen;
     unsigned ctr_gen; /* bumped by every prof_set_counters */
@@ -191,6 +198,45 @@ int prof_sampler_ran(void);
 double prof_sampler_interval(void);
 size_t prof_samples_get(uint64_t i, double *t_s);
 void prof_memory_shutdown(void);
+
+/* ---- trace.c, trace_write.c: the timeline (Chrome Trace Event JSON) ---- */
+enum { PROF_EV_BEGIN = 1, PROF_EV_END = 2 };
+typedef struct prof_trace_ev {
+    const char *name; /* region name; NULL for an end */
+    uint64_t ticks;
+    uint32_t kind;    /* PROF_EV_* */
+    uint32_t ctr;     /* an end's counter deltas: index + 1 into prof_trace_buf.ctr, 0 for none */
+} prof_trace_ev;
+typedef struct prof_trace_buf {
+    prof_trace_ev *ev;
+    size_t n, cap;   /* n events kept out of cap */
+    size_t open;     /* begins kept whose end has not come yet: their ends have room reserved */
+    uint64_t dropped;
+    long os_tid;
+    long long (*ctr)[PROF_MAX_COUNTERS];
+    size_t nctr, ctr_cap;
+    long long pending[PROF_MAX_COUNTERS]; /* deltas of the region now ending (counters.c) */
+    int has_pending;
+} prof_trace_buf;
+int prof_trace_begin(prof_thread *t, prof_frame *f); /* returns f->traced */
+void prof_trace_end(prof_thread *t, uint64_t t1);
+void prof_trace_counters(prof_thread *t, const long long *c1, const long long *c0);
+void prof_trace_rss(size_t rss); /* the memory sampler's value now */
+void prof_trace_shutdown(void);  /* writes the file when one was asked for, frees the buffers */
+/* trace_write.c: the whole trace as JSON into f; 0 or -1 */
+typedef struct prof_trace_rss_sample { uint64_t ticks; size_t rss; } prof_trace_rss_sample;
+typedef struct prof_trace_mark_ev { char *label; uint64_t ticks; } prof_trace_mark_ev;
+typedef struct prof_trace_meta {
+    uint64_t t0;            /* ticks at prof_trace_start: ts 0 */
+    const char *process;    /* process_name */
+    size_t cap;             /* events per thread */
+    const prof_trace_rss_sample *rss;
+    size_t nrss;
+    const prof_trace_mark_ev *marks; /* prof_trace_mark, in time order */
+    size_t nmarks;
+    uint64_t marks_dropped;
+} prof_trace_meta;
+int prof_trace_write_file(FILE *f, const prof_trace_meta *m);
 
 /* ---- gpu.c ---- */
 void prof_gpu_thread_free(prof_thread *t);

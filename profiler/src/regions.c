@@ -338,6 +338,7 @@ void prof_begin(const char *name)
     if (PROF_UNLIKELY(prof_g.extras))
         extras_begin(t, f, n);
     f->t0 = prof_ticks();
+    f->traced = PROF_UNLIKELY(prof_g.trace_on) ? prof_trace_begin(t, f) : 0;
 }
 
 static inline void record(prof_node *n, uint64_t dt, uint64_t t1)
@@ -405,6 +406,8 @@ void prof_end(const char *name)
     if (PROF_UNLIKELY(prof_g.extras))
         extras_end(t, f, n);
     record(n, t1 - f->t0, t1);
+    if (PROF_UNLIKELY(f->traced))
+        prof_trace_end(t, t1);
     t->depth--;
     publish(t);
 }

@@ -59,6 +59,9 @@ typedef struct gx_device {
     int (*cost)(gstate *s, const double *th, double *J);     /* 0, or -1 (error() says why) */
     int (*grad)(gstate *s, const double *th, double *g);
     const char *(*error)(gstate *s);
+    /* Device ms of the h2d, kernel and d2h phases since the last call (0), or -1; and device bytes. */
+    int (*phases)(gstate *s, double ms[3]);
+    double (*bytes)(gstate *s);
 } gx_device;
 
 /* What a variant row's `kernels` points to: cost and gradient in the form its traits call for (a
@@ -276,17 +279,38 @@ static int cuda_prepare(gstate *s, sl_error *err)
     return 0;
 }
 static void cuda_release(gstate *s) { galaxy_cuda_destroy(s->cuda); s->cuda = NULL; }
-static int cuda_cost(gstate *s, const double *th, double *J) { return galaxy_cost_cuda(s->cuda, th, J); }
-static int cuda_grad(gstate *s, const double *th, double *g) { return galaxy_grad_cuda(s->cuda, th, g); }
+/* The call's device time (CUDA events) goes to the open region, cost_function or gradient. */
+static void add_device_ms(gstate *s)
+{
+    double ms = galaxy_cuda_last_ms(s->cuda);
+    if (ms >= 0) prof_add_device_ms(ms);
+}
+static int cuda_cost(gstate *s, const double *th, double *J)
+{
+    int rc = galaxy_cost_cuda(s->cuda, th, J);
+    if (rc == 0) add_device_ms(s);
+    return rc;
+}
+static int cuda_grad(gstate *s, const double *th, double *g)
+{
+    int rc = galaxy_grad_cuda(s->cuda, th, g);
+    if (rc == 0) add_device_ms(s);
+    return rc;
+}
 static const char *cuda_error(gstate *s) { return galaxy_cuda_error(s->cuda); }
+static int cuda_phases(gstate *s, double ms[3]) { return galaxy_cuda_phase_ms(s->cuda, ms); }
+static double cuda_bytes(gstate *s) { return (double)galaxy_cuda_bytes(s->cuda); }
 #else /* the row stays complete; the runner reports the variant unavailable and never calls these */
 static int cuda_prepare(gstate *s, sl_error *err) { (void)s; sl_error_set(err, "galaxy cuda: built without CUDA"); return -1; }
 static void cuda_release(gstate *s) { (void)s; }
 static int cuda_cost(gstate *s, const double *th, double *J) { (void)s, (void)th, (void)J; return -1; }
 static int cuda_grad(gstate *s, const double *th, double *g) { (void)s, (void)th, (void)g; return -1; }
 static const char *cuda_error(gstate *s) { (void)s; return "galaxy cuda: built without CUDA"; }
+static int cuda_phases(gstate *s, double ms[3]) { (void)s, (void)ms; return -1; }
+static double cuda_bytes(gstate *s) { (void)s; return 0; }
 #endif
-static const gx_device cuda_path = {cuda_prepare, cuda_release, cuda_cost, cuda_grad, cuda_error};
+static const gx_device cuda_path = {cuda_prepare, cuda_release, cuda_cost, cuda_grad, cuda_error, cuda_phases,
+                                    cuda_bytes};
 
 static int prepare(void *vs, int v, sl_error *err)
 {
@@ -309,12 +333,17 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     cg_options o; cg_default_options(&o);
     o.maxiter = s->max_iter; o.callback = iter_cb; o.ls_begin = ls_begin; o.ls_end = ls_end;
     s->iter_series[0] = 0; s->cost_series[0] = NAN;
+    const gx_device *dev = kernels_of(v)->device;
+    double ms[3];
+    if (dev) dev->phases(s, ms); /* drops what the check and earlier runs added */
     prof_mem_sampler_start(1.0);
     uint64_t t0 = prof_now_ns();
     s->res = cg_minimize(cost_cb, grad_cb, s, s->theta, s->nt, &o, s->work);
     s->train_time_s = (double)(prof_now_ns() - t0) * 1e-9;
     s->rec = NULL;
     prof_mem_sampler_stop();
+    /* the repetition's device time per phase, summed over its cost and gradient calls (issue 18) */
+    if (dev && !s->dev_failed && dev->phases(s, ms) == 0) sl_record_phases(rec, ms[0], ms[1], ms[2]);
     if (s->dev_failed) {
         sl_error_set(err, "%s", kernels_of(v)->device->error(s));
         return -1;
@@ -343,7 +372,6 @@ static int check(void *vs, int v, double *rel_err, sl_error *err)
 
 static void finish(void *vs, int v, sl_record *rec)
 {
-    (void)v;
     gstate *s = vs;
     sl_record_metric(rec, "test_acc", s->test_acc);
     sl_record_metric(rec, "train_acc", s->train_acc);
@@ -353,6 +381,8 @@ static void finish(void *vs, int v, sl_record *rec)
     sl_record_metric(rec, "final_cost", s->res.f);
     sl_record_metric(rec, "train_time_s", s->train_time_s);
     sl_record_metric(rec, "cg_status", s->res.status);
+    if (kernels_of(v)->device) /* the allocator's high-water mark: its allocations are fixed at prepare */
+        sl_record_metric(rec, "peak_gpu_bytes", kernels_of(v)->device->bytes(s));
     /* Work per call for the region roofline: the forward X Theta1' (2 m N H flops) and, in the gradient,
      * the Theta1 gradient D' X (as many again); the output layer's few flops per row are left out. The
      * bytes are what any variant must move at least: X once (the fused variants do just that). */

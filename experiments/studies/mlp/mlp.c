@@ -8,6 +8,7 @@
  * reference's weights (kernels/mlp/mlp_ref.c), and compares the step's loss and update with it.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,22 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     return 0;
 }
 
+#if MLP_DEVICE
+/* The device time of each phase of the last sampled step (mlp_cuda_phase_ms, CUDA events), as cnn
+ * records them: device_data_ms ... device_update_ms. */
+static void record_device_phases(mlp_state *s, sl_record *rec)
+{
+    static const char *const names[MLP_PHASES] = {"device_data_ms", "device_forward_ms", "device_loss_ms",
+                                                  "device_backward_ms", "device_update_ms"};
+    double ms[MLP_PHASES];
+    if (!s->dev || mlp_cuda_phase_ms(s->dev, ms) != 0)
+        return;
+    for (int i = 0; i < MLP_PHASES; i++)
+        if (!isnan(ms[i]))
+            sl_record_metric(rec, names[i], ms[i]);
+}
+#endif
+
 static void finish(void *vs, int v, sl_record *rec)
 {
     mlp_state *s = vs;
@@ -247,6 +264,10 @@ static void finish(void *vs, int v, sl_record *rec)
         sl_record_metric(rec, "peak_gpu_bytes", s->peak_dev_bytes);
     if (mlp_is_device(v)) /* issue 16 part 5: 0 resident, 1 host-fed synchronously, 2 host-fed with overlap */
         sl_record_metric(rec, "feed", s->feed);
+#if MLP_DEVICE
+    if (mlp_is_device(v))
+        record_device_phases(s, rec);
+#endif
     train_series_record(&s->series, rec);
     double ran_flops, b;
     work_of(&s->dims, s->cfg.batch, epochs, s->cfg.n_train, s->cfg.n_test, &ran_flops, &b);

@@ -47,6 +47,7 @@ typedef struct prof_options {
     int report_at_exit;    /* 1 prints the TimerStats table on stderr at exit; also $PROF_REPORT=1 */
     const char *json_path; /* written at exit when set; NULL: $PROF_JSON */
     int quiet;             /* 1: no notes on stderr (absent counters are still recorded as absent) */
+    const char *trace_path; /* timeline trace written at exit (prof_trace_start); NULL: $PROF_TRACE */
 } prof_options;
 
 /* Starts the layer. NULL reads every option from the environment. Idempotent; returns 0 on success.
@@ -128,6 +129,25 @@ char *prof_json(void);
 int prof_write_json(const char *path);
 /* The TimerStats table: region (indented by depth), calls, total, self, mean, std, min, max, % of run. */
 void prof_report(FILE *out);
+
+/* ---- timeline trace (Chrome Trace Event JSON: Perfetto, chrome://tracing; docs/profiler.md) ---- */
+/* From now on every region begin and end of every thread is kept as an event in a bounded per-thread
+ * buffer ($PROF_TRACE_EVENTS events per thread, default 1048576; a region is two), with no lock or
+ * allocation on the hot path; a full buffer drops the newest events and counts them. At prof_shutdown
+ * the trace goes to `path` (NULL or "": only prof_trace_write writes it). $PROF_TRACE=path at prof_init
+ * does the same. Tracing survives prof_reset. Returns 0. A process killed by a signal writes none. */
+int prof_trace_start(const char *path);
+/* Writes the trace so far (NULL: the start path); regions still open are closed at the time of the
+ * write and marked "unfinished". 0, or -1 after a message. Same rules as prof_json: no other thread
+ * inside a region. */
+int prof_trace_write(const char *path);
+/* An instant event (a vertical line across the process in Perfetto) labelled `label` (copied), e.g. the
+ * start of a benchmark case. */
+void prof_trace_mark(const char *label);
+/* The process's name in the trace (default: the program's name). */
+void prof_trace_set_process_name(const char *name);
+/* Events dropped so far because a thread's buffer was full. */
+long prof_trace_dropped(void);
 
 /* ---- clock ------------------------------------------------------------------------------------ */
 uint64_t prof_now_ns(void);         /* the layer's clock, ns */
