@@ -2,6 +2,7 @@
  * case.c: one case (study, variant, size) from prepare to its record: the check, warm-up, the timed
  * repetitions as profiler regions, statistics, rates, counters and the profile.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 #include "case.h"
 #include "counters.h"
 #include "external.h"
+#include "gpu.h"
 #include "interrupt.h"
+#include "params.h"
 #include "record.h"
 #include "stats.h"
 #include "validate.h"
@@ -48,6 +51,26 @@ static const char *keep_name(sl_run_ctx *c, const char *fmt_name, long size)
     return c->names[c->n_names] ? c->names[c->n_names++] : "size";
 }
 
+/* Whether --param name=... was given. */
+static int given(const sl_opts *o, const char *name)
+{
+    for (int i = 0; i < o->n_params; i++)
+        if (strcmp(o->param_names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+json_t *sl_seed_json(uint64_t seed)
+{
+    /* jansson's integers are int64: a seed from 2^63 up would come out negative, so those seeds are
+     * written as their exact decimal text (docs/results-schema.md, "seed") */
+    if (seed <= (uint64_t)INT64_MAX)
+        return json_integer((json_int_t)seed);
+    char text[24];
+    snprintf(text, sizeof text, "%" PRIu64, seed);
+    return json_string(text);
+}
+
 json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
 {
     const sl_variant *var = &s->variants[v];
@@ -68,11 +91,15 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
     json_object_set_new(rec, "reduced", json_false());
     json_object_set_new(rec, "extrapolated", json_false());
     json_t *params = json_object();
-    for (int i = 0; i < s->n_params; i++)
-        json_object_set_new(params, s->params[i].name,
-                            json_string(sl_param_str(&c->opts, s, s->params[i].name)));
+    for (int i = 0; i < s->n_params; i++) { /* the parsed value that ran, not the text given */
+        char text[128];
+        sl_param_canonical(&c->opts, s, &s->params[i], text, sizeof text);
+        if (s->size_name && strcmp(s->params[i].name, s->size_name) == 0 && !given(&c->opts, s->size_name))
+            snprintf(text, sizeof text, "%ld", size); /* galaxy's max_iter: the size ran, not the default */
+        json_object_set_new(params, s->params[i].name, json_string(text));
+    }
     json_object_set_new(rec, "params", params);
-    json_object_set_new(rec, "seed", json_integer((json_int_t)c->cfg->seed));
+    json_object_set_new(rec, "seed", sl_seed_json(c->cfg->seed));
     json_object_set_new(rec, "threads", json_integer(sl_variant_threads(var, c->cfg->threads)));
     json_object_set_new(rec, "warmup", json_integer(warmup));
     json_object_set_new(rec, "reps", json_integer(0));
@@ -85,14 +112,24 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
     return rec;
 }
 
-/* Writes a finished case: the record line, its TimerStats table, a one-line summary on stdout. */
+/* Writes a finished case: the record line, its TimerStats table, a one-line summary on stdout. The
+ * run's counts of ok, failed, unavailable and skipped cases count records on disk only: a case whose
+ * record could not be written (a full disk) is counted in write_errors instead (issue 19). */
 int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary)
 {
     sl_error err = {{0}};
     int rc = sl_record_append(c->fd, rec, &err);
+    const char *status = json_string_value(json_object_get(rec, "status"));
     if (rc != 0) {
         fprintf(stderr, "speedlab: %s/results.jsonl: %s\n", c->dir, err.msg);
         c->write_errors++;
+    } else if (!status || strcmp(status, "ok") != 0) {
+        int *n = !status || !strcmp(status, "failed") ? &c->n_failed
+                 : !strcmp(status, "unavailable")     ? &c->n_unavailable
+                                                      : &c->n_skipped;
+        (*n)++;
+    } else {
+        c->n_ok++;
     }
     if (c->tty)
         fprintf(stderr, "\r\033[K");
@@ -275,6 +312,21 @@ static void add_peak_rss(json_t *rec, int reset)
     json_object_set_new(rec, "peak_rss_scope", json_string(reset ? "case" : "process"));
 }
 
+/* Device memory of a GPU case (cudaMemGetInfo), at its end before release, next to the study's own
+ * allocator figure (peak_gpu_bytes): gpu_mem_used_bytes is the whole device's use then (the CUDA context
+ * and the variant's buffers, other processes too), gpu_mem_case_bytes what the case added since before
+ * prepare, gpu_mem_total_bytes the device's size. Nothing without a device. */
+static void add_gpu_memory(sl_record *r, double before)
+{
+    double used, total;
+    if (sl_gpu_mem_used(&used, &total) != 0)
+        return;
+    sl_record_metric(r, "gpu_mem_used_bytes", used);
+    sl_record_metric(r, "gpu_mem_total_bytes", total);
+    if (before >= 0)
+        sl_record_metric(r, "gpu_mem_case_bytes", used - before);
+}
+
 /* The TimerStats table of the case, under a heading, into timerstats.txt. */
 static void append_timerstats(sl_run_ctx *c, const sl_study *s, const char *variant, long size)
 {
@@ -326,6 +378,10 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     if (!rss_reset && !warned++)
         fprintf(stderr, "speedlab: cannot reset the peak RSS (/proc/self/clear_refs): peak memory "
                 "figures are the process's since it started\n");
+    double gpu_before = -1, gpu_total;
+    int device = (var->traits & SL_DEVICE) != 0;
+    if (device && sl_gpu_mem_used(&gpu_before, &gpu_total) != 0)
+        gpu_before = -1;
     if (var->traits & SL_EXTERNAL) { /* the program times itself: external.c */
         n = sl_external_case(c, s, state, v, size, rec, &times);
     } else if (s->prepare && s->prepare(state, v, &err) != 0)
@@ -346,6 +402,8 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
             json_object_set_new(rec, "profile", profile);
         if (s->finish)
             s->finish(state, v, r);
+        if (device)
+            add_gpu_memory(r, gpu_before);
     } else if (n == 0) {
         fail(rec, "%s", "no repetition was timed (out of memory?)");
     }
@@ -364,8 +422,6 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     append_timerstats(c, s, var->name, size);
     char line[1024];
     summary_line(line, sizeof line, s, var->name, size, rec);
-    if (strcmp(json_string_value(json_object_get(rec, "status")), "ok") != 0)
-        c->n_failed++;
     sl_emit_case(c, rec, line);
     sl_interrupt_release(&old);
     json_decref(rec);

@@ -24,13 +24,16 @@ typedef struct sl_run_ctx {
     sl_progress progress;    /* the status line inside the running case (used when tty) */
     uint64_t t0_ns;
     int n_cases, done;
-    int n_failed, n_unavailable, n_skipped, write_errors;
+    int n_ok, n_failed, n_unavailable, n_skipped; /* records on disk, by status */
+    int write_errors;        /* records that could not be written (not in the counts above) */
     char **names;            /* region names kept alive until prof_shutdown */
     int n_names;
 } sl_run_ctx;
 
 /* The fields every case record of (s, v, size) has before it runs (a new object). */
 json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size);
+/* The record's "seed": an integer below 2^63, else the exact decimal text (jansson's integers are int64). */
+json_t *sl_seed_json(uint64_t seed);
 /* Runs variant v of a set-up study at `size` and writes its record. */
 void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size);
 /* Appends a finished record, prints its summary line; 0 or -1 (counted in write_errors). */

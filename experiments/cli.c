@@ -2,6 +2,7 @@
  * cli.c: the arguments of `speedlab run`, checked before anything runs. Every bad value is named, with
  * what would be valid, and gives exit code 2.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "avail.h"
 #include "cli.h"
+#include "params.h"
 
 static const char run_usage[] =
     "usage: speedlab run STUDY...|all [options]\n"
@@ -25,13 +27,20 @@ static const char run_usage[] =
     "  --threads N           threads for variants marked [uses --threads] in `speedlab list`\n"
     "                        (default: online CPUs)\n"
     "  --counters SPEC       PAPI events or groups (cache, branch, ipc), comma-separated\n"
-    "  --seed N              inputs are a pure function of (seed, size) (default 42)\n"
+    "  --seed N              inputs are a pure function of (seed, size) (default 42); digits only,\n"
+    "                        0 to 18446744073709551615\n"
     "  --out DIR             results directory; each run gets a new DIR/run-... (default results)\n"
     "  --quick               small sizes, few reps: CI and smoke checks\n"
     "  --data DIR            data directory for studies that read data sets\n"
-    "  --param NAME=VALUE    study parameter (repeatable; `speedlab list` shows them)\n"
+    "  --param NAME=VALUE    study parameter (repeatable; `speedlab list` shows each with its type\n"
+    "                        and range; all are checked before the first case)\n"
     "  --calibrate           write a calibration record first (as `speedlab calibrate`)\n"
     "  --timerstats          print every case's TimerStats table at the end\n"
+    "  --trace FILE          timeline of the whole run (every region of every thread, a mark per case)\n"
+    "                        as Chrome Trace Event JSON for ui.perfetto.dev, written at the end (and\n"
+    "                        after a case every 30 s, so Ctrl-C keeps it), linked as RUNDIR/trace.json;\n"
+    "                        PROF_TRACE_EVENTS=N events per thread (default 1048576) bounds it\n"
+    "                        (docs/profiler.md, \"Trace\"; docs/nsight.md)\n"
     "  -h, --help            this text\n"
     "environment: SPEEDLAB_ISA=v2|v3|v4 (or sse4.2|avx2|avx512) runs a dispatch build's kernels at that\n"
     "  level (records say which in env.isa; docs/speedlab.md, \"ISA levels\")\n";
@@ -40,8 +49,10 @@ int sl_parse_long(const char *flag, const char *s, long lo, long hi, long *out)
 {
     char *end;
     errno = 0;
-    long x = s ? strtol(s, &end, 10) : 0;
-    if (!s || errno || end == s || *end || x < lo || x > hi) {
+    /* strtol alone would take " 5" and "+5": a value is its digits and nothing else */
+    int digits = s && (isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1])));
+    long x = digits ? strtol(s, &end, 10) : 0;
+    if (!digits || errno || end == s || *end || x < lo || x > hi) {
         fprintf(stderr, "speedlab: %s '%s': expected an integer from %ld to %ld\n", flag, s ? s : "",
                 lo, hi);
         return -1;
@@ -60,6 +71,22 @@ int sl_parse_double(const char *flag, const char *s, double lo, double hi, doubl
         return -1;
     }
     *out = x;
+    return 0;
+}
+
+int sl_parse_seed(const char *s, uint64_t *out)
+{
+    /* strtoull skips spaces and negates a '-' (" -5" became 2^64-5): only digits are a seed */
+    char *end;
+    errno = 0;
+    int digits = s && isdigit((unsigned char)s[0]);
+    unsigned long long x = digits ? strtoull(s, &end, 10) : 0;
+    if (!digits || errno || *end) {
+        fprintf(stderr, "speedlab: --seed '%s': expected an integer from 0 to 18446744073709551615 "
+                "(2^64-1), digits only\n", s ? s : "");
+        return -1;
+    }
+    *out = (uint64_t)x;
     return 0;
 }
 
@@ -292,20 +319,14 @@ static int parse_option(sl_run_cfg *c, int argc, char **argv, int *i)
         return sl_parse_long(name, val, 1, 4096, &x) ? -1 : (c->threads = (int)x, 0);
     if (strcmp(name, "--min-time") == 0)
         return sl_parse_double(name, val, 0, 86400, &c->min_time);
-    if (strcmp(name, "--seed") == 0) {
-        char *end;
-        errno = 0;
-        c->seed = strtoull(val, &end, 10);
-        if (errno || end == val || *end || *val == '-') {
-            fprintf(stderr, "speedlab: --seed '%s': expected an integer from 0 to 2^64-1\n", val);
-            return -1;
-        }
-        return 0;
-    }
+    if (strcmp(name, "--seed") == 0)
+        return sl_parse_seed(val, &c->seed);
     if (strcmp(name, "--counters") == 0)
         return (c->counters = val, 0);
     if (strcmp(name, "--out") == 0)
         return (c->out = val, 0);
+    if (strcmp(name, "--trace") == 0)
+        return (c->trace = val, 0);
     if (strcmp(name, "--data") == 0)
         return (c->data_dir = val, 0);
     if (strcmp(name, "--param") == 0)
@@ -350,7 +371,15 @@ int sl_parse_run(int argc, char **argv, const sl_study *const *studies, int n_st
                 errno ? strerror(errno) : "a file");
         return SL_EXIT_USAGE;
     }
-    return check_names(c) ? SL_EXIT_USAGE : 0;
+    if (check_names(c))
+        return SL_EXIT_USAGE;
+    /* every value of every chosen study, before the first case: a bad one must not cost the studies
+     * before it their run, nor leave a run directory (and `latest`) behind */
+    for (int i = 0; i < c->n_studies; i++)
+        if (sl_params_check(c->studies[i], c->n_params, (const char *const *)c->param_names,
+                            (const char *const *)c->param_values) != 0)
+            return SL_EXIT_USAGE;
+    return 0;
 }
 
 void sl_run_cfg_free(sl_run_cfg *c)

@@ -27,6 +27,7 @@ typedef struct sl_run_cfg {
     const char **param_names, **param_values;
     int calibrate;
     int timerstats;
+    const char *trace;          /* --trace FILE: the run's timeline (Chrome Trace Event JSON), NULL: none */
 } sl_run_cfg;
 
 /* Parses `run` arguments (argv[0] = "run"). Returns 0, 1 when --help was printed, or SL_EXIT_USAGE
@@ -36,5 +37,7 @@ void sl_run_cfg_free(sl_run_cfg *cfg);
 /* Strict numbers for flag values: 0 on success, -1 after saying which flag and what is valid. */
 int sl_parse_long(const char *flag, const char *s, long lo, long hi, long *out);
 int sl_parse_double(const char *flag, const char *s, double lo, double hi, double *out);
+/* --seed: digits only, 0 to 2^64-1 (no sign, no space). 0, or -1 after a message. */
+int sl_parse_seed(const char *s, uint64_t *out);
 
 #endif

@@ -14,10 +14,12 @@
 #include "env.h"
 #include "interrupt.h"
 #include "isa.h"
+#include "plan.h"
 #include "report.h"
 #include "rundir.h"
 #include "runner.h"
 #include "sl_config.h"
+#include "slurm.h"
 #include "validate.h"
 
 static const char main_usage[] =
@@ -25,6 +27,8 @@ static const char main_usage[] =
     "  list                 studies, variants (and whether they can run here), sizes, parameters\n"
     "  run STUDY...|all     run cases and write results records (speedlab run --help)\n"
     "  calibrate            measure the machine's ceilings (triad, FMA peak, sgemm, GPU)\n"
+    "  plan STUDY...|all    the cases a run would run, counted and estimated (speedlab plan --help)\n"
+    "  slurm STUDY...|all   the plan as Slurm job arrays and a merge job (speedlab slurm --help)\n"
     "  report DIR...        tables and figure data from results (speedlab report --help)\n"
     "  compare A B          compare two results directories (speedlab compare --help)\n"
     "  help [COMMAND]       this text, or a command's\n"
@@ -83,10 +87,18 @@ static void list_study(const sl_study *s)
                : (var->traits & SL_EXTERNAL) ? " [framework baseline: docs/baselines.md]" : "");
     }
     printf("  params:%s\n", s->n_params ? "" : " (none)");
-    for (int p = 0; p < s->n_params; p++)
-        printf("    %-16s default %-10s %s\n", s->params[p].name,
-               s->params[p].default_value ? s->params[p].default_value : "(none)",
-               s->params[p].help ? s->params[p].help : "");
+    for (int p = 0; p < s->n_params; p++) {
+        const sl_param *r = &s->params[p];
+        char kind[96] = "text";
+        if (r->type == SL_PARAM_INT)
+            snprintf(kind, sizeof kind, "integer %.0f-%.0f", r->min, r->max);
+        else if (r->type == SL_PARAM_REAL)
+            snprintf(kind, sizeof kind, "number %g-%g", r->min, r->max);
+        else if (r->choices)
+            snprintf(kind, sizeof kind, "%s", r->choices);
+        printf("    %-16s default %-10s %-22s %s\n", r->name, r->default_value ? r->default_value : "(none)",
+               kind, r->help ? r->help : "");
+    }
 }
 
 int sl_list_main(int argc, char **argv, const sl_study *const *studies, int n_studies)
@@ -200,7 +212,8 @@ int sl_main(int argc, char **argv, const sl_study *const *studies, int n_studies
         fprintf(stderr, "speedlab: %s\n", kern_isa_error());
         return SL_EXIT_USAGE;
     }
-    if ((strcmp(cmd, "list") == 0 || strcmp(cmd, "run") == 0) && sl_registry_check(studies, n_studies) != 0)
+    if ((!strcmp(cmd, "list") || !strcmp(cmd, "run") || !strcmp(cmd, "plan") ||
+         !strcmp(cmd, "slurm")) && sl_registry_check(studies, n_studies) != 0)
         return SL_EXIT_FAILED; /* a row without its functions would crash a case later */
     if (strcmp(cmd, "list") == 0)
         return sl_list_main(argc - 1, argv + 1, studies, n_studies);
@@ -208,11 +221,15 @@ int sl_main(int argc, char **argv, const sl_study *const *studies, int n_studies
         return sl_run_main(argc - 1, argv + 1, studies, n_studies);
     if (strcmp(cmd, "calibrate") == 0)
         return sl_calibrate_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "plan") == 0)
+        return sl_plan_main(argc - 1, argv + 1, studies, n_studies);
+    if (strcmp(cmd, "slurm") == 0)
+        return sl_slurm_main(argc - 1, argv + 1, studies, n_studies);
     if (strcmp(cmd, "report") == 0)
         return rep_report_main(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
         return rep_compare_main(argc - 1, argv + 1);
-    fprintf(stderr, "speedlab: unknown command '%s'; valid commands: list, run, calibrate, report, "
-            "compare, help\n", cmd);
+    fprintf(stderr, "speedlab: unknown command '%s'; valid commands: list, run, calibrate, plan, "
+            "slurm, report, compare, help\n", cmd);
     return SL_EXIT_USAGE;
 }

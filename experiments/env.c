@@ -119,6 +119,18 @@ static void isa_env(json_t *env)
     set_str(env, "cpu_flags", buf);
 }
 
+/* Where a Slurm job ran (issue 20), as ReFrame and Adiak record it: only the variables Slurm set, so a
+ * run outside Slurm has none of these fields. The merged report groups by machine (host, CPU, ISA). */
+static void slurm_env(json_t *env)
+{
+    static const char *const vars[][2] = {
+        {"SLURM_JOB_ID", "slurm_job_id"}, {"SLURM_ARRAY_JOB_ID", "slurm_array_job_id"},
+        {"SLURM_ARRAY_TASK_ID", "slurm_array_task_id"}, {"SLURMD_NODENAME", "slurm_node"},
+        {"SLURM_JOB_PARTITION", "slurm_partition"}};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        set_str(env, vars[i][1], getenv(vars[i][0]));
+}
+
 json_t *sl_env_capture(int threads)
 {
     json_t *env = json_object();
@@ -155,6 +167,7 @@ json_t *sl_env_capture(int threads)
     set_str(env, "blas", "CBLAS");
 #endif
     sl_gpu_env(env);
+    slurm_env(env);
     sl_iso_time(buf, sizeof buf);
     set_str(env, "date", buf);
     return env;

@@ -26,6 +26,12 @@ json_t *sl_gpu_calibrate(void)
     return NULL;
 }
 
+int sl_gpu_mem_used(double *used, double *total)
+{
+    (void)used, (void)total;
+    return -1;
+}
+
 #else
 
 #include <cuda_runtime.h>
@@ -52,6 +58,19 @@ int sl_gpu_available(char *why, size_t n)
     if (count <= 0)
         snprintf(why, n, "%s", reason);
     return count > 0;
+}
+
+int sl_gpu_mem_used(double *used, double *total)
+{
+    char why[160];
+    size_t f = 0, t = 0;
+    if (!sl_gpu_available(why, sizeof why) || cudaMemGetInfo(&f, &t) != cudaSuccess) {
+        cudaGetLastError(); /* leave no sticky error for the study's next call */
+        return -1;
+    }
+    *used = (double)(t - f);
+    *total = (double)t;
+    return 0;
 }
 
 static void version_string(char *buf, size_t n, int v)

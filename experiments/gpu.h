@@ -9,6 +9,9 @@
 int sl_gpu_available(char *why, size_t n);
 /* Adds cuda_device, cuda_driver and cuda_runtime to env when a device exists. */
 void sl_gpu_env(json_t *env);
+/* Device memory in use (total - free, cudaMemGetInfo: every allocation on the device, this process's
+ * context included, and other processes') and the total, in bytes: 0, or -1 without a device. */
+int sl_gpu_mem_used(double *used, double *total);
 /* GPU ceilings (ceilings.gpu of docs/results-schema.md), or NULL without a device. */
 json_t *sl_gpu_calibrate(void);
 

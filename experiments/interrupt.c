@@ -6,8 +6,18 @@
 #include "exit_codes.h"
 #include "interrupt.h"
 
+/* Holds in force (sl_interrupt_hold). The mask holds the signal off only on the thread that asked;
+ * the kernel may deliver SIGINT to any other thread (OpenMP, OpenBLAS and the profiler's sampler have
+ * their own masks), so the handler itself also waits while a hold is on: it notes the signal and
+ * sl_interrupt_release acts on it. */
+static volatile sig_atomic_t holds, pending;
+
 static void on_signal(int sig)
 {
+    if (holds > 0) {
+        pending = sig;
+        return;
+    }
     /* Only async-signal-safe calls here. Records are whole lines (SIGINT is held off while one is
      * written), so leaving now keeps every finished case and drops the one in progress. */
     static const char msg[] = "\nspeedlab: interrupted; finished cases are kept, the case in progress "
@@ -34,9 +44,13 @@ void sl_interrupt_hold(sigset_t *old)
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     sigprocmask(SIG_BLOCK, &block, old);
+    holds++;
 }
 
 void sl_interrupt_release(const sigset_t *old)
 {
-    sigprocmask(SIG_SETMASK, old, NULL);
+    holds--;
+    sigprocmask(SIG_SETMASK, old, NULL); /* a signal held off on this thread acts here */
+    if (holds == 0 && pending)
+        on_signal(pending);            /* one another thread received meanwhile */
 }

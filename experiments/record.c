@@ -1,5 +1,5 @@
 /*
- * record.c: the study-facing helpers of study.h (errors, parameters, record fields) and the writing of
+ * record.c: the study-facing helpers of study.h (errors, record fields) and the writing of
  * whole JSON Lines records.
  */
 #include "record.h"
@@ -27,56 +27,7 @@ void sl_error_set(sl_error *err, const char *fmt, ...)
     va_end(ap);
 }
 
-/* ---- parameters ------------------------------------------------------------------------------- */
-
-const char *sl_param_str(const sl_opts *o, const sl_study *s, const char *name)
-{
-    /* The last --param wins, as with any repeated command-line option. */
-    for (int i = o ? o->n_params - 1 : -1; i >= 0; i--)
-        if (strcmp(o->param_names[i], name) == 0)
-            return o->param_values[i];
-    for (int i = 0; s && i < s->n_params; i++)
-        if (strcmp(s->params[i].name, name) == 0)
-            return s->params[i].default_value;
-    /* A study asking for a parameter it never declared is a bug in the study, not bad user input. */
-    fprintf(stderr, "speedlab: study '%s' reads parameter '%s' that it does not declare in its params "
-            "table (experiments/studies/%s/)\n", s ? s->name : "?", name, s ? s->name : "?");
-    abort();
-}
-
-/* Bad values of --param are the user's: say which, what was given and what is valid, and exit 2. */
-static void bad_param(const sl_study *s, const char *name, const char *value, const char *what)
-{
-    const char *def = NULL;
-    for (int i = 0; i < s->n_params; i++)
-        if (strcmp(s->params[i].name, name) == 0)
-            def = s->params[i].default_value;
-    fprintf(stderr, "speedlab: --param %s=%s: '%s' is not %s (study %s, default %s)\n", name, value,
-            value, what, s->name, def ? def : "none");
-    exit(2);
-}
-
-long sl_param_long(const sl_opts *o, const sl_study *s, const char *name)
-{
-    const char *v = sl_param_str(o, s, name);
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end)
-        bad_param(s, name, v, "an integer");
-    return x;
-}
-
-double sl_param_double(const sl_opts *o, const sl_study *s, const char *name)
-{
-    const char *v = sl_param_str(o, s, name);
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || !isfinite(x))
-        bad_param(s, name, v, "a finite number");
-    return x;
-}
+/* (Parameters: experiments/params.c.) */
 
 /* ---- the study's record fields ---------------------------------------------------------------- */
 
@@ -253,6 +204,44 @@ json_t *sl_record_header(const char *kind, const char *run_id, json_t *env)
     return o;
 }
 
+/* Writes line (n bytes, ending in '\n') at the end of fd, opened O_APPEND, or nothing at all. A short
+ * write (a full disk, a file size limit) would leave half a line for the next record to be glued onto,
+ * losing both (issue 19): so every byte is checked, and on any failure the file is truncated back to
+ * where it ended before, the last whole record. The file is the run's own, written by this process
+ * alone, so its end before the write is where this record starts. */
+static int append_line(int fd, const char *line, size_t n, sl_error *err)
+{
+    off_t start = lseek(fd, 0, SEEK_END);
+    if (start < 0) {
+        sl_error_set(err, "results.jsonl: cannot find its end: %s", strerror(errno));
+        return -1;
+    }
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, line + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) { /* 0 never happens for a regular file; treat it as the disk being full */
+            int saved = w < 0 ? errno : ENOSPC;
+            int cut = ftruncate(fd, start);
+            sl_error_set(err, "writing a record: %s after %zu of %zu bytes%s; the record is not in the "
+                         "file (free space and run the case again)", strerror(saved), done, n,
+                         cut == 0 ? ", cut back to the last whole record" : " (and it could not be cut back)");
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    if (fsync(fd) != 0 && errno != EINVAL) {
+        int saved = errno;
+        /* Not durable: the record might vanish later, so it is not counted as written; cut it off. */
+        int cut = ftruncate(fd, start);
+        sl_error_set(err, "fsync of results.jsonl: %s; the record is %s", strerror(saved),
+                     cut == 0 ? "removed from the file" : "in the file but may not survive a crash");
+        return -1;
+    }
+    return 0;
+}
+
 int sl_record_append(int fd, json_t *rec, sl_error *err)
 {
     char *text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
@@ -273,16 +262,7 @@ int sl_record_append(int fd, json_t *rec, sl_error *err)
     /* Hold SIGINT off so the line is written whole and synced, then let a pending one act. */
     sigset_t old;
     sl_interrupt_hold(&old);
-    ssize_t w = write(fd, line, n + 1);
-    int saved = errno;
-    int rc = 0;
-    if (w != (ssize_t)(n + 1)) {
-        sl_error_set(err, "writing a record: %s", w < 0 ? strerror(saved) : "short write (disk full?)");
-        rc = -1;
-    } else if (fsync(fd) != 0 && errno != EINVAL) {
-        sl_error_set(err, "fsync of results.jsonl: %s", strerror(errno));
-        rc = -1;
-    }
+    int rc = append_line(fd, line, n + 1, err);
     sl_interrupt_release(&old);
     free(line);
     return rc;

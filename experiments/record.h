@@ -41,8 +41,10 @@ json_t *sl_record_header(const char *kind, const char *run_id, json_t *env);
 /* ISO 8601 UTC time of now into buf ("2026-11-22T14:12:46Z"). */
 void sl_iso_time(char *buf, size_t n);
 
-/* Appends `rec` to fd as one compact line with a single write() and fsync(); SIGINT is held off while
- * it writes, so an interrupt never leaves half a line. Returns 0, or -1 with err. */
+/* Appends `rec` to fd (opened O_APPEND) as one compact line with write() and fsync(); SIGINT and
+ * SIGTERM are held off while it writes, so an interrupt never leaves half a line, and a short write
+ * (full disk) is cut back to the last whole record. Returns 0 when the record is on disk, or -1 with
+ * err and the file as it was. */
 int sl_record_append(int fd, json_t *rec, sl_error *err);
 
 #endif

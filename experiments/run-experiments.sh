@@ -14,6 +14,10 @@ speedlab=$1
 out=$2
 shift 2
 
+# What is about to run and about how long (issue 20): the plan's count and total, estimated from the
+# records and calibrations of earlier runs under OUT (docs/slurm.md, "Estimates").
+"$speedlab" plan all --calibration "$out" "$@" | tail -n 2
+
 "$speedlab" run all --calibrate --out "$out" "$@"
 rc=$?
 case $rc in

@@ -101,14 +101,8 @@ static void record_not_run(sl_run_ctx *c, const sl_study *s, int v, long size, c
     char line[1024];
     snprintf(line, sizeof line, "%-12s %-12s %s=%-8ld %s: %s", s->name, s->variants[v].name,
              s->size_name ? s->size_name : "size", size, status, why);
-    sl_emit_case(c, rec, line);
+    sl_emit_case(c, rec, line); /* counts it by status once it is on disk */
     json_decref(rec);
-    if (strcmp(status, "failed") == 0)
-        c->n_failed++;
-    else if (strcmp(status, "unavailable") == 0)
-        c->n_unavailable++;
-    else
-        c->n_skipped++;
 }
 
 /* Records for every variant when the size cannot run at all (no memory, setup failed). */
@@ -123,6 +117,38 @@ static void record_unavailable(sl_run_ctx *c, const sl_study *s, int v, long siz
 {
     progress(c, s, s->variants[v].name, size);
     record_not_run(c, s, v, size, "unavailable", why);
+}
+
+/* With --trace, an instant event at the start of each case, so a user finds it on the timeline. */
+static void trace_mark_case(const sl_study *s, const char *variant, long size)
+{
+    char label[256];
+    snprintf(label, sizeof label, "case %s %s %s=%ld", s->name, variant, s->size_name ? s->size_name : "size",
+             size);
+    prof_trace_mark(label); /* a no-op without tracing */
+}
+
+/* With --trace: the trace so far, rewritten after a case when the last copy is TRACE_CHECKPOINT_S old,
+ * so that a run stopped by Ctrl-C (which leaves at once, interrupt.c) still leaves the trace up to a
+ * recent case. Written to FILE.part and renamed with Ctrl-C held off, so the copy is always whole (a
+ * full 1M-event buffer is about 70 MB: a second or two). The final trace is written at prof_shutdown. */
+#define TRACE_CHECKPOINT_S 30.0
+static void trace_checkpoint(const sl_run_ctx *c)
+{
+    static uint64_t last;
+    if (!c->cfg->trace)
+        return;
+    uint64_t now = prof_now_ns();
+    if (last && (double)(now - last) * 1e-9 < TRACE_CHECKPOINT_S)
+        return;
+    last = now;
+    char part[4200];
+    snprintf(part, sizeof part, "%s.part", c->cfg->trace);
+    sigset_t old;
+    sl_interrupt_hold(&old);
+    if (prof_trace_write(part) == 0 && rename(part, c->cfg->trace) != 0)
+        fprintf(stderr, "speedlab: cannot rename %s to %s\n", part, c->cfg->trace);
+    sl_interrupt_release(&old);
 }
 
 /* One (study, size): availability, the memory check, setup, every variant, teardown. */
@@ -168,7 +194,9 @@ static void run_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs,
     }
     for (int k = 0; k < nr; k++) {
         progress(c, s, s->variants[runnable[k]].name, size);
+        trace_mark_case(s, s->variants[runnable[k]].name, size);
         sl_run_case(c, s, state, runnable[k], size);
+        trace_checkpoint(c);
     }
     if (s->teardown)
         s->teardown(state);
@@ -214,6 +242,19 @@ static int open_run(sl_run_ctx *c)
     return 0;
 }
 
+/* --trace FILE: the trace was written at prof_shutdown; RUNDIR/trace.json points at it, so that
+ * `speedlab report` draws its timeline (a hard link, or a symbolic one across file systems). */
+static void link_trace(const sl_run_ctx *c)
+{
+    char dst[4200], abs[4096];
+    snprintf(dst, sizeof dst, "%s/trace.json", c->dir);
+    if (!c->cfg->trace || access(c->cfg->trace, R_OK) != 0 || link(c->cfg->trace, dst) == 0)
+        return;
+    if (realpath(c->cfg->trace, abs) && symlink(abs, dst) == 0)
+        return;
+    fprintf(stderr, "speedlab: trace in %s (could not link it as %s)\n", c->cfg->trace, dst);
+}
+
 static void close_run(sl_run_ctx *c)
 {
     if (c->fd >= 0)
@@ -221,7 +262,9 @@ static void close_run(sl_run_ctx *c)
     if (c->timerstats)
         fclose(c->timerstats);
     json_decref(c->env);
-    prof_shutdown();
+    prof_shutdown(); /* writes the trace, with --trace */
+    if (c->dir[0])
+        link_trace(c);
     for (int i = 0; i < c->n_names; i++)
         free(c->names[i]);
     free(c->names);
@@ -239,6 +282,17 @@ static void print_timerstats(const sl_run_ctx *c)
         fclose(f);
 }
 
+/* The counts are of records on disk: a case whose record was lost to a full disk is not "ok". */
+static void print_summary(const sl_run_ctx *c)
+{
+    printf("speedlab: %d cases: %d ok, %d failed, %d unavailable, %d skipped", c->done, c->n_ok, c->n_failed,
+           c->n_unavailable, c->n_skipped);
+    if (c->write_errors)
+        printf("; %d records NOT written (see the errors above), %d on disk", c->write_errors,
+               c->done - c->write_errors);
+    printf("; results in %s\n", c->dir);
+}
+
 int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_studies)
 {
     sl_run_cfg cfg;
@@ -253,8 +307,9 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
                        .param_names = cfg.param_names, .param_values = cfg.param_values};
     prof_init(NULL);
     if (cfg.counters && prof_set_counters(cfg.counters) < 0) {
-        fprintf(stderr, "speedlab: --counters '%s': malformed; expected comma-separated PAPI event "
-                "names or the groups cache, branch, ipc\n", cfg.counters);
+        fprintf(stderr, "speedlab: --counters '%.60s%s': %s; expected comma-separated PAPI event names "
+                "or the groups cache, branch, ipc\n", cfg.counters, strlen(cfg.counters) > 60 ? "..." : "",
+                prof_counters_error());
         prof_shutdown();
         sl_run_cfg_free(&cfg);
         return SL_EXIT_USAGE;
@@ -265,15 +320,19 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
         c.env = sl_env_capture(cfg.threads);
         c.t0_ns = prof_now_ns();
         c.n_cases = count_cases(&c);
+        if (cfg.trace) {
+            char name[sizeof c.id + 16];
+            snprintf(name, sizeof name, "speedlab run %s", c.id);
+            prof_trace_start(cfg.trace);
+            prof_trace_set_process_name(name);
+        }
         printf("speedlab: run %s: %d cases -> %s/results.jsonl\n", c.id, c.n_cases, c.dir);
         fflush(stdout);
         if (!cfg.calibrate || sl_write_calibration(c.fd, c.id, c.env, cfg.threads) == 0) {
             run_all(&c);
             if (c.tty)
                 fprintf(stderr, "\r\033[K");
-            printf("speedlab: %d cases: %d ok, %d failed, %d unavailable, %d skipped; results in %s\n",
-                   c.done, c.done - c.n_failed - c.n_unavailable - c.n_skipped, c.n_failed,
-                   c.n_unavailable, c.n_skipped, c.dir);
+            print_summary(&c);
             if (cfg.timerstats) {
                 fflush(c.timerstats);
                 print_timerstats(&c);

@@ -69,12 +69,34 @@ static inline int sl_variant_threads(const sl_variant *v, int threads)
     return (v->traits & SL_THREADED) && threads > 0 ? threads : 1;
 }
 
-/* A study parameter settable with `--param name=value` (shown by `speedlab list`). */
+/* What a parameter's value is. `speedlab run` parses every --param of every chosen study with its row
+ * before the first case runs (experiments/params.c), so a bad value is refused with the flag, the study,
+ * the value and what is accepted, and no case and no run directory exist yet. */
+enum sl_param_type {
+    SL_PARAM_TEXT = 0, /* a string the study checks itself (what a 3-field row declares); `choices`, when
+                        * set, lists the accepted values "a|b|c" and the runner checks them */
+    SL_PARAM_INT,      /* an integer in [min, max]: decimal, no leading space or '+' */
+    SL_PARAM_REAL,     /* a finite number in [min, max] */
+};
+
+/* A study parameter settable with `--param name=value` (shown by `speedlab list`). Rows of three
+ * fields {"name", "default", "help"} stay valid and mean SL_PARAM_TEXT; give numeric parameters their
+ * type and range: {"hidden", "8", "hidden units", SL_INT(1, 64)}. Records store the parsed value
+ * written back as text ("0.1" for "1e-1"), never the text given. The registry self-check refuses a row
+ * whose default does not parse or lies outside its range. */
 typedef struct sl_param {
     const char *name;
     const char *default_value;
     const char *help;
+    int type;           /* enum sl_param_type */
+    double min, max;    /* inclusive range of SL_PARAM_INT and SL_PARAM_REAL (exact for |x| <= 2^53) */
+    const char *choices; /* SL_PARAM_TEXT: "warm|cold", or NULL for any text */
 } sl_param;
+/* The trailing fields of a typed row: {"hidden", "8", "hidden units", SL_INT(1, 64)}. (A 3-field row
+ * compiles, but -Wextra warns about its missing fields: give every new row its type.) */
+#define SL_INT(lo, hi) SL_PARAM_INT, (lo), (hi), NULL
+#define SL_REAL(lo, hi) SL_PARAM_REAL, (lo), (hi), NULL
+#define SL_TEXT(choices) SL_PARAM_TEXT, 0, 0, (choices)
 
 /* What the runner passes to every callback. */
 typedef struct sl_opts {
@@ -87,7 +109,9 @@ typedef struct sl_opts {
     const char *const *param_values;
 } sl_opts;
 
-/* Parameter lookup: the value given with --param, else the study's declared default. */
+/* Parameter lookup: the value given with --param (the last one wins), else the study's declared default.
+ * sl_param_long and sl_param_double parse it as the row declares (an SL_PARAM_TEXT row: any long, or any
+ * finite double); values were checked before the first case, so these only fail on a study's bug. */
 const char *sl_param_str(const sl_opts *o, const struct sl_study_s *s, const char *name);
 long sl_param_long(const sl_opts *o, const struct sl_study_s *s, const char *name);
 double sl_param_double(const sl_opts *o, const struct sl_study_s *s, const char *name);

@@ -8,8 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "validate.h"
+#include "params.h"
 #include "study.h"
+#include "validate.h"
 
 /* The requirements study.h documents; those starting "cu" need a GPU. */
 static const char *const known_requires[] = {"openmp", "blas", "cuda", "cublas", "cudnn"};
@@ -81,6 +82,28 @@ static const char *row_problem(const sl_study *s, int v, char *buf, size_t n)
     return s->incomplete ? s->incomplete(r) : NULL;
 }
 
+/* Every parameter row named, once, with a default that parses as its type and lies in its range (a
+ * default that did not would fail every case that does not give the parameter). */
+static int params_problem(const sl_study *s, char *why, size_t n)
+{
+    for (int i = 0; i < s->n_params; i++) {
+        const sl_param *p = &s->params[i];
+        char buf[160];
+        sl_param_value v;
+        if (!p->name || !*p->name)
+            return refuse(why, n, s, "parameter row %d: no name", i);
+        if (sl_param_row(s, p->name) != p)
+            return refuse(why, n, s, "parameter '%s': declared twice", p->name);
+        if (!p->default_value)
+            return refuse(why, n, s, "parameter '%s': no default", p->name);
+        if ((p->type == SL_PARAM_INT || p->type == SL_PARAM_REAL) && !(p->min <= p->max))
+            return refuse(why, n, s, "parameter '%s': range %g to %g is empty", p->name, p->min, p->max);
+        if (sl_param_parse(p, p->default_value, &v, buf, sizeof buf) != 0)
+            return refuse(why, n, s, "parameter '%s': default '%s': %s", p->name, p->default_value, buf);
+    }
+    return 0;
+}
+
 int sl_study_validate(const sl_study *s, char *why, size_t n)
 {
     if (!s->name || !*s->name)
@@ -102,7 +125,7 @@ int sl_study_validate(const sl_study *s, char *why, size_t n)
     }
     if (s->baseline && find_row(s, s->baseline) < 0)
         return refuse(why, n, s, "baseline '%s' names no variant", s->baseline);
-    return 0;
+    return params_problem(s, why, n);
 }
 
 int sl_registry_check(const sl_study *const *studies, int n_studies)

@@ -8,24 +8,14 @@
 
 #include "rep.h"
 
-static double metric(const rep_case *c, const char *name)
-{
-    return rep_jnum(json_object_get(c->rec, "metrics"), name);
-}
-
 static int search_case(const rep_case *c)
 {
-    return rep_is_ok(c) && isfinite(metric(c, "algo_search_s")) && isfinite(metric(c, "cudnn_find"));
+    return rep_is_ok(c) && isfinite(rep_metric(c, "algo_search_s")) && isfinite(rep_metric(c, "cudnn_find"));
 }
 
 int rep_is_algo_search(const rep_set *s, int env, const char *study)
 {
-    for (int i = 0; i < s->ncases; i++) {
-        const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) && search_case(c))
-            return 1;
-    }
-    return 0;
+    return rep_study_has(s, env, study, search_case);
 }
 
 /* Epoch i of the last repetition's epoch_s series (i = 0: the first), or the mean of epochs 1.. (i < 0). */
@@ -49,7 +39,7 @@ static const rep_case *partner(const rep_set *s, int env, const rep_case *c)
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *o = &s->cases[i];
         if (o->env == env && !o->superseded && search_case(o) && !strcmp(o->study, c->study) &&
-            o->size == c->size && !strcmp(o->pkey, c->pkey) && metric(o, "cudnn_find") != metric(c, "cudnn_find"))
+            o->size == c->size && !strcmp(o->pkey, c->pkey) && rep_metric(o, "cudnn_find") != rep_metric(c, "cudnn_find"))
             return o;
     }
     return NULL;
@@ -90,8 +80,8 @@ rep_table *rep_tab_algo_search(const rep_set *s, int env, const char *study)
         rep_cell_text(t, r, 0, "%s", c->variant);
         rep_cell_num(t, r, 1, (double)c->size, "%s=%ld%s%s%s", c->size_name, c->size, c->pkey[0] ? " " : "",
                      c->pkey, rep_case_mark(t, c));
-        rep_cell_text(t, r, 2, "%s", metric(c, "cudnn_find") > 0 ? "cudnnFind (benchmark)" : "heuristic");
-        time_cell(t, r, 3, metric(c, "algo_search_s"));
+        rep_cell_text(t, r, 2, "%s", rep_metric(c, "cudnn_find") > 0 ? "cudnnFind (benchmark)" : "heuristic");
+        time_cell(t, r, 3, rep_metric(c, "algo_search_s"));
         time_cell(t, r, 4, epoch_s(c, 0));
         time_cell(t, r, 5, epoch_s(c, -1));
         const rep_case *o = partner(s, env, c);
@@ -114,10 +104,10 @@ void rep_algo_search_sentences(FILE *f, const rep_set *s, int env, const char *s
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
         if (c->env != env || c->superseded || strcmp(c->study, study) || !search_case(c) ||
-            metric(c, "cudnn_find") <= 0)
+            rep_metric(c, "cudnn_find") <= 0)
             continue;
         const rep_case *h = partner(s, env, c);
-        double find = epoch_s(c, -1), heur = h ? epoch_s(h, -1) : NAN, cost = metric(c, "algo_search_s");
+        double find = epoch_s(c, -1), heur = h ? epoch_s(h, -1) : NAN, cost = rep_metric(c, "algo_search_s");
         char a[64], b[64], k[64];
         rep_fmt_time(k, sizeof k, cost);
         fprintf(f, "- cuDNN benchmark mode (%s %s, %s=%ld): cudnnFind* took %s once", study, c->variant, c->size_name,
@@ -129,7 +119,7 @@ void rep_algo_search_sentences(FILE *f, const rep_set *s, int env, const char *s
         rep_fmt_time(a, sizeof a, find);
         rep_fmt_time(b, sizeof b, heur);
         /* the search's cost over the heuristic's own queries, against what each epoch saves */
-        double x = heur / find, gain = heur - find, extra = cost - metric(h, "algo_search_s");
+        double x = heur / find, gain = heur - find, extra = cost - rep_metric(h, "algo_search_s");
         fprintf(f, "; a steady epoch took %s against the heuristic's %s (%.2f× %s)", a, b, x >= 1 ? x : 1 / x,
                 x >= 1 ? "faster" : "slower");
         if (gain > 0)

@@ -23,18 +23,32 @@ static void usage(FILE *f)
           "  ratio of medians B/A, a two-sided Mann-Whitney U test over the repetitions (p < 0.05 is a\n"
           "  difference), a noise flag when either side's CV exceeds 5 %, and a warning when either side\n"
           "  has fewer than 9 repetitions. Exit status: 0, 3 when input was skipped, 2 usage, 1 nothing to\n"
-          "  compare.\n", f);
+          "  compare or the output not written.\n", f);
 }
 
-/* The current record of a case in a set, from any machine (compare says when machines differ). */
-static const rep_case *find_any(const rep_set *s, const rep_case *k)
+/* Compare matches a case by study, variant and size, on any machine (it says when machines differ). */
+static char *match_key(const rep_case *c)
+{
+    return rep_printf("%ld\x1f%s\x1f%s", c->size, c->study, c->variant);
+}
+
+/* The first case of each match key in s: one hash lookup per case, so compare is linear too. */
+static void index_cases(const rep_set *s, rep_hash *h)
 {
     for (int i = 0; i < s->ncases; i++) {
-        const rep_case *c = &s->cases[i];
-        if (!c->superseded && c->size == k->size && !strcmp(c->study, k->study) && !strcmp(c->variant, k->variant))
-            return c;
+        char *k = match_key(&s->cases[i]);
+        if (k && rep_hash_get(h, k) < 0)
+            rep_hash_put(h, k, i);
+        free(k);
     }
-    return NULL;
+}
+
+static const rep_case *find_any(const rep_set *s, const rep_hash *h, const rep_case *k)
+{
+    char *key = match_key(k);
+    int i = key ? rep_hash_get(h, key) : -1;
+    free(key);
+    return i < 0 ? NULL : &s->cases[i];
 }
 
 typedef struct tally {
@@ -142,14 +156,19 @@ int rep_compare_main(int argc, char **argv)
     free(t->title);
     t->title = rep_printf("compare: B = %s against A = %s", paths[1], paths[0]);
     tally n = {0};
+    rep_hash ha = {0}, hb = {0};
+    index_cases(&sa, &ha);
+    index_cases(&sb, &hb);
     for (int i = 0; i < sa.ncases; i++) {
         const rep_case *a = &sa.cases[i];
-        if (a->superseded || !rep_is_ok(a) || find_any(&sa, a) != a)
+        if (!rep_is_ok(a) || find_any(&sa, &ha, a) != a)
             continue;
-        const rep_case *b = find_any(&sb, a);
+        const rep_case *b = find_any(&sb, &hb, a);
         if (rep_is_ok(b))
             compare_case(t, a, b, &sa, &sb, &n);
     }
+    rep_hash_free(&ha);
+    rep_hash_free(&hb);
     rep_table_note(t, "%d cases in both: %d B slower, %d B faster, %d no significant difference "
                       "(two-sided Mann-Whitney U, alpha %.2f; exact p for small samples without ties).",
                    t->nrows, n.slower, n.faster, n.same, ALPHA);
@@ -165,19 +184,20 @@ int rep_compare_main(int argc, char **argv)
         fprintf(stderr, "speedlab compare: warning: %d cases have fewer than %d repetitions on a side\n", n.few,
                 MIN_REPS);
     }
-    FILE *f = out ? fopen(out, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "speedlab compare: cannot write %s\n", out);
-        status = 1;
-    } else {
+    /* --out: written whole or not at all (output.c); stdout: checked, so a full disk is an error too. */
+    FILE *f = out ? rep_out_open(out) : stdout;
+    if (f) {
         if (fmt == REP_MD)
             rep_write_md(t, f);
         else if (fmt == REP_CSV)
             rep_write_csv(t, f);
         else
             rep_write_tex(t, f);
-        if (out)
-            fclose(f);
+    }
+    if (!f || rep_out_close(f) != 0) {
+        if (!out)
+            fprintf(stderr, "speedlab compare: cannot write the table to standard output (disk full?)\n");
+        status = 1;
     }
     if (t->nrows == 0) {
         fprintf(stderr, "speedlab compare: no case with times is in both A and B\n");

@@ -13,17 +13,12 @@
 
 static int copy_case(const rep_case *c)
 {
-    return rep_is_ok(c) && isfinite(rep_jnum(json_object_get(c->rec, "metrics"), "pinned")) && c->median > 0;
+    return rep_is_ok(c) && isfinite(rep_metric(c, "pinned")) && c->median > 0;
 }
 
 int rep_is_copies(const rep_set *s, int env, const char *study)
 {
-    for (int i = 0; i < s->ncases; i++) {
-        const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) && copy_case(c))
-            return 1;
-    }
-    return 0;
+    return rep_study_has(s, env, study, copy_case);
 }
 
 static double copy_bytes(const rep_case *c)
@@ -76,13 +71,6 @@ static const rep_case *base_of(const rep_set *s, int env, const rep_case *c)
     return copy_case(b) ? b : NULL;
 }
 
-static void num_or_dash(rep_table *t, int r, int col, double v, const char *fmt)
-{
-    if (isfinite(v))
-        rep_cell_num(t, r, col, v, fmt, v);
-    else
-        rep_cell_text(t, r, col, "—");
-}
 
 rep_table *rep_tab_copies(const rep_set *s, int env, const char *study)
 {
@@ -112,10 +100,10 @@ rep_table *rep_tab_copies(const rep_set *s, int env, const char *study)
             rep_cell_text(t, r, 0, "%s", c->variant);
             fmt_bytes(b, sizeof b, copy_bytes(c));
             rep_cell_num(t, r, 1, copy_bytes(c), "%s%s", b, rep_case_mark(t, c));
-            num_or_dash(t, r, 2, wall_gbs(c), "%.3g");
-            num_or_dash(t, r, 3, device_gbs(c), "%.3g");
+            rep_cell_num_or_dash(t, r, 2, wall_gbs(c), "%.3g");
+            rep_cell_num_or_dash(t, r, 3, device_gbs(c), "%.3g");
             const rep_case *base = base_of(s, env, c);
-            num_or_dash(t, r, 4, base ? base->median / c->median : NAN, "%.2f×");
+            rep_cell_num_or_dash(t, r, 4, base ? base->median / c->median : NAN, "%.2f×");
             rep_fmt_time(b, sizeof b, c->median);
             rep_cell_num(t, r, 5, c->median, "%s", b);
         }
@@ -182,17 +170,17 @@ void rep_copies_sentences(FILE *f, const rep_set *s, int env, const char *study)
 
 static double feed_of(const rep_case *c)
 {
-    return rep_is_ok(c) ? rep_jnum(json_object_get(c->rec, "metrics"), "feed") : NAN;
+    return rep_is_ok(c) ? rep_metric(c, "feed") : NAN;
+}
+
+static int host_fed(const rep_case *c)
+{
+    return feed_of(c) >= 1;
 }
 
 int rep_is_feed(const rep_set *s, int env, const char *study)
 {
-    for (int i = 0; i < s->ncases; i++) {
-        const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) && feed_of(c) >= 1)
-            return 1;
-    }
-    return 0;
+    return rep_study_has(s, env, study, host_fed);
 }
 
 /* The current case of variant/size fed as `feed` (0 resident, 1 sync, 2 overlap), or NULL. */
@@ -209,7 +197,7 @@ static const rep_case *fed(const rep_set *s, int env, const rep_case *like, int 
 
 static double epoch_of(const rep_case *c)
 {
-    double e = rep_jnum(json_object_get(c->rec, "metrics"), "epoch_s_mean");
+    double e = rep_metric(c, "epoch_s_mean");
     return isfinite(e) ? e : c->median;
 }
 

@@ -3,7 +3,8 @@
  * A machine is env.host + env.cpu_model + env.isa: the ISA level the kernels ran decides their speed as
  * much as the CPU does (the same AVX-512 CPU forced to AVX2 with SPEEDLAB_ISA=v3 is another machine for
  * the report), so results of two levels are never grouped or averaged together. Records written before
- * env.isa existed have none: their machine is host + cpu_model, named by the host alone, as before. */
+ * env.isa existed have none: their machine is host + cpu_model, named by the host alone, as before.
+ * The directory of a machine is made from strings of a results file: see make_slug. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,14 +21,6 @@ static const char *opt_str(const json_t *o, const char *key)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* Appends s to buf (of n bytes, at *k), made safe for a directory name. */
-static void slug_part(char *buf, size_t n, size_t *k, const char *s)
-{
-    for (const char *p = s; *p && *k + 1 < n; p++)
-        buf[(*k)++] = (char)((*p == '/' || *p == ' ' || *p == '.') ? '-' : *p);
-    buf[*k] = 0;
-}
-
 static int slug_taken(const rep_set *s, const char *slug)
 {
     for (int i = 0; i < s->nenvs; i++)
@@ -36,23 +29,25 @@ static int slug_taken(const rep_set *s, const char *slug)
     return 0;
 }
 
-/* "host" or "host-isa"; numbered from 2 when taken (two CPU models behind one host name). */
+/* "host" or "host-isa", each part through rep_path_name (hosts a.b and a-b stay apart, and no host
+ * reaches outside the report); numbered from 2 when still taken ("a-b" with ISA "c" and "a" with ISA
+ * "b-c"), so two machines never share a directory. */
 static char *make_slug(const rep_set *s, const char *host, const char *isa)
 {
-    char base[128];
-    size_t k = 0;
-    base[0] = 0;
-    slug_part(base, 80, &k, host);
-    if (isa) {
-        slug_part(base, sizeof base, &k, "-");
-        slug_part(base, sizeof base, &k, isa);
-    }
-    if (!slug_taken(s, base))
-        return rep_strdup(base);
+    char *h = rep_path_name(host), *i = isa ? rep_path_name(isa) : NULL;
+    char *base = isa ? rep_printf("%s-%s", h, i) : rep_strdup(h);
+    free(h);
+    free(i);
+    if (base && strlen(base) > 200) /* a file name has 255 bytes at most: the number below keeps it apart */
+        base[200] = 0;
+    if (!base || !slug_taken(s, base))
+        return base;
     for (int n = 2;; n++) {
         char *c = rep_printf("%s-%d", base, n);
-        if (!c || !slug_taken(s, c))
+        if (!c || !slug_taken(s, c)) {
+            free(base);
             return c;
+        }
         free(c);
     }
 }
@@ -87,6 +82,8 @@ void rep_env_free(rep_env *e)
     free(e->name);
     free(e->slug);
     free(e->calib_time);
+    for (int i = 0; i < e->nruns; i++)
+        free(e->runs[i]);
     json_decref(e->env);
     json_decref(e->ceilings);
 }

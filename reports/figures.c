@@ -80,6 +80,21 @@ const char *rep_gnuplot(void)
     return res;
 }
 
+/* s inside a gnuplot single-quoted string: a quote doubled ('' is gnuplot's escape), a control
+ * character a space. Strings of a results file (a baseline, a size name) reach gnuplot's -e commands,
+ * and a quote there would let a results file run commands (issue 19). Writes at most n bytes to buf. */
+const char *rep_gp_str(char *buf, size_t n, const char *s)
+{
+    size_t k = 0;
+    for (const char *p = s; *p && k + 3 < n; p++) {
+        if (*p == '\'')
+            buf[k++] = '\'';
+        buf[k++] = (unsigned char)*p < 0x20 ? ' ' : *p;
+    }
+    buf[k] = 0;
+    return buf;
+}
+
 int rep_run_gnuplot(const char *script, const char *datafile, const char *outbase, const char *extra)
 {
     const char *gp = rep_gnuplot();
@@ -89,8 +104,9 @@ int rep_run_gnuplot(const char *script, const char *datafile, const char *outbas
     snprintf(sp, sizeof sp, "%s/%s", rep_plots_dir(), script);
     static const char *ext[] = {"png", "pdf", "svg"};
     for (int i = 0; i < 3; i++) {
-        char *assign = rep_printf("datafile='%s'; outfile='%s.%s'; %s", datafile, outbase, ext[i],
-                                  extra ? extra : "");
+        char qd[1024], qo[1024];
+        char *assign = rep_printf("datafile='%s'; outfile='%s.%s'; %s", rep_gp_str(qd, sizeof qd, datafile),
+                                  rep_gp_str(qo, sizeof qo, outbase), ext[i], extra ? extra : "");
         /* gnuplot's messages go to a scratch file, shown only when it fails: its warnings about a
          * one-point range ("empty x range") on a single-size study are noise in a report's log. */
         FILE *log = tmpfile();
@@ -136,6 +152,7 @@ typedef struct figctx {
     const rep_set *s;
     int env;
     const char *study, *dir;
+    char *name;        /* the study as a file name (rep_path_name) */
     int plots;
     rep_figure *figs;
     int n, max;
@@ -143,8 +160,8 @@ typedef struct figctx {
 
 static FILE *open_data(figctx *x, const char *kind, char *path, size_t n)
 {
-    snprintf(path, n, "%s/figures/%s-%s.dat", x->dir, x->study, kind);
-    FILE *f = fopen(path, "w");
+    snprintf(path, n, "%s/figures/%s-%s.dat", x->dir, x->name, kind);
+    FILE *f = rep_out_open(path);
     if (f)
         fprintf(f, "# speedlab figure data: %s, study %s (written by speedlab report)\n", kind, x->study);
     return f;
@@ -157,12 +174,12 @@ static void finish(figctx *x, const char *kind, const char *script, const char *
     if (x->n >= x->max)
         return;
     rep_figure *fig = &x->figs[x->n++];
-    snprintf(fig->path, sizeof fig->path, "figures/%s-%s", x->study, kind);
+    snprintf(fig->path, sizeof fig->path, "figures/%s-%s", x->name, kind);
     snprintf(fig->caption, sizeof fig->caption, "%s", caption);
     fig->rendered = 0;
     if (x->plots) {
         char base[1024];
-        snprintf(base, sizeof base, "%s/figures/%s-%s", x->dir, x->study, kind);
+        snprintf(base, sizeof base, "%s/figures/%s-%s", x->dir, x->name, kind);
         fig->rendered = rep_run_gnuplot(script, path, base, extra) == 0;
     }
 }
@@ -186,9 +203,9 @@ static void fig_time_speedup(figctx *x)
     FILE *ft = open_data(x, "time", tp, sizeof tp), *fs = open_data(x, "speedup", sp, sizeof sp);
     if (!ft || !fs) {
         if (ft)
-            fclose(ft);
+            rep_out_close(ft);
         if (fs)
-            fclose(fs);
+            rep_out_close(fs);
         return;
     }
     fprintf(ft, "# blocks per variant: size median_s p25_s p75_s\n");
@@ -215,12 +232,14 @@ static void fig_time_speedup(figctx *x)
             }
         }
     }
-    fclose(ft);
-    fclose(fs);
-    snprintf(extra, sizeof extra, "xlab='%s'", size_name(x));
+    rep_out_close(ft);
+    rep_out_close(fs);
+    char q1[64], q2[64];
+    snprintf(extra, sizeof extra, "xlab='%s'", rep_gp_str(q1, sizeof q1, size_name(x)));
     if (bt)
         finish(x, "time", "time_size.gp", tp, extra, "Median time per repetition against size (log-log; bars: IQR)");
-    snprintf(extra, sizeof extra, "xlab='%s'; baseline='%s'", size_name(x), base ? base : "baseline");
+    snprintf(extra, sizeof extra, "xlab='%s'; baseline='%s'", q1,
+             rep_gp_str(q2, sizeof q2, base ? base : "baseline"));
     if (bs)
         finish(x, "speedup", "speedup.gp", sp, extra, "Speedup over the baseline variant against size");
 }
@@ -244,8 +263,9 @@ static void fig_bars(figctx *x)
         if (rep_is_ok(c))
             fprintf(f, "\"%s\" %.9g %.9g\n", vs[vi], c->mean, isfinite(c->std) ? c->std : 0.0), n++;
     }
-    fclose(f);
-    snprintf(extra, sizeof extra, "subtitle='%s=%ld'", size_name(x), sizes[ns - 1]);
+    rep_out_close(f);
+    char q[64];
+    snprintf(extra, sizeof extra, "subtitle='%s=%ld'", rep_gp_str(q, sizeof q, size_name(x)), sizes[ns - 1]);
     snprintf(cap, sizeof cap, "Time per variant at %s=%ld, mean ± std (seed 002's Figure 2.6)", size_name(x),
              sizes[ns - 1]);
     if (n)
@@ -299,7 +319,7 @@ static void fig_roofline(figctx *x)
             fprintf(f, "%.6g %.6g %ld\n", c->ai, c->gflops, c->size);
         }
     }
-    fclose(f);
+    rep_out_close(f);
     char extra[64];
     snprintf(extra, sizeof extra, "nroofs=%d", blocks);
     if (!pts)
@@ -344,7 +364,7 @@ static int write_series(figctx *x, const char *kind, const char *const *names, i
         }
     }
     if (f)
-        fclose(f);
+        rep_out_close(f);
     return blocks;
 }
 
@@ -390,9 +410,10 @@ static void fig_throughput_bars(figctx *x)
     }
     if (!f)
         return;
-    fclose(f);
+    rep_out_close(f);
+    char q[64];
     snprintf(extra, sizeof extra, "subtitle='%s=%ld'; ylab='samples/s (mean over epochs)'; labfmt='%%.0f'",
-             size_name(x), sizes[ns - 1]);
+             rep_gp_str(q, sizeof q, size_name(x)), sizes[ns - 1]);
     snprintf(cap, sizeof cap, "Average throughput per variant at %s=%ld, mean ± std over repetitions "
              "(seed 004's Figure 1 d)", size_name(x), sizes[ns - 1]);
     finish(x, "throughput-bars", "bars.gp", p, extra, cap);
@@ -424,7 +445,7 @@ static void fig_memory(figctx *x)
                     json_number_value(json_array_get(r, i)) / (1024.0 * 1024.0));
     }
     if (f)
-        fclose(f);
+        rep_out_close(f);
     if (blocks)
         finish(x, "memory", "memory.gp", p, NULL, "Resident memory over time (seed 002's Figure 2.1)");
 }
@@ -455,8 +476,9 @@ static void fig_batch(figctx *x)
             fprintf(f, "%ld %.9g %.9g %.9g\n", sizes[si], b.samples_per_s, b.test_acc, b.epoch_s);
         }
     }
-    fclose(f);
-    snprintf(extra, sizeof extra, "xlab='%s'", size_name(x));
+    rep_out_close(f);
+    char q[64];
+    snprintf(extra, sizeof extra, "xlab='%s'", rep_gp_str(q, sizeof q, size_name(x)));
     snprintf(cap, sizeof cap, "Throughput and final test accuracy against %s (fixed epochs and learning rate)",
              size_name(x));
     if (blocks)
@@ -475,10 +497,30 @@ static void fig_loading(figctx *x)
     if (!f)
         return;
     int n = rep_loading_data(x->s, x->env, x->study, f);
-    fclose(f);
+    rep_out_close(f);
     if (n)
         finish(x, "loading", "bars.gp", p, "ylab='images/s'; labfmt='%.3g'",
                "Loading: images/s by method and cache state (each bar one case; warm and cold are separate runs)");
+    else
+        remove(p);
+}
+
+/* Issue 16, part 2: epoch time and the compute's wait fraction against the prefetch depth, one line per
+ * case (params and size), overlap.gp. */
+static void fig_overlap(figctx *x)
+{
+    if (!rep_is_overlap(x->s, x->env, x->study))
+        return;
+    char p[1024];
+    FILE *f = open_data(x, "overlap", p, sizeof p);
+    if (!f)
+        return;
+    int n = rep_overlap_data(x->s, x->env, x->study, f);
+    rep_out_close(f);
+    if (n)
+        finish(x, "overlap", "overlap.gp", p, NULL,
+               "Overlap: epoch time and the fraction of it the compute waited for data, by prefetch depth "
+               "(0: batches made inline)");
     else
         remove(p);
 }
@@ -493,7 +535,7 @@ static void fig_copies(figctx *x)
     if (!f)
         return;
     int n = rep_copies_data(x->s, x->env, x->study, f);
-    fclose(f);
+    rep_out_close(f);
     if (n)
         finish(x, "bandwidth", "bandwidth.gp", p, NULL,
                "Copy bandwidth against transfer size (host wall time; log-x): pageable and pinned, both directions");
@@ -510,7 +552,9 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
         fprintf(stderr, "speedlab report: cannot create %s\n", fd);
         return 0;
     }
-    figctx x = {s, env, study, dir, plots, figs, 0, max};
+    figctx x = {s, env, study, dir, rep_path_name(study), plots, figs, 0, max};
+    if (!x.name)
+        return 0;
     fig_time_speedup(&x);
     fig_bars(&x);
     fig_roofline(&x);
@@ -519,6 +563,8 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
     fig_memory(&x);
     fig_batch(&x);
     fig_loading(&x);
+    fig_overlap(&x);
     fig_copies(&x);
+    free(x.name);
     return x.n;
 }

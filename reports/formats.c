@@ -113,6 +113,14 @@ void rep_cell_num(rep_table *t, int row, int col, double num, const char *fmt, .
     va_end(ap);
 }
 
+void rep_cell_num_or_dash(rep_table *t, int row, int col, double v, const char *fmt)
+{
+    if (isfinite(v))
+        rep_cell_num(t, row, col, v, fmt, v);
+    else
+        rep_cell_text(t, row, col, "—");
+}
+
 static void add_note(rep_table *t, int once, const char *fmt, va_list ap)
 {
     char buf[1024];

@@ -142,17 +142,9 @@ static const char *missing_case(const json_t *r)
     return NULL;
 }
 
-static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
+/* Fills c from record r (its strings borrowed from r, which c holds) and its repetition statistics. */
+static void fill_case(rep_case *c, json_t *r, const char *file, int line, int env)
 {
-    if (s->ncases == s->capcases) {
-        int cap = s->capcases ? 2 * s->capcases : 64;
-        rep_case *c = realloc(s->cases, sizeof *c * (size_t)cap);
-        if (!c)
-            return;
-        s->cases = c;
-        s->capcases = cap;
-    }
-    rep_case *c = &s->cases[s->ncases++];
     memset(c, 0, sizeof *c);
     c->file = rep_strdup(file);
     c->line = line;
@@ -195,6 +187,88 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
         c->max = c->times[c->ntimes - 1];
         c->cv = c->mean > 0 ? c->std / c->mean : NAN;
     }
+}
+
+static void free_case(rep_case *c)
+{
+    free(c->file);
+    free(c->times);
+    free(c->pkey);
+    json_decref(c->rec);
+}
+
+/* The environment lists the runs of its case records, superseded ones included. */
+static void note_run(rep_env *e, const char *run_id)
+{
+    for (int k = 0; k < e->nruns; k++)
+        if (strcmp(e->runs[k], run_id) == 0)
+            return;
+    if (e->nruns < (int)(sizeof e->runs / sizeof *e->runs))
+        e->runs[e->nruns++] = rep_strdup(run_id);
+}
+
+/* A case is its environment, size, study, variant and other params (pipeline's cache=warm and cold). */
+static char *case_key(const rep_case *c)
+{
+    return rep_printf("%d\x1f%ld\x1f%s\x1f%s\x1f%s", c->env, c->size, c->study, c->variant, c->pkey);
+}
+
+static int grow_cases(rep_set *s)
+{
+    int cap = s->capcases ? 2 * s->capcases : 64;
+    rep_case *grown = realloc(s->cases, sizeof *grown * (size_t)cap);
+    if (!grown)
+        return -1;
+    s->cases = grown;
+    s->capcases = cap;
+    return 0;
+}
+
+/* Adds a case record, or lets it replace the case's record in place when it is later (a case measured
+ * again supersedes the earlier record): one hash lookup, so n records load in O(n). */
+static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
+{
+    rep_case c;
+    fill_case(&c, r, file, line, env);
+    note_run(&s->envs[env], c.run_id);
+    char *key = case_key(&c);
+    int at = key ? rep_hash_get(&s->keys, key) : -1;
+    if (at >= 0) {
+        s->envs[env].nsuperseded++;
+        if (strcmp(c.time, s->cases[at].time) >= 0) { /* later, or as late and read later: it wins */
+            free_case(&s->cases[at]);
+            s->cases[at] = c;
+        } else {
+            free_case(&c);
+        }
+        free(key);
+        return;
+    }
+    if ((s->ncases == s->capcases && grow_cases(s) != 0) || !key ||
+        rep_hash_put(&s->keys, key, s->ncases) != 0) {
+        fprintf(stderr, "speedlab: out of memory loading %s:%d; record skipped\n", file, line);
+        s->nerrors++;
+        free_case(&c);
+        free(key);
+        return;
+    }
+    s->cases[s->ncases++] = c;
+    free(key);
+}
+
+/* A repetition takes a positive time: 0 or less is a broken timer or an edited file, and would make
+ * speedups of -nan or below zero and a "B faster" verdict (issue 19). Index of the first bad time, or -1. */
+static int bad_time(const json_t *r, double *value)
+{
+    json_t *t = json_object_get(r, "times_s");
+    for (size_t i = 0; json_is_array(t) && i < json_array_size(t); i++) {
+        double x = json_number_value(json_array_get(t, i));
+        if (!(x > 0) || !isfinite(x)) {
+            *value = x;
+            return (int)i;
+        }
+    }
+    return -1;
 }
 
 static void add_calibration(rep_set *s, json_t *r, const char *file, int line, int env, FILE *err)
@@ -244,12 +318,22 @@ static void load_record(rep_set *s, const char *file, int line, const char *text
         const char *kind = jstr(r, "kind");
         if (!miss && strcmp(kind, "case") == 0)
             miss = missing_case(r);
+        double bad = 0;
+        int bt = !miss && strcmp(kind, "case") == 0 && strcmp(jstr(r, "status"), "ok") == 0 ? bad_time(r, &bad)
+                                                                                        : -1;
+        int env = miss || bt >= 0 ? -1 : rep_env_index(s, json_object_get(r, "env"));
         if (miss) {
             fprintf(err, "%s:%d: record is missing field `%s` (docs/results-schema.md); skipped\n", file,
                     line, miss);
             s->nerrors++;
+        } else if (bt >= 0) {
+            fprintf(err, "%s:%d: times_s[%d] is %g; a repetition's time is a positive number of seconds "
+                         "(docs/results-schema.md); skipped\n", file, line, bt, bad);
+            s->nerrors++;
+        } else if (env < 0) {
+            fprintf(err, "%s:%d: out of memory; skipped\n", file, line);
+            s->nerrors++;
         } else {
-            int env = rep_env_index(s, json_object_get(r, "env"));
             if (strcmp(kind, "case") == 0)
                 add_case(s, r, file, line, env);
             else if (strcmp(kind, "calibration") == 0)
@@ -370,7 +454,8 @@ static void walk(rep_set *s, const char *path, int top, seen *sn, FILE *err)
         names[n++] = rep_strdup(de->d_name);
     }
     closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_str); /* run order: run-YYYYmmdd-HHMMSS sorts by time */
+    if (n) /* an empty directory (a Slurm logs/ before any task): qsort must not get NULL */
+        qsort(names, (size_t)n, sizeof *names, cmp_str); /* run order: run-YYYYmmdd-HHMMSS sorts by time */
     for (int i = 0; i < n; i++) {
         char *child = rep_printf("%s/%s", path, names[i]);
         walk(s, child, 0, sn, err);
@@ -401,21 +486,6 @@ static char *params_key(const json_t *r, const char *size_name)
     return buf ? buf : rep_strdup("");
 }
 
-/* A case measured again in a later run supersedes the earlier record (same environment). */
-static void mark_superseded(rep_set *s)
-{
-    for (int i = 0; i < s->ncases; i++)
-        for (int j = 0; j < s->ncases; j++) {
-            rep_case *a = &s->cases[i], *b = &s->cases[j];
-            if (i == j || a->env != b->env || a->size != b->size || strcmp(a->study, b->study) ||
-                strcmp(a->variant, b->variant) || strcmp(a->pkey, b->pkey)) /* other params: another case */
-                continue;
-            int later = strcmp(b->time, a->time);
-            if (later > 0 || (later == 0 && j > i))
-                a->superseded = 1;
-        }
-}
-
 void rep_load(rep_set *s, int npaths, char **paths, FILE *err)
 {
     seen sn = {0};
@@ -424,17 +494,13 @@ void rep_load(rep_set *s, int npaths, char **paths, FILE *err)
     for (int i = 0; i < sn.n; i++)
         free(sn.paths[i]);
     free(sn.paths);
-    mark_superseded(s);
 }
 
 void rep_set_free(rep_set *s)
 {
-    for (int i = 0; i < s->ncases; i++) {
-        free(s->cases[i].file);
-        free(s->cases[i].times);
-        free(s->cases[i].pkey);
-        json_decref(s->cases[i].rec);
-    }
+    for (int i = 0; i < s->ncases; i++)
+        free_case(&s->cases[i]);
+    rep_hash_free(&s->keys);
     for (int i = 0; i < s->nenvs; i++)
         rep_env_free(&s->envs[i]);
     free(s->cases);

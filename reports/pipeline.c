@@ -3,7 +3,8 @@
  * by method (variant) and cache state (the record's params other than the size, rep_case.pkey: cache=warm
  * and cache=cold are separate cases, never one cell), and the load against one training epoch; the data
  * of its figure (bars.gp); and REPORT.md's "Data path" section: one sentence per part present (loading,
- * batch size from rep_batch_sweep) computed from the records, and the parts not in the results. */
+ * overlap from overlap.c, batch size from rep_batch_sweep) computed from the records, and the parts not in
+ * the results. */
 #include <math.h>
 #include <string.h>
 
@@ -13,24 +14,14 @@
 #define MAXK 8
 #define MAXST 64
 
-static double metric(const rep_case *c, const char *name)
-{
-    return rep_jnum(json_object_get(c->rec, "metrics"), name);
-}
-
 static int loading_case(const rep_case *c)
 {
-    return rep_is_ok(c) && isfinite(metric(c, "load_s")) && isfinite(metric(c, "images_per_s"));
+    return rep_is_ok(c) && isfinite(rep_metric(c, "load_s")) && isfinite(rep_metric(c, "images_per_s"));
 }
 
 int rep_is_loading(const rep_set *s, int env, const char *study)
 {
-    for (int i = 0; i < s->ncases; i++) {
-        const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) && loading_case(c))
-            return 1;
-    }
-    return 0;
+    return rep_study_has(s, env, study, loading_case);
 }
 
 /* The cache states (params keys) of the study, first-seen order. */
@@ -74,16 +65,9 @@ static const char *cache_name(const rep_case *c)
 static double speedup_vs_base(const rep_set *s, int env, const rep_case *c)
 {
     const rep_case *b = c->baseline ? find_keyed(s, env, c->study, c->baseline, c->pkey) : NULL;
-    return loading_case(b) ? metric(b, "load_s") / metric(c, "load_s") : NAN;
+    return loading_case(b) ? rep_metric(b, "load_s") / rep_metric(c, "load_s") : NAN;
 }
 
-static void num_or_dash(rep_table *t, int r, int col, double v, const char *fmt)
-{
-    if (isfinite(v))
-        rep_cell_num(t, r, col, v, fmt, v);
-    else
-        rep_cell_text(t, r, col, "—");
-}
 
 rep_table *rep_tab_loading(const rep_set *s, int env, const char *study)
 {
@@ -120,14 +104,14 @@ rep_table *rep_tab_loading(const rep_set *s, int env, const char *study)
                 continue;
             }
             char tm[64];
-            rep_fmt_time(tm, sizeof tm, metric(c, "load_s"));
-            rep_cell_num(t, r, 2, metric(c, "load_s"), "%s%s", tm, rep_case_mark(t, c));
-            num_or_dash(t, r, 3, metric(c, "file_mb_per_s"), "%.1f");
-            num_or_dash(t, r, 4, metric(c, "images_per_s"), "%.0f");
-            num_or_dash(t, r, 5, speedup_vs_base(s, env, c), "%.2f×");
-            num_or_dash(t, r, 6, metric(c, "mlp_epoch_ratio"), "%.3f");
-            num_or_dash(t, r, 7, metric(c, "cnn_epoch_ratio"), "%.4f");
-            num_or_dash(t, r, 8, metric(c, "resident_fraction"), "%.2f");
+            rep_fmt_time(tm, sizeof tm, rep_metric(c, "load_s"));
+            rep_cell_num(t, r, 2, rep_metric(c, "load_s"), "%s%s", tm, rep_case_mark(t, c));
+            rep_cell_num_or_dash(t, r, 3, rep_metric(c, "file_mb_per_s"), "%.1f");
+            rep_cell_num_or_dash(t, r, 4, rep_metric(c, "images_per_s"), "%.0f");
+            rep_cell_num_or_dash(t, r, 5, speedup_vs_base(s, env, c), "%.2f×");
+            rep_cell_num_or_dash(t, r, 6, rep_metric(c, "mlp_epoch_ratio"), "%.3f");
+            rep_cell_num_or_dash(t, r, 7, rep_metric(c, "cnn_epoch_ratio"), "%.4f");
+            rep_cell_num_or_dash(t, r, 8, rep_metric(c, "resident_fraction"), "%.2f");
         }
     }
     rep_table_note(t, "load time: the study's median over its timed loads (metric load_s); file MB/s: bytes of "
@@ -152,9 +136,9 @@ int rep_loading_data(const rep_set *s, int env, const char *study, FILE *f)
             const rep_case *c = find_keyed(s, env, study, vs[vi], keys[ki]);
             if (!loading_case(c))
                 continue;
-            double mb = metric(c, "file_mb_per_s");
-            fprintf(f, "\"%s %s\" %.9g 0 %.9g %.9g %.9g\n", c->variant, cache_name(c), metric(c, "images_per_s"),
-                    isfinite(mb) ? mb : 0.0, metric(c, "load_s"), metric(c, "mlp_epoch_ratio"));
+            double mb = rep_metric(c, "file_mb_per_s");
+            fprintf(f, "\"%s %s\" %.9g 0 %.9g %.9g %.9g\n", c->variant, cache_name(c), rep_metric(c, "images_per_s"),
+                    isfinite(mb) ? mb : 0.0, rep_metric(c, "load_s"), rep_metric(c, "mlp_epoch_ratio"));
             n++;
         }
     return n > 0;
@@ -169,11 +153,11 @@ static void loading_sentences(FILE *f, const rep_set *s, int env, const char *st
         const rep_case *best = NULL, *base = NULL;
         for (int vi = 0; vi < nv; vi++) {
             const rep_case *c = find_keyed(s, env, study, vs[vi], keys[ki]);
-            if (!loading_case(c) || !isfinite(metric(c, "file_bytes")))
+            if (!loading_case(c) || !isfinite(rep_metric(c, "file_bytes")))
                 continue;
             if (c->baseline && !strcmp(c->variant, c->baseline))
                 base = c;
-            else if (!best || metric(c, "load_s") < metric(best, "load_s"))
+            else if (!best || rep_metric(c, "load_s") < rep_metric(best, "load_s"))
                 best = c;
         }
         if (!best && !base)
@@ -182,22 +166,22 @@ static void loading_sentences(FILE *f, const rep_set *s, int env, const char *st
         char a[64], b[64];
         fprintf(f, "- Loading (%s, cache=%s):", study, cache_name(any));
         if (best) {
-            rep_fmt_time(a, sizeof a, metric(best, "load_s"));
+            rep_fmt_time(a, sizeof a, rep_metric(best, "load_s"));
             fprintf(f, " %s of the file took %s", best->variant, a);
             if (base) {
-                rep_fmt_time(b, sizeof b, metric(base, "load_s"));
-                double x = metric(base, "load_s") / metric(best, "load_s");
+                rep_fmt_time(b, sizeof b, rep_metric(base, "load_s"));
+                double x = rep_metric(base, "load_s") / rep_metric(best, "load_s");
                 fprintf(f, ", %.2f× %s than %s (%s)", x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower",
                         base->variant, b);
             }
             fputc(';', f);
         }
-        if (base && isfinite(metric(base, "mlp_epoch_ratio")))
+        if (base && isfinite(rep_metric(base, "mlp_epoch_ratio")))
             fprintf(f, " a %s load is %.3f× one mlp epoch and %.4f× one cnn epoch", base->variant,
-                    metric(base, "mlp_epoch_ratio"), metric(base, "cnn_epoch_ratio"));
-        if (best && isfinite(metric(best, "mlp_epoch_ratio")))
+                    rep_metric(base, "mlp_epoch_ratio"), rep_metric(base, "cnn_epoch_ratio"));
+        if (best && isfinite(rep_metric(best, "mlp_epoch_ratio")))
             fprintf(f, "%s %s's %.3f× one mlp epoch", base ? "," : " a load by", best->variant,
-                    metric(best, "mlp_epoch_ratio"));
+                    rep_metric(best, "mlp_epoch_ratio"));
         fputs(".\n", f);
     }
 }
@@ -247,7 +231,7 @@ typedef struct dp_part {
 
 static const dp_part parts[] = {
     {"loading (part 1)", rep_is_loading, loading_sentences},
-    {"overlap (prefetching, part 2)", NULL, NULL},
+    {"overlap (prefetching, part 2)", rep_is_overlap, rep_overlap_sentences},
     {"batch size (part 3)", rep_batch_sweep, batch_sentence},
     {"reduced precision (part 4)", NULL, NULL},
     {"host-to-device copies (part 5)", rep_is_copies, rep_copies_sentences},

@@ -7,6 +7,9 @@
  * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
  * performance.c seed 004's Table I: a declared list of per-run metric columns, mean ± std
+ * batch.c, pipeline.c, overlap.c, copies.c, algo_search.c  issue 16's data path: batch sweep, loading,
+ *            overlap (prefetching), host-device copies, cuDNN search
+ * select.c   case selectors those share: a metric, whether a study has a case of a kind
  * agreement.c each variant's cost/loss trajectory against the baseline's
  * bottleneck.c where the time goes (profile regions) and the functions table
  * published.c the write-ups' own tables, as data, printed beside ours
@@ -33,6 +36,9 @@ typedef struct rep_env {
     json_t *env;     /* the env object of the first record seen */
     json_t *ceilings; /* the latest calibration record's ceilings, or NULL */
     char *calib_time;
+    char *runs[64];  /* the run_ids of its case records, first seen first (64 listed at most) */
+    int nruns;
+    int nsuperseded; /* case records dropped because a later record measured the same case */
 } rep_env;
 
 /* One case record, with its repetition statistics computed from times_s. */
@@ -50,11 +56,21 @@ typedef struct rep_case {
     double *times;            /* sorted ascending */
     double median, mean, std, min, max, cv, p25, p75;
     double gflops, gbs, ai;   /* NAN when absent */
-    int superseded;           /* an older record of the same case (a later run has it) */
+    int superseded;           /* always 0 once loaded: the loader keeps only a case's latest record */
     char *pkey;               /* the record's params other than the size, "k=v k=v" ("" when none):
                                * part of the case's identity (pipeline's cache=warm and cache=cold) */
     json_t *rec;              /* the whole record: profile, metrics, series, phases, counters */
 } rep_case;
+
+/* A string -> int map (hash.c): the loader's case keys, compare's lookups. */
+typedef struct rep_hash {
+    char **keys;
+    int *vals;
+    size_t cap, n;
+} rep_hash;
+int rep_hash_get(const rep_hash *h, const char *key);     /* -1 when absent */
+int rep_hash_put(rep_hash *h, const char *key, int val);  /* 0, or -1 out of memory */
+void rep_hash_free(rep_hash *h);
 
 typedef struct rep_set {
     rep_case *cases;
@@ -63,11 +79,14 @@ typedef struct rep_set {
     int nenvs;
     int nerrors;              /* records or files skipped because of bad input */
     int nfiles;
+    rep_hash keys;            /* case key (env, size, study, variant, params) -> index in cases */
 } rep_set;
 
 /* Reads every *.jsonl file below each path (a run directory, a parent of runs, or a file). Symlinked
  * directories below a given path are not followed (`latest` points at a run that is read anyway);
- * a file reached twice is read once. Errors go to `err` as "file:line: what". */
+ * a file reached twice is read once. Errors go to `err` as "file:line: what". A case measured again
+ * keeps only its latest record (the later time; the later one read on a tie), in the place of the
+ * case's first record: memory grows with the cases, not the records, and loading is linear. */
 void rep_load(rep_set *s, int npaths, char **paths, FILE *err);
 void rep_set_free(rep_set *s);
 
@@ -147,6 +166,8 @@ void rep_cell_text(rep_table *t, int row, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void rep_cell_num(rep_table *t, int row, int col, double num, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* A number cell, or "—" when v is not finite (a metric the case did not record). */
+void rep_cell_num_or_dash(rep_table *t, int row, int col, double v, const char *fmt);
 void rep_table_note(rep_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds a note only once (same text). */
 void rep_table_note_once(rep_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -181,6 +202,13 @@ rep_table *rep_tab_loading(const rep_set *s, int env, const char *study);
 /* The loading figure's data (STUDY-loading.dat for bars.gp); 1 when written. */
 int rep_loading_data(const rep_set *s, int env, const char *study, FILE *f);
 void rep_data_path_section(FILE *f, const rep_set *s, int env);
+/* Issue 16's Part 2, overlap (overlap.c): epoch time and the compute's wait for data by prefetch depth
+ * (`STUDY-overlap`), for a study whose records carry wait_fraction and epoch_s_mean; its figure's data
+ * (STUDY-overlap.dat for overlap.gp; 1 when written) and the data path section's sentences. */
+int rep_is_overlap(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_overlap(const rep_set *s, int env, const char *study);
+int rep_overlap_data(const rep_set *s, int env, const char *study, FILE *f);
+void rep_overlap_sentences(FILE *f, const rep_set *s, int env, const char *study);
 /* Issue 16's part 5 (copies.c): copy GB/s against the transfer size, for a study whose records carry the
  * metric `pinned` (h2d); the figure's data (STUDY-bandwidth.dat for bandwidth.gp, 1 when written); the
  * data-path sentences. */
@@ -235,6 +263,10 @@ const char *rep_gnuplot(void);
  * -e assignments (may be NULL). Returns 0 on success. */
 int rep_run_gnuplot(const char *script, const char *datafile, const char *outbase, const char *extra);
 
+/* s made safe inside a gnuplot single-quoted string (quotes doubled, control characters a space), in buf
+ * of n bytes; returns buf. Every string of a results file that reaches a gnuplot command goes through it. */
+const char *rep_gp_str(char *buf, size_t n, const char *s);
+
 /* A figure written for a study: markdown links go into the study's page. */
 typedef struct rep_figure {
     char path[512];   /* relative to the study page: figures/x (no extension) */
@@ -247,11 +279,32 @@ typedef struct rep_figure {
 int rep_figures(const rep_set *s, int env, const char *study, const char *dir, int plots,
                 rep_figure *figs, int max);
 
+/* The timeline figure of every path whose run directory has a trace.json (speedlab run --trace): data
+ * and figures under out/timelines/, a section in the report (reports/timeline.c). */
+void rep_timelines(FILE *report, const char *out, int npaths, char **paths, int plots);
+
+/* ---- output files (output.c) ----------------------------------------------------------------- */
+
+/* An injective, path-safe file name for a string from a results file (study, variant, host): letters,
+ * digits, '_', '-' and a '.' not in front stay, any other byte is "~XX" (hex); malloc'd. */
+char *rep_path_name(const char *s);
+/* Opens a temporary beside path; NULL after a message on stderr (counted in rep_out_failures). */
+FILE *rep_out_open(const char *path);
+/* Checks every write and the close, then renames the temporary to path; -1 after a message. A FILE
+ * not from rep_out_open (stdout) is flushed and checked only. */
+int rep_out_close(FILE *f);
+/* How many output files failed so far in this process: `report` and `compare` exit 1 when any did. */
+int rep_out_failures(void);
+
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
 char *rep_strdup(const char *s);
 char *rep_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int rep_mkdirs(const char *path);   /* mkdir -p; 0 on success */
 double rep_jnum(const json_t *o, const char *key);   /* NAN when absent or not a number */
+/* select.c: a case's metric (NAN when absent, or c NULL); whether the study has a current case on env
+ * for which pred holds (how a study-specific table decides it applies). */
+double rep_metric(const rep_case *c, const char *name);
+int rep_study_has(const rep_set *s, int env, const char *study, int (*pred)(const rep_case *c));
 
 #endif

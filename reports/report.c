@@ -7,12 +7,15 @@
  *   OUT/<machine>/figures/<study>-<kind>.{dat,png,pdf,svg}
  * One <machine> directory per environment (env.host + env.cpu_model + env.isa): never averaged together.
  * Exit status: 0, or 3 when some input was skipped (bad lines, unreadable files), 2 on usage errors,
- * 1 when nothing could be read or written. */
+ * 1 when nothing could be read, or any output file could not be written (a full disk): each file is
+ * written to a temporary and renamed into place, so none is left empty or cut (reports/output.c). */
 #define _DEFAULT_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "missing.h"
 #include "rep.h"
 #include "report.h"
 
@@ -42,7 +45,8 @@ static void usage(FILE *f)
           "  --no-plots      write figure data files but do not run gnuplot\n"
           "  Figures use the gnuplot scripts in $SPEEDLAB_PLOTS_DIR (default: an installed speedlab's own\n"
           "  share/speedlab/plots, else the source tree's plots/).\n"
-          "  Exit status: 0 ok, 3 some input skipped (see the errors), 2 usage, 1 nothing read.\n", f);
+          "  Exit status: 0 ok, 3 some input skipped (see the errors), 2 usage, 1 nothing read or an\n"
+          "  output file not written (each is written whole or not at all).\n", f);
 }
 
 static int parse_formats(const char *s)
@@ -111,28 +115,30 @@ static void write_table_files(const rep_table *t, const char *dir, int formats)
     for (size_t i = 0; i < 3; i++) {
         if (!(formats & fm[i].flag))
             continue;
-        char *p = rep_printf("%s/tables/%s.%s", dir, t->id, fm[i].ext);
-        FILE *f = fopen(p, "w");
+        char *name = rep_path_name(t->id);
+        char *p = rep_printf("%s/tables/%s.%s", dir, name, fm[i].ext);
+        FILE *f = rep_out_open(p);
         if (f) {
             fm[i].fn(t, f);
-            fclose(f);
-        } else {
-            fprintf(stderr, "speedlab report: cannot write %s\n", p);
+            rep_out_close(f);
         }
         free(p);
+        free(name);
     }
 }
 
 static void table_links(FILE *f, const rep_table *t, int formats)
 {
+    char *name = rep_path_name(t->id);
     fputs("Files:", f);
     if (formats & REP_MD)
-        fprintf(f, " [md](tables/%s.md)", t->id);
+        fprintf(f, " [md](tables/%s.md)", name);
     if (formats & REP_CSV)
-        fprintf(f, " [csv](tables/%s.csv)", t->id);
+        fprintf(f, " [csv](tables/%s.csv)", name);
     if (formats & REP_TEX)
-        fprintf(f, " [tex](tables/%s.tex)", t->id);
+        fprintf(f, " [tex](tables/%s.tex)", name);
     fputs("\n\n", f);
+    free(name);
 }
 
 /* ---- headline for REPORT.md -------------------------------------------------------------------- */
@@ -200,8 +206,8 @@ static void collect_tables(const rep_set *s, int env, const char *study, study_t
 {
     rep_table *(*const timing[])(const rep_set *, int, const char *) = {
         rep_tab_speedup, rep_tab_crossover, rep_tab_phases, rep_tab_summary, rep_tab_performance, rep_tab_training,
-        rep_tab_batch, rep_tab_loading, rep_tab_copies, rep_tab_algo_search, rep_tab_agreement, rep_tab_roofline,
-        rep_tab_region_roofline};
+        rep_tab_batch, rep_tab_loading, rep_tab_overlap, rep_tab_copies, rep_tab_algo_search, rep_tab_agreement,
+        rep_tab_roofline, rep_tab_region_roofline};
     st->n = 0;
     for (size_t i = 0; i < sizeof timing / sizeof *timing; i++) {
         rep_table *t = timing[i](s, env, study);
@@ -222,10 +228,11 @@ static void collect_tables(const rep_set *s, int env, const char *study, study_t
 static void write_page(const rep_set *s, int env, const char *study, const char *dir, const ropts *o,
                        const study_tables *st, const rep_figure *figs, int nf)
 {
-    char *page = rep_printf("%s/%s.md", dir, study);
-    FILE *f = fopen(page, "w");
+    char *name = rep_path_name(study);
+    char *page = rep_printf("%s/%s.md", dir, name);
+    free(name);
+    FILE *f = rep_out_open(page);
     if (!f) {
-        fprintf(stderr, "speedlab report: cannot write %s\n", page);
         free(page);
         return;
     }
@@ -251,7 +258,7 @@ static void write_page(const rep_set *s, int env, const char *study, const char 
             fprintf(f, "*%s*: not rendered; data in [%s.dat](%s.dat)\n\n", figs[i].caption, figs[i].path,
                     figs[i].path);
     }
-    fclose(f);
+    rep_out_close(f);
     free(page);
 }
 
@@ -271,7 +278,9 @@ static int main_rank(const char *kind, int training)
  * write-up's own numbers beside it. */
 static void write_summary(FILE *summary, const rep_set *s, int env, const char *study, const study_tables *st)
 {
-    fprintf(summary, "### [%s](%s/%s.md)\n\n", study, s->envs[env].slug, study);
+    char *name = rep_path_name(study);
+    fprintf(summary, "### [%s](%s/%s.md)\n\n", study, s->envs[env].slug, name);
+    free(name);
     headline(summary, s, env, study);
     const rep_table *main_table = NULL;
     int training = rep_is_training(s, env, study), best = 3;
@@ -348,25 +357,12 @@ static void env_section(FILE *f, const rep_set *s, int env)
     }
     /* the runs of this machine, and any case that failed */
     fputs("\nRuns:", f);
-    const char *runs[64];
-    int nr = 0;
-    for (int i = 0; i < s->ncases; i++) {
-        const rep_case *c = &s->cases[i];
-        int k = 0;
-        while (k < nr && strcmp(runs[k], c->run_id))
-            k++;
-        if (c->env == env && k == nr && nr < 64)
-            runs[nr++] = c->run_id;
-    }
-    for (int i = 0; i < nr; i++)
-        fprintf(f, " `%s`", runs[i]);
-    if (nr == 0)
+    for (int i = 0; i < e->nruns; i++)
+        fprintf(f, " `%s`", e->runs[i]);
+    if (e->nruns == 0)
         fputs(" none with case records (calibration only)", f);
-    int nsup = 0;
-    for (int i = 0; i < s->ncases; i++)
-        nsup += s->cases[i].env == env && s->cases[i].superseded;
-    if (nsup)
-        fprintf(f, " (%d older records of cases measured again later are not shown)", nsup);
+    if (e->nsuperseded)
+        fprintf(f, " (%d older records of cases measured again later are not shown)", e->nsuperseded);
     fputs("\n\n", f);
     int header = 0;
     for (int i = 0; i < s->ncases; i++) {
@@ -390,11 +386,65 @@ static void contents(FILE *f, const rep_set *s)
         fprintf(f, "- machine **%s** (%s):", s->envs[e].name, s->envs[e].cpu_model);
         const char *studies[MAXST];
         int nst = rep_studies(s, e, studies, MAXST);
-        for (int i = 0; i < nst; i++)
-            fprintf(f, "%s [%s](%s/%s.md)", i ? "," : "", studies[i], s->envs[e].slug, studies[i]);
+        for (int i = 0; i < nst; i++) {
+            char *name = rep_path_name(studies[i]);
+            fprintf(f, "%s [%s](%s/%s.md)", i ? "," : "", studies[i], s->envs[e].slug, name);
+            free(name);
+        }
         fputs(nst ? "\n" : " calibration only\n", f);
     }
     fputc('\n', f);
+}
+
+/* REPORT.md, and below it every machine's pages, tables and figures. */
+static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *errbuf)
+{
+    fputs("# speedlab report\n\nRead:", f);
+    for (int i = 0; i < o->npaths; i++)
+        fprintf(f, " `%s`", o->paths[i]);
+    int nrecords = s->ncases; /* every case record read: the kept ones and those a later one replaced */
+    for (int e = 0; e < s->nenvs; e++)
+        nrecords += s->envs[e].nsuperseded;
+    fprintf(f, "\n\n%d results files, %d case records, %d machines.", s->nfiles, nrecords, s->nenvs);
+    if (s->nerrors)
+        fprintf(f, " **%d records or files were skipped** because of bad input:\n\n```\n%s```\n", s->nerrors,
+                errbuf);
+    fputs("\n\n", f);
+    if (!o->plots)
+        fputs("Figures: data files only (--no-plots).\n\n", f);
+    else if (!rep_gnuplot())
+        fputs("Figures: gnuplot not found on PATH; data files written, no images. "
+              "Install gnuplot and re-run, or run the scripts in plots/ by hand.\n\n", f);
+    fputs("Results from different machines (host, CPU model and ISA level) are reported separately, "
+          "never averaged together. "
+          "Each study page has the speedup, crossover, summary, roofline and bottleneck tables, the "
+          "figures, and the write-up's own numbers (from another machine) for comparison.\n\n", f);
+    contents(f, s);
+    rep_missing_section(f, s, o->npaths, o->paths); /* a plan's cases without a record (issue 20) */
+    fputs("How to read the tables: times are per repetition (one kernel call, or one whole training "
+          "run), the median over the repetitions with its interquartile range (IQR) as the spread; "
+          "`× naive` is the baseline's median divided by the row's (above 1 = faster), `× best CPU` "
+          "the same against the fastest CPU variant at that size; the crossover is the size where a "
+          "GPU variant becomes faster than the best CPU variant; the roofline compares GFLOP/s with "
+          "what the calibrated peak and bandwidth allow at the case's arithmetic intensity; the "
+          "bottleneck tables list the profiled regions by self time. † marks a reduced run (less "
+          "work than the study defines), ‡ an extrapolated one; failed cases show their error and no "
+          "time.\n\n", f);
+    for (int e = 0; e < s->nenvs; e++) {
+        env_section(f, s, e);
+        char *dir = rep_printf("%s/%s", o->out, s->envs[e].slug);
+        char *tdir = rep_printf("%s/tables", dir);
+        if (rep_mkdirs(tdir) != 0) /* each file below says so too, and is counted */
+            fprintf(stderr, "speedlab report: cannot create %s: %s\n", tdir, strerror(errno));
+        const char *studies[MAXST];
+        int nst = rep_studies(s, e, studies, MAXST);
+        for (int i = 0; i < nst; i++)
+            study_page(s, e, studies[i], dir, o, f);
+        rep_data_path_section(f, s, e);
+        free(tdir);
+        free(dir);
+    }
+    rep_timelines(f, o->out, o->npaths, o->paths, o->plots);
 }
 
 int rep_report_main(int argc, char **argv)
@@ -405,6 +455,7 @@ int rep_report_main(int argc, char **argv)
         free(o.paths);
         return rc;
     }
+    int failed_before = rep_out_failures(); /* the count is the process's: a test calls this many times */
     char *errbuf = NULL;
     size_t errlen = 0;
     FILE *err = open_memstream(&errbuf, &errlen);
@@ -417,60 +468,26 @@ int rep_report_main(int argc, char **argv)
     int status = s.nerrors ? 3 : 0;
     char *rp = rep_printf("%s/REPORT.md", o.out);
     FILE *f = NULL;
-    if (rep_mkdirs(o.out) != 0 || !(f = fopen(rp, "w"))) {
-        fprintf(stderr, "speedlab report: cannot write %s\n", rp);
+    if (rep_mkdirs(o.out) != 0) {
+        fprintf(stderr, "speedlab report: cannot create %s: %s\n", o.out, strerror(errno));
         status = 1;
-    } else {
-        fputs("# speedlab report\n\nRead:", f);
-        for (int i = 0; i < o.npaths; i++)
-            fprintf(f, " `%s`", o.paths[i]);
-        fprintf(f, "\n\n%d results files, %d case records, %d machines.", s.nfiles, s.ncases, s.nenvs);
-        if (s.nerrors)
-            fprintf(f, " **%d records or files were skipped** because of bad input:\n\n```\n%s```\n", s.nerrors,
-                    errbuf);
-        fputs("\n\n", f);
-        if (!o.plots)
-            fputs("Figures: data files only (--no-plots).\n\n", f);
-        else if (!rep_gnuplot())
-            fputs("Figures: gnuplot not found on PATH; data files written, no images. "
-                  "Install gnuplot and re-run, or run the scripts in plots/ by hand.\n\n", f);
-        fputs("Results from different machines (host, CPU model and ISA level) are reported separately, "
-              "never averaged together. "
-              "Each study page has the speedup, crossover, summary, roofline and bottleneck tables, the "
-              "figures, and the write-up's own numbers (from another machine) for comparison.\n\n", f);
-        contents(f, &s);
-        fputs("How to read the tables: times are per repetition (one kernel call, or one whole training "
-              "run), the median over the repetitions with its interquartile range (IQR) as the spread; "
-              "`× naive` is the baseline's median divided by the row's (above 1 = faster), `× best CPU` "
-              "the same against the fastest CPU variant at that size; the crossover is the size where a "
-              "GPU variant becomes faster than the best CPU variant; the roofline compares GFLOP/s with "
-              "what the calibrated peak and bandwidth allow at the case's arithmetic intensity; the "
-              "bottleneck tables list the profiled regions by self time. † marks a reduced run (less "
-              "work than the study defines), ‡ an extrapolated one; failed cases show their error and no "
-              "time.\n\n", f);
-        for (int e = 0; e < s.nenvs; e++) {
-            env_section(f, &s, e);
-            char *dir = rep_printf("%s/%s", o.out, s.envs[e].slug);
-            char *tdir = rep_printf("%s/tables", dir);
-            rep_mkdirs(tdir);
-            const char *studies[MAXST];
-            int nst = rep_studies(&s, e, studies, MAXST);
-            for (int i = 0; i < nst; i++)
-                study_page(&s, e, studies[i], dir, &o, f);
-            rep_data_path_section(f, &s, e);
-            free(tdir);
-            free(dir);
-        }
-        fclose(f);
-        if (s.ncases == 0 && s.nenvs == 0) {
-            fprintf(stderr, "speedlab report: no results records found\n");
-            status = 1;
-        } else {
-            fprintf(stderr, "speedlab report: wrote %s\n", rp);
-            if (o.plots && rep_gnuplot()) /* which scripts drew the figures: a restyled copy, or not */
-                fprintf(stderr, "speedlab report: figures drawn with the gnuplot scripts in %s\n",
-                        rep_plots_dir());
-        }
+    } else if ((f = rep_out_open(rp))) {
+        write_report(f, &s, &o, errbuf);
+        rep_out_close(f);
+    }
+    int failed = rep_out_failures() - failed_before;
+    if (failed) {
+        /* A report with a page missing or cut short must not pass for a whole one (issue 19). */
+        fprintf(stderr, "speedlab report: %d output files could not be written; the report in %s is "
+                        "incomplete\n", failed, o.out);
+        status = 1;
+    } else if (s.ncases == 0 && s.nenvs == 0) {
+        fprintf(stderr, "speedlab report: no results records found\n");
+        status = 1;
+    } else if (f) {
+        fprintf(stderr, "speedlab report: wrote %s\n", rp);
+        if (o.plots && rep_gnuplot()) /* which scripts drew the figures: a restyled copy, or not */
+            fprintf(stderr, "speedlab report: figures drawn with the gnuplot scripts in %s\n", rep_plots_dir());
     }
     free(rp);
     free(errbuf);

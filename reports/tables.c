@@ -257,6 +257,35 @@ static double phase_mean(const json_t *phases, const char *key)
     return sum / (double)json_array_size(a);
 }
 
+/* Whether any ok case of the study has the runner's device-memory figure (records from issue 18 on): the
+ * phases table then has two more columns, and rows for GPU cases without phases. */
+static int has_gpu_memory(const rep_set *s, int env, const char *study)
+{
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !strcmp(c->study, study) && rep_is_ok(c) &&
+            isfinite(rep_jnum(json_object_get(c->rec, "metrics"), "gpu_mem_used_bytes")))
+            return 1;
+    }
+    return 0;
+}
+
+/* The two device-memory cells of a row: the variant's own allocator high-water mark (peak_gpu_bytes)
+ * and the device's memory in use at the case's end (cudaMemGetInfo), MiB. */
+static void gpu_memory_cells(rep_table *t, int r, const rep_case *c)
+{
+    json_t *m = json_object_get(c->rec, "metrics");
+    double peak = rep_jnum(m, "peak_gpu_bytes") / 1048576.0, used = rep_jnum(m, "gpu_mem_used_bytes") / 1048576.0;
+    if (isfinite(peak))
+        rep_cell_num(t, r, 7, peak, "%.1f MiB", peak);
+    else
+        rep_cell_text(t, r, 7, "—");
+    if (isfinite(used))
+        rep_cell_num(t, r, 8, used, "%.0f MiB", used);
+    else
+        rep_cell_text(t, r, 8, "—");
+}
+
 rep_table *rep_tab_phases(const rep_set *s, int env, const char *study)
 {
     const char *vs[MAXV];
@@ -264,10 +293,13 @@ rep_table *rep_tab_phases(const rep_set *s, int env, const char *study)
     int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, MAXS);
     const char *sn = study_size_name(s, env, study);
     char title[256];
-    snprintf(title, sizeof title, "%s: GPU time split (mean per repetition)", study);
-    const char *cols[] = {"variant", sn, "host→device", "kernel", "device→host", "transfers", "wall (median)"};
-    const char *csv[] = {"variant", "size", "h2d_ms", "kernel_ms", "d2h_ms", "transfer_share", "median_s"};
-    rep_table *t = rep_table_new("", title, 7, cols, csv);
+    int mem = has_gpu_memory(s, env, study);
+    snprintf(title, sizeof title, "%s: GPU time split (mean per repetition)%s", study, mem ? " and device memory" : "");
+    const char *cols[] = {"variant", sn, "host→device", "kernel", "device→host", "transfers", "wall (median)",
+                          "peak VRAM (allocator)", "device memory in use"};
+    const char *csv[] = {"variant", "size", "h2d_ms", "kernel_ms", "d2h_ms", "transfer_share", "median_s",
+                         "peak_gpu_bytes_mib", "gpu_mem_used_mib"};
+    rep_table *t = rep_table_new("", title, mem ? 9 : 7, cols, csv);
     free(t->id);
     t->id = rep_printf("%s-gpu-phases", study);
     char buf[64];
@@ -276,20 +308,28 @@ rep_table *rep_tab_phases(const rep_set *s, int env, const char *study)
         for (int si = 0; si < ns; si++) {
             const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
             json_t *ph = c ? json_object_get(c->rec, "phases") : NULL;
-            if (!rep_is_ok(c) || !json_is_object(ph))
+            int gpu_row = mem && c && isfinite(rep_jnum(json_object_get(c->rec, "metrics"), "gpu_mem_used_bytes"));
+            if (!rep_is_ok(c) || (!json_is_object(ph) && !gpu_row))
                 continue;
             double h = phase_mean(ph, "h2d_ms"), k = phase_mean(ph, "kernel_ms"), d = phase_mean(ph, "d2h_ms");
             int r = rep_table_row(t, first);
             first = 0;
             rep_cell_text(t, r, 0, "%s", vs[vi]);
             rep_cell_num(t, r, 1, (double)c->size, "%ld%s", c->size, rep_case_mark(t, c));
-            rep_cell_num(t, r, 2, h, "%.3g ms", h);
-            rep_cell_num(t, r, 3, k, "%.3g ms", k);
-            rep_cell_num(t, r, 4, d, "%.3g ms", d);
-            double share = (h + d) / (h + k + d);
-            rep_cell_num(t, r, 5, share, "%.0f %%", 100 * share);
+            if (json_is_object(ph)) {
+                rep_cell_num(t, r, 2, h, "%.3g ms", h);
+                rep_cell_num(t, r, 3, k, "%.3g ms", k);
+                rep_cell_num(t, r, 4, d, "%.3g ms", d);
+                double share = (h + d) / (h + k + d);
+                rep_cell_num(t, r, 5, share, "%.0f %%", 100 * share);
+            } else { /* a GPU case that records no phases (training studies: device_*_ms metrics) */
+                for (int col = 2; col <= 5; col++)
+                    rep_cell_text(t, r, col, "—");
+            }
             rep_fmt_time(buf, sizeof buf, c->median);
             rep_cell_num(t, r, 6, c->median, "%s", buf);
+            if (mem)
+                gpu_memory_cells(t, r, c);
         }
     }
     if (t->nrows == 0) {
@@ -298,6 +338,10 @@ rep_table *rep_tab_phases(const rep_set *s, int env, const char *study)
     }
     rep_table_note(t, "transfers = (host→device + device→host) ÷ (all three phases): the GPU overhead "
                       "that a CPU variant does not pay.");
+    if (mem)
+        rep_table_note(t, "peak VRAM (allocator) = the variant's own device allocations at their largest "
+                          "(peak_gpu_bytes); device memory in use = the whole device's at the case's end "
+                          "(cudaMemGetInfo: CUDA context and other processes included).");
     return t;
 }
 

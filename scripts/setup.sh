@@ -3,16 +3,24 @@
 # Installs what is missing from Debian's packages, finds nvcc when present, and configures build/.
 # Idempotent: running it twice installs nothing new and reconfigures build/ in place.
 #
-# Usage: scripts/setup.sh [BUILD_DIR] [--baselines] [-- extra meson options]
+# Usage: scripts/setup.sh [--slurm] [BUILD_DIR] [--baselines] [-- extra meson options]
+#   --slurm  also Debian's Slurm (slurmctld, slurmd, slurm-client, munge) for tests/slurm, which bring
+#            up a one-node cluster of their own (docs/slurm.md); no daemon is started or enabled here
 #
 # --baselines (opt-in): the framework baselines (docs/baselines.md) as well: Debian's python3-numpy,
 # python3-scipy and python3-torch, and, where PyPI can be reached, current numba and jax in the virtual
 # environment .venv-baselines (it sees the system packages; speedlab runs the baselines with its python3).
 set -eu
 
+# clang and its runtimes (libFuzzer, sanitizers): for the fuzz harnesses only (scripts/fuzz.sh, .ci/run);
+# the project itself builds with gcc.
 PACKAGES="meson ninja-build gcc pkg-config libpapi-dev gnuplot-nox libopenblas-dev zlib1g-dev \
-libjansson-dev libcmocka-dev dataset-fashion-mnist"
+libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev"
 
+if [ "${1:-}" = "--slurm" ]; then
+    PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge"
+    shift
+fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 baselines=0
 if [ "${1:-}" = "--baselines" ]; then baselines=1; shift; fi

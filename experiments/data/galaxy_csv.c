@@ -25,7 +25,8 @@ static int field(const char **p, long lo, long hi, long *v, const char *path, lo
                  path, line, col, what, lo, hi);
         return -1;
     }
-    if (d != (double)(long)d || d < lo || d > hi) {
+    /* range first: (long)d of 1e39 or nan is undefined behaviour (UBSan found it by fuzzing) */
+    if (!(d >= (double)lo && d <= (double)hi) || d != (double)(long)d) {
         snprintf(err, errlen, "%s:%ld: field %d (%s) is %g, out of range (want an integer %ld-%ld)",
                  path, line, col, what, d, lo, hi);
         return -1;
@@ -98,27 +99,51 @@ static int stream_error(gzFile f, const char *path, long line, char *err, size_t
     return -1;
 }
 
-/* Reads one line (with its '\n', if any) into *buf, growing it: its length, 0 at the end, -1 when out
- * of memory. Errors of the stream are left to stream_error. */
-static long gz_line(gzFile f, char **buf, size_t *cap)
+/* The file's bytes in chunks of zlib's output. Lines are cut here with memchr rather than by gzgets,
+ * which ends its string at the first NUL byte: a NUL inside a line then hid the rest of it (two rows
+ * joined by a NUL loaded as one). Every byte now reaches the parser, which refuses a NUL. */
+typedef struct gz_reader {
+    gzFile f;
+    unsigned char chunk[64 * 1024];
+    size_t pos, end;
+} gz_reader;
+
+/* Appends k bytes to *buf (length *len, capacity *cap), keeping room for a '\0'; -1 when out of memory. */
+static int append(char **buf, size_t *len, size_t *cap, const unsigned char *p, size_t k)
+{
+    if (*cap - *len < k + 1) {
+        size_t ncap = *cap ? *cap : 8192;
+        while (ncap - *len < k + 1) ncap *= 2;
+        char *nb = realloc(*buf, ncap);
+        if (!nb) return -1;
+        *buf = nb, *cap = ncap;
+    }
+    memcpy(*buf + *len, p, k);
+    *len += k;
+    (*buf)[*len] = '\0';
+    return 0;
+}
+
+/* Reads one line (with its '\n', if any) into *buf, growing it: its length in bytes (NULs included),
+ * 0 at the end, -1 when out of memory. Errors of the stream are left to stream_error. */
+static long gz_line(gz_reader *r, char **buf, size_t *cap)
 {
     size_t len = 0;
     for (;;) {
-        if (*cap - len < 2) {
-            size_t ncap = *cap ? 2 * *cap : 8192;
-            char *nb = realloc(*buf, ncap);
-            if (!nb) return -1;
-            *buf = nb, *cap = ncap;
+        if (r->pos == r->end) {
+            int got = gzread(r->f, r->chunk, sizeof r->chunk);
+            if (got <= 0) { /* the end (or an error) */
+                if (*buf) (*buf)[len] = '\0';
+                return (long)len;
+            }
+            r->pos = 0, r->end = (size_t)got;
         }
-        size_t room = *cap - len > (size_t)1 << 30 ? (size_t)1 << 30 : *cap - len;
-        if (!gzgets(f, *buf + len, (int)room)) {
-            (*buf)[len] = '\0';
-            return (long)len; /* the end (or an error) */
-        }
-        size_t k = strlen(*buf + len);
-        len += k;
-        if ((len && (*buf)[len - 1] == '\n') || k + 1 < room)
-            return (long)len; /* a whole line, or the last one without '\n' */
+        const unsigned char *p = r->chunk + r->pos;
+        const unsigned char *nl = memchr(p, '\n', r->end - r->pos);
+        size_t k = nl ? (size_t)(nl - p) + 1 : r->end - r->pos;
+        if (append(buf, &len, cap, p, k)) return -1;
+        r->pos += k;
+        if (nl) return (long)len;
     }
 }
 
@@ -151,13 +176,23 @@ int galaxy_csv_load(const char *path, galaxy_set *out, char *err, size_t errlen)
     galaxy_set s = {0};
     long capm = 0, line = 0, n;
     int rc = 0;
-    while ((n = gz_line(f, &buf, &cap)) != 0) {
+    gz_reader *rd = malloc(sizeof *rd);
+    if (!rd) { snprintf(err, errlen, "%s: out of memory", path); gzclose(f); return -1; }
+    *rd = (gz_reader){.f = f};
+    while ((n = gz_line(rd, &buf, &cap)) != 0) {
         line++;
         if (n < 0) { snprintf(err, errlen, "%s:%ld: out of memory for the line", path, line); rc = -1; break; }
         if (stream_error(f, path, line, err, errlen)) { rc = -1; break; }
         len = (size_t)n;
         while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) buf[--len] = '\0';
         if (len == 0) continue; /* blank lines (a trailing newline) are not rows */
+        const char *nul = memchr(buf, '\0', len);
+        if (nul) {
+            snprintf(err, errlen, "%s:%ld: a NUL byte at column %ld: the file is binary or damaged (want text "
+                     "rows label,p0,...,p%d)", path, line, (long)(nul - buf) + 1, GALAXY_PIXELS - 1);
+            rc = -1;
+            break;
+        }
         if (s.m == capm) {
             capm = capm ? 2 * capm : 1024;
             double *nx = realloc(s.X, (size_t)capm * GALAXY_PIXELS * sizeof(double));
@@ -180,6 +215,7 @@ int galaxy_csv_load(const char *path, galaxy_set *out, char *err, size_t errlen)
     }
     if (rc == 0 && stream_error(f, path, line + 1, err, errlen)) rc = -1; /* broken before any byte of a line */
     free(buf);
+    free(rd);
     gzclose(f);
     if (rc == 0 && s.m == 0) {
         snprintf(err, errlen, "%s: empty file (want rows label,p0,...,p%d)", path, GALAXY_PIXELS - 1);

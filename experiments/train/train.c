@@ -163,7 +163,8 @@ int train_mnist_missing(const char *study, char *why, size_t n)
     return 1;
 }
 
-int train_load_mnist(const char *study, const sl_opts *o, idx_set *train, idx_set *test, sl_error *err)
+int train_load_mnist(const char *study, const char *net, int side, const sl_opts *o, idx_set *train,
+                     idx_set *test, sl_error *err)
 {
     const char *dir = o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST;
     char msg[1024];
@@ -175,6 +176,12 @@ int train_load_mnist(const char *study, const sl_opts *o, idx_set *train, idx_se
     if (train->rows != test->rows || train->cols != test->cols) {
         sl_error_set(err, "%s: %s: training images are %dx%d but test images %dx%d; both splits must match", study,
                      dir, train->rows, train->cols, test->rows, test->cols);
+        return -1;
+    }
+    if (train->rows != side || train->cols != side) {
+        sl_error_set(err, "%s: %s: images are %dx%d, but the study's network (%s) takes %dx%d images: want "
+                     "the %dx%d Fashion-MNIST files", study, dir, train->rows, train->cols, net, side, side,
+                     side, side);
         return -1;
     }
     return 0;

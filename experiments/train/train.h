@@ -61,9 +61,12 @@ void train_shuffle(int32_t *perm, long n, uint64_t seed, int epoch);
 void train_gather(const idx_set *set, const int32_t *idx, int B, float *X, uint8_t *y);
 
 /* A training study's data set: the MNIST-format train and t10k splits of --data DIR, or of Debian's
- * Fashion-MNIST (SL_DEFAULT_FASHION_MNIST) without it, both of one image size. 0, or -1 with err
- * ("STUDY: ..." with the directory and what is wrong). */
-int train_load_mnist(const char *study, const sl_opts *o, idx_set *train, idx_set *test, sl_error *err);
+ * Fashion-MNIST (SL_DEFAULT_FASHION_MNIST) without it, both of images side x side, the shape of the
+ * study's network (`net` says which, for the message: a 10x10 set once trained a 100-input mlp under
+ * the name of the 784-128-128-10 study). 0, or -1 with err ("STUDY: ..." with the directory and what
+ * is wrong). */
+int train_load_mnist(const char *study, const char *net, int side, const sl_opts *o, idx_set *train,
+                     idx_set *test, sl_error *err);
 /* A study's data_missing hook for that default: 0 when the files are there, else 1 with why. */
 int train_mnist_missing(const char *study, char *why, size_t n);
 

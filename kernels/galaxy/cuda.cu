@@ -26,6 +26,13 @@ struct galaxy_cuda {
     double *dX, *dTheta, *dG, *dD, *dJ;
     unsigned char *dy;
     char err[256];
+    /* Device time of each call's phases (issue 18): events around the theta copy (h2d), the kernels and
+     * the result copy (d2h), read after the call's own synchronous copy back, so timing adds no wait. */
+    cudaEvent_t ev[4];
+    int timed;            /* 1 when the four events exist */
+    double phase_ms[3];   /* h2d, kernels, d2h summed since the last galaxy_cuda_phase_ms */
+    double last_ms;       /* the three of the last call */
+    size_t bytes;         /* device memory allocated (the allocator's high-water mark: allocations are fixed) */
 };
 
 __device__ static double sig(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -108,6 +115,7 @@ extern "C" const char *galaxy_cuda_error(const galaxy_cuda *c) { return c->err; 
 extern "C" void galaxy_cuda_destroy(galaxy_cuda *c)
 {
     if (!c) return;
+    for (int i = 0; i < 4 && c->timed; i++) cudaEventDestroy(c->ev[i]);
     cudaFree(c->dX); cudaFree(c->dy); cudaFree(c->dTheta); cudaFree(c->dG); cudaFree(c->dD); cudaFree(c->dJ);
     free(c);
 }
@@ -121,6 +129,8 @@ static int upload(galaxy_cuda *c)
     CK(cudaMalloc(&c->dG, c->nt * sizeof(double)), "cudaMalloc grad");
     CK(cudaMalloc(&c->dD, (size_t)p->m * p->n_hid * sizeof(double)), "cudaMalloc D");
     CK(cudaMalloc(&c->dJ, sizeof(double)), "cudaMalloc J");
+    c->bytes = (size_t)p->m * p->n_in * sizeof(double) + (size_t)p->m + 2 * c->nt * sizeof(double) +
+               (size_t)p->m * p->n_hid * sizeof(double) + sizeof(double);
     CK(cudaMemcpy(c->dX, p->X, (size_t)p->m * p->n_in * sizeof(double), cudaMemcpyHostToDevice), "copy X");
     CK(cudaMemcpy(c->dy, p->y, (size_t)p->m, cudaMemcpyHostToDevice), "copy y");
     return 0;
@@ -142,16 +152,52 @@ extern "C" galaxy_cuda *galaxy_cuda_create(const galaxy_problem *p, char *err, s
         galaxy_cuda_destroy(c);
         return NULL;
     }
+    int made = 0;
+    while (made < 4 && cudaEventCreate(&c->ev[made]) == cudaSuccess) made++;
+    c->timed = made == 4;
+    for (int i = 0; i < made && !c->timed; i++) cudaEventDestroy(c->ev[i]); /* no phases, still runs */
+    cudaGetLastError();
     return c;
 }
+
+/* After a call's synchronous copy back: its phases' device time, added to the sums. */
+static void add_phases(galaxy_cuda *c)
+{
+    if (!c->timed || cudaEventRecord(c->ev[3], 0) != cudaSuccess || cudaEventSynchronize(c->ev[3]) != cudaSuccess)
+        return;
+    float ms[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++)
+        if (cudaEventElapsedTime(&ms[i], c->ev[i], c->ev[i + 1]) != cudaSuccess)
+            return;
+    c->last_ms = 0;
+    for (int i = 0; i < 3; i++) {
+        c->phase_ms[i] += ms[i];
+        c->last_ms += ms[i];
+    }
+}
+
+extern "C" int galaxy_cuda_phase_ms(galaxy_cuda *c, double ms[3])
+{
+    if (!c->timed) return -1;
+    for (int i = 0; i < 3; i++) {
+        ms[i] = c->phase_ms[i];
+        c->phase_ms[i] = 0;
+    }
+    return 0;
+}
+
+extern "C" double galaxy_cuda_last_ms(const galaxy_cuda *c) { return c->timed ? c->last_ms : -1.0; }
+extern "C" size_t galaxy_cuda_bytes(const galaxy_cuda *c) { return c->bytes; }
 
 /* Copies theta in, zeroes the sums and runs fwd (and bwd for the gradient). */
 static int launch(galaxy_cuda *c, const double *theta, int want_grad)
 {
     const galaxy_problem *p = &c->p;
+    if (c->timed) cudaEventRecord(c->ev[0], 0);
     CK(cudaMemcpy(c->dTheta, theta, c->nt * sizeof(double), cudaMemcpyHostToDevice), "copy theta");
     CK(cudaMemset(c->dJ, 0, sizeof(double)), "memset J");
     if (want_grad) CK(cudaMemset(c->dG, 0, c->nt * sizeof(double)), "memset grad");
+    if (c->timed) cudaEventRecord(c->ev[1], 0);
     unsigned nblk = (unsigned)((p->m + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
     galaxy_fwd<<<nblk, 32 * ROWS_PER_BLOCK>>>(c->dX, c->dy, c->dTheta, p->m, p->n_in, p->n_hid, p->n_out,
                                               c->dD, c->dG, c->dJ, want_grad);
@@ -161,6 +207,7 @@ static int launch(galaxy_cuda *c, const double *theta, int want_grad)
         galaxy_bwd<<<g, 256>>>(c->dX, c->dD, p->m, p->n_in, p->n_hid, c->dG);
         CK(cudaGetLastError(), "launch bwd");
     }
+    if (c->timed) cudaEventRecord(c->ev[2], 0);
     return 0;
 }
 
@@ -168,6 +215,7 @@ extern "C" int galaxy_cost_cuda(galaxy_cuda *c, const double *theta, double *J)
 {
     if (launch(c, theta, 0)) return -1;
     CK(cudaMemcpy(J, c->dJ, sizeof(double), cudaMemcpyDeviceToHost), "copy J");
+    add_phases(c);
     *J = *J / (double)c->p.m + galaxy_cost_reg(&c->p, theta);
     return 0;
 }
@@ -176,6 +224,7 @@ extern "C" int galaxy_grad_cuda(galaxy_cuda *c, const double *theta, double *gra
 {
     if (launch(c, theta, 1)) return -1;
     CK(cudaMemcpy(grad, c->dG, c->nt * sizeof(double), cudaMemcpyDeviceToHost), "copy grad");
+    add_phases(c);
     galaxy_grad_finish(&c->p, theta, grad);
     return 0;
 }

@@ -25,6 +25,14 @@ galaxy_cuda *galaxy_cuda_create(const galaxy_problem *p, char *err, size_t errle
 int galaxy_cost_cuda(galaxy_cuda *c, const double *theta, double *J);
 int galaxy_grad_cuda(galaxy_cuda *c, const double *theta, double *grad);
 const char *galaxy_cuda_error(const galaxy_cuda *c);
+/* Device milliseconds of the phases of every cost/gradient call since the last call of this function
+ * (ms[0] theta copy in with the sums zeroed, ms[1] the kernels, ms[2] the result copy out; CUDA events),
+ * then zeroed: 0, or -1 when the events could not be made. */
+int galaxy_cuda_phase_ms(galaxy_cuda *c, double ms[3]);
+/* The three phases of the last call together (ms), or -1 without events. */
+double galaxy_cuda_last_ms(const galaxy_cuda *c);
+/* Device memory the context allocated (bytes; fixed at create, so also its high-water mark). */
+size_t galaxy_cuda_bytes(const galaxy_cuda *c);
 void galaxy_cuda_destroy(galaxy_cuda *c);
 
 #ifdef __cplusplus

@@ -84,6 +84,11 @@ struct mlp_cuda {
     uint8_t *h_rows, *d_rows;
     cudaStream_t cs;
     cudaEvent_t copied[2], consumed[2];
+    /* phase device times (mlp_cuda_phase_mark): events between the phases of every MLP_PHASE_EVERY-th
+     * step, so the event records cost a step nothing on average; sampled: this step records them */
+    cudaEvent_t ev[MLP_PHASES + 1];
+    long steps;
+    int sampled, have_sample;
     char err[256];
 };
 
@@ -269,6 +274,9 @@ extern "C" void mlp_cuda_destroy(mlp_cuda *c)
     for (int i = 0; i < 2; i++)
         if (c->staged[i])
             cudaEventDestroy(c->staged[i]);
+    for (int i = 0; i <= MLP_PHASES; i++)
+        if (c->ev[i])
+            cudaEventDestroy(c->ev[i]);
     if (c->s)
         cudaStreamDestroy(c->s);
     free(c);
@@ -287,6 +295,8 @@ static int setup(mlp_cuda *c, const uint8_t *train_x, const uint8_t *train_y, co
     CK(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "stream");
     CK(cudaEventCreateWithFlags(&c->staged[0], cudaEventDisableTiming), "event");
     CK(cudaEventCreateWithFlags(&c->staged[1], cudaEventDisableTiming), "event");
+    for (int i = 0; i <= MLP_PHASES; i++)
+        CK(cudaEventCreate(&c->ev[i]), "phase event");
     if (c->use_cublas) {
 #if SL_HAVE_CUBLAS
         CKB(cublasCreate(&c->h), "cublasCreate");
@@ -559,6 +569,35 @@ extern "C" int mlp_cuda_update(mlp_cuda *c, float lr)
         return -1;
     k_sgd<<<grid_for(c->L.n, 256), 256, 0, c->s>>>(c->P, c->G, c->L.n, lr);
     LAUNCHED("sgd");
+    return 0;
+}
+
+extern "C" int mlp_cuda_phase_mark(mlp_cuda *c, int i)
+{
+    if (i == 0)
+        c->sampled = c->steps++ % MLP_PHASE_EVERY == 0;
+    if (!c->sampled || i < 0 || i > MLP_PHASES)
+        return 0;
+    if (i == 0) /* the events are about to be overwritten: no complete sample until this one ends */
+        c->have_sample = 0;
+    CK(cudaEventRecord(c->ev[i], c->s), "phase event");
+    if (i == MLP_PHASES)
+        c->have_sample = 1;
+    return 0;
+}
+
+extern "C" int mlp_cuda_phase_ms(mlp_cuda *c, double ms[MLP_PHASES])
+{
+    for (int i = 0; i < MLP_PHASES; i++)
+        ms[i] = NAN;
+    if (!c->have_sample) /* no sampled step has ended yet */
+        return -1;
+    CK(cudaEventSynchronize(c->ev[MLP_PHASES]), "phase events");
+    for (int i = 0; i < MLP_PHASES; i++) {
+        float t = 0.0f;
+        CK(cudaEventElapsedTime(&t, c->ev[i], c->ev[i + 1]), "phase time");
+        ms[i] = t;
+    }
     return 0;
 }
 

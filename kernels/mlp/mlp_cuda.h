@@ -57,6 +57,14 @@ enum { MLP_FEED_RESIDENT = 0, MLP_FEED_SYNC = 1, MLP_FEED_OVERLAP = 2 };
 int mlp_cuda_set_feed(mlp_cuda *c, int feed);
 int mlp_cuda_data_host(mlp_cuda *c, const uint8_t *images, const uint8_t *labels, const int32_t *idx, int B);
 
+/* Device time of each phase (issue 18), CUDA events on the stream: call with i = 0 before data, then
+ * i = 1..5 after data, forward, loss, backward and update. Every MLP_PHASE_EVERY-th step (from the first)
+ * records them; mlp_cuda_phase_ms then gives that sampled step's five phases in ms (waiting for its last
+ * event): 0, or -1 when no step was sampled yet (ms NAN). */
+enum { MLP_PHASES = 5, MLP_PHASE_EVERY = 64 };
+int mlp_cuda_phase_mark(mlp_cuda *c, int i);
+int mlp_cuda_phase_ms(mlp_cuda *c, double ms[5]);
+
 /* Waits for the stream. Then: the sum of the batch-mean losses added since the last take (and zeroes it). */
 int mlp_cuda_sync(mlp_cuda *c);
 int mlp_cuda_take_loss(mlp_cuda *c, double *loss_sum);

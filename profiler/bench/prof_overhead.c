@@ -9,6 +9,9 @@
  * show the spread. The loop itself (about 1 ns) is included, so the figures are slight overestimates.
  * The first rows give the cost of one read of the profiler's clock (prof_now_ns: rdtsc where it is
  * invariant, else CLOCK_MONOTONIC) and of clock_gettime itself: a pair reads the clock twice.
+ * The tracing row (prof_trace_start) starts a fresh trace for every repetition, with room for all its
+ * events (none dropped, which it checks), so it includes what a traced program pays: two 24-byte events
+ * per pair, written into memory touched for the first time (page faults included).
  */
 #include <speedlab/prof.h>
 
@@ -36,10 +39,25 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Times `pairs` begin/end pairs under "parent", `reps` times (plus one warm-up); fills sorted ns/pair. */
-static void measure(long pairs, int reps, double *ns)
+static void start(int nvtx);
+
+/* A fresh trace with room for every event of one repetition; no file is written. */
+static void trace_fresh(long pairs)
+{
+    char n[32];
+    snprintf(n, sizeof n, "%ld", 2 * pairs + 16);
+    setenv("PROF_TRACE_EVENTS", n, 1);
+    start(0);
+    prof_trace_start(NULL);
+}
+
+/* Times `pairs` begin/end pairs under "parent", `reps` times (plus one warm-up); fills sorted ns/pair.
+ * trace: every repetition in a fresh trace (see the top of the file). */
+static void measure(long pairs, int reps, double *ns, int trace)
 {
     for (int r = -1; r < reps; r++) {
+        if (trace)
+            trace_fresh(pairs);
         prof_reset();
         prof_begin("parent");
         double t0 = mono_ns();
@@ -59,12 +77,17 @@ static void measure(long pairs, int reps, double *ns)
                         "the figures below are not valid\n", s.calls, pairs, prof_errors());
         exit(1);
     }
+    if (trace && prof_trace_dropped() != 0) {
+        fprintf(stderr, "prof_overhead: the trace dropped %ld events; the tracing row is not valid\n",
+                prof_trace_dropped());
+        exit(1);
+    }
 }
 
-static void row(const char *what, long pairs, int reps)
+static void row(const char *what, long pairs, int reps, int trace)
 {
     double ns[MAX_REPS];
-    measure(pairs, reps, ns);
+    measure(pairs, reps, ns, trace);
     printf("%-44s %10.1f %8.1f %8.1f\n", what, ns[reps / 2], ns[0], ns[reps - 1]);
 }
 
@@ -108,6 +131,7 @@ int main(int argc, char **argv)
     unsetenv("PROF_COUNTERS");
     unsetenv("PROF_NVTX");
     unsetenv("PROF_REPORT");
+    unsetenv("PROF_TRACE");
 
     start(1);
     printf("prof_overhead: one prof_begin/prof_end pair under a parent, same name, %ld pairs x %d reps\n",
@@ -118,16 +142,18 @@ int main(int argc, char **argv)
     clock_row("one clock_gettime(CLOCK_MONOTONIC)", 0, pairs, reps);
 
     start(0);
-    row("counters off, NVTX off (PROF_NVTX=0)", pairs, reps);
+    row("counters off, NVTX off (PROF_NVTX=0)", pairs, reps, 0);
     start(1);
     row(PROF_HAVE_NVTX ? "counters off, NVTX on, no tool attached" : "counters off, NVTX on (compiled out)",
-        pairs, reps);
+        pairs, reps, 0);
+    row("tracing on (PROF_TRACE), NVTX off", pairs, reps, 1);
+    unsetenv("PROF_TRACE_EVENTS");
 
     /* Counters: only a row when at least one event counts; an absent counter is never shown as 0. */
     start(0);
     const char *ev = "perf::TASK-CLOCK";
     if (prof_set_counters(ev) > 0) {
-        row("counters perf::TASK-CLOCK, NVTX off", pairs, reps);
+        row("counters perf::TASK-CLOCK, NVTX off", pairs, reps, 0);
     } else {
         const char *why = prof_counter_absent_count() > 0 ? prof_counter_absent_why(0) : "unknown";
         printf("%-44s absent: %s\n", "counters perf::TASK-CLOCK, NVTX off", why);

@@ -72,6 +72,7 @@ int prof_init(const prof_options *opt)
     }
     const char *counters = o.counters ? o.counters : getenv("PROF_COUNTERS");
     const char *json = o.json_path ? o.json_path : getenv("PROF_JSON");
+    const char *trace = o.trace_path ? o.trace_path : getenv("PROF_TRACE");
     double mem_ms = o.mem_sample_ms > 0 ? o.mem_sample_ms : env_double("PROF_MEM_SAMPLE_MS");
     const char *nv = getenv("PROF_NVTX");
     int nvtx = o.nvtx && !(nv && strcmp(nv, "0") == 0);
@@ -91,12 +92,14 @@ int prof_init(const prof_options *opt)
     prof_nvtx_init(nvtx);
     int rc = 0;
     if (counters && *counters && prof_set_counters(counters) < 0) {
-        fprintf(stderr, "prof: counter list \"%s\" is malformed (want comma-separated PAPI names or "
-                        "groups cache, branch, ipc); no counters\n", counters);
+        fprintf(stderr, "prof: %s: %s; no counters\n", o.counters ? "the counters option" : "PROF_COUNTERS",
+                prof_counters_error()); /* (prof_set_counters has shown the spec) */
         rc = -1;
     }
     if (mem_ms > 0 && prof_mem_sampler_start(mem_ms) != 0)
         rc = -1;
+    if (trace && *trace)
+        prof_trace_start(trace);
     prof_update_extras();
     pthread_once(&atexit_once, register_atexit);
     return rc;
@@ -128,9 +131,12 @@ void prof_reset(void)
         prof_init(NULL);
         return;
     }
+    /* A new epoch rather than freeing every thread's tree: a thread inside a region still holds its
+     * nodes (clearing them was a heap use-after-free at its prof_end). Each thread forgets its own tree
+     * at its next prof_begin; readers skip threads of an older epoch; an end of a region opened before
+     * the reset is dropped and counted (regions.c, end_after_reset). */
     pthread_mutex_lock(&prof_g.lock);
-    for (prof_thread *t = prof_g.threads; t; t = t->next)
-        prof_thread_clear(t);
+    prof_g.epoch++;
     atomic_store(&prof_g.attach, NULL);
     atomic_store(&prof_g.errors, 0);
     atomic_store(&prof_g.error_messages, 0);
@@ -147,6 +153,7 @@ void prof_shutdown(void)
         prof_report(stderr);
     if (prof_g.json_path && prof_write_json(prof_g.json_path) != 0)
         json_failed(prof_g.json_path);
+    prof_trace_shutdown();
     prof_mem_sampler_stop();
     prof_memory_shutdown();
     prof_counters_shutdown();

@@ -7,6 +7,7 @@
 #include "prof_internal.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #if PROF_HAVE_PAPI
@@ -69,41 +70,68 @@ static int name_ok(const char *s)
     return 1;
 }
 
-/* Splits spec into names (groups expanded) in names[]; returns the count or -1 when malformed. */
-static int parse_spec(const char *spec, char names[][128], int max)
+enum { MAX_NAMES = PROF_MAX_COUNTERS * 2, NAME_LEN = 127 };
+static char spec_why[256]; /* why the last spec was refused (prof_counters_error) */
+
+__attribute__((format(printf, 1, 2))) static int refuse(const char *fmt, ...)
 {
-    int n = 0;
-    char buf[1024];
-    if (strlen(spec) >= sizeof buf)
-        return -1;
-    strcpy(buf, spec);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        while (isspace((unsigned char)*tok))
-            tok++;
-        char *e = tok + strlen(tok);
-        while (e > tok && isspace((unsigned char)e[-1]))
-            *--e = '\0';
-        if (!name_ok(tok) || strlen(tok) >= 128)
-            return -1;
-        const char *expand = NULL;
-        for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
-            if (strcmp(tok, groups[g].group) == 0)
-                expand = groups[g].events;
-        if (expand) {
-            int k = parse_spec(expand, names + n, max - n);
-            if (k < 0)
-                return -1;
-            n += k;
-        } else if (n < max) {
-            strcpy(names[n++], tok);
-        }
-    }
-    /* a spec like "a,,b" or ",": strtok_r skips empties, so check the raw text too */
-    if (strstr(spec, ",,") || spec[0] == ',' || (*spec && spec[strlen(spec) - 1] == ','))
-        return -1;
-    return n;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(spec_why, sizeof spec_why, fmt, ap);
+    va_end(ap);
+    return -1;
 }
+
+/* One name (trimmed) into names[*n] (or only counted past max), groups expanded; 0 or -1 with spec_why. */
+static int add_name(char *tok, char names[][NAME_LEN + 1], int max, int *n)
+{
+    while (isspace((unsigned char)*tok))
+        tok++;
+    char *e = tok + strlen(tok);
+    while (e > tok && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    size_t len = strlen(tok);
+    if (len > NAME_LEN)
+        return refuse("event name \"%.24s...\" is %zu characters long; at most %d", tok, len, NAME_LEN);
+    if (!name_ok(tok))
+        return refuse("\"%.40s\": an event name is letters, digits and _ : . = - only", tok);
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
+        if (strcmp(tok, groups[g].group) == 0) {
+            char expand[128];
+            snprintf(expand, sizeof expand, "%s", groups[g].events);
+            char *save = NULL;
+            for (char *t = strtok_r(expand, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                add_name(t, names, max, n);
+            return 0;
+        }
+    if (*n < max)
+        strcpy(names[*n], tok);
+    (*n)++;
+    return 0;
+}
+
+/* Splits spec into names (groups expanded) in names[]; the count, or -1 with the reason in spec_why:
+ * which limit (names, length) or which character, never just "malformed". */
+static int parse_spec(const char *spec, char names[][NAME_LEN + 1], int max)
+{
+    /* a spec like "a,,b" or ",": strtok_r would skip the empty names */
+    if (strstr(spec, ",,") || spec[0] == ',' || (*spec && spec[strlen(spec) - 1] == ','))
+        return refuse("an empty event name (\",,\" or a comma at either end)");
+    char *buf = strdup(spec);
+    if (!buf)
+        return refuse("out of memory");
+    int n = 0, rc = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save))
+        rc = add_name(tok, names, max, &n);
+    free(buf);
+    if (rc == 0 && n > max)
+        rc = refuse("%d event names (the groups cache, branch, ipc expanded); at most %d, of which %d "
+                    "count at once", n, max, PROF_MAX_COUNTERS);
+    return rc ? -1 : n;
+}
+
+const char *prof_counters_error(void) { return spec_why; }
 
 #if PROF_HAVE_PAPI
 static int papi_ready(void)
@@ -167,11 +195,12 @@ int prof_set_counters(const char *spec)
 {
     if (!atomic_load(&prof_g.active))
         prof_init(NULL);
-    char names[PROF_MAX_COUNTERS * 2][128];
-    int n = spec ? parse_spec(spec, names, PROF_MAX_COUNTERS * 2) : 0;
+    char names[MAX_NAMES][NAME_LEN + 1];
+    spec_why[0] = '\0';
+    int n = spec ? parse_spec(spec, names, MAX_NAMES) : 0;
     if (n < 0) {
-        fprintf(stderr, "prof: counter spec \"%s\" is malformed: want comma-separated PAPI event names "
-                        "(letters, digits, _ : . = -) or the groups cache, branch, ipc\n", spec);
+        fprintf(stderr, "prof: counter spec \"%.60s%s\" refused: %s (want comma-separated PAPI event names "
+                        "or the groups cache, branch, ipc)\n", spec, strlen(spec) > 60 ? "..." : "", spec_why);
         return -1;
     }
     prof_thread *t = prof_thread_self();
@@ -226,6 +255,8 @@ void prof_counters_thread_end(prof_thread *t, prof_frame *f, prof_node *n)
     for (int i = 0; i < prof_g.ctr_n; i++)
         n->ctr[i] += c1[i] - f->c0[i];
     n->ctr_calls++;
+    if (f->traced) /* its end event carries the deltas (trace.c); an untraced frame's must not linger */
+        prof_trace_counters(t, c1, f->c0);
 #else
     (void)t, (void)f, (void)n;
 #endif

@@ -107,6 +107,7 @@ static void push_sample(void)
     samples[n] = (struct sample){t, r};
     atomic_store(&nsamples, n + 1);
     pthread_mutex_unlock(&mlock);
+    prof_trace_rss(r); /* the trace keeps its own series: prof_reset does not clear it */
 }
 
 static void *sampler_main(void *arg)

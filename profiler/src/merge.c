@@ -23,11 +23,19 @@ static void *xcalloc(size_t n, size_t size)
     return p;
 }
 
+/* The merged child called name: through the parent's hash index once it has many children (kids.c). */
 static prof_mnode *mchild(prof_merged *m, prof_mnode *parent, const char *name)
 {
-    for (prof_mnode *c = parent->first_child; c; c = c->next_sibling)
-        if (strcmp(c->name, name) == 0)
+    uint64_t h = prof_name_hash(name);
+    if (parent->kids.n) {
+        prof_mnode *c = prof_kids_find(&parent->kids, name, h);
+        if (c)
             return c;
+    } else {
+        for (prof_mnode *c = parent->first_child; c; c = c->next_sibling)
+            if (strcmp(c->name, name) == 0)
+                return c;
+    }
     prof_mnode *c = xcalloc(1, sizeof *c);
     c->name = name;
     c->parent = parent;
@@ -37,6 +45,12 @@ static prof_mnode *mchild(prof_merged *m, prof_mnode *parent, const char *name)
     else
         parent->first_child = c;
     parent->last_child = c;
+    if (++parent->nkids > PROF_KIDS_LINEAR) {
+        if (parent->kids.n == 0) /* the first time: every child so far */
+            for (prof_mnode *k = parent->first_child; k != c; k = k->next_sibling)
+                prof_kids_add(&parent->kids, k, prof_name_hash(k->name));
+        prof_kids_add(&parent->kids, c, h);
+    }
     (void)m;
     return c;
 }
@@ -152,6 +166,7 @@ static void mfree(prof_mnode *n)
         free(c);
         c = next;
     }
+    prof_kids_free(&n->kids);
 }
 
 void prof_merged_free(prof_merged *m)

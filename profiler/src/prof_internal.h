@@ -38,11 +38,24 @@ enum {
     PROF_MAX_COUNTERS = 16, /* events counted at once */
     PROF_CHUNK_NODES = 256, /* nodes per allocation chunk of a thread's tree */
     PROF_MAX_ERROR_MESSAGES = 50,
+    PROF_KIDS_LINEAR = 8,   /* children searched one by one; more: through the hash index */
 };
 
+/* A node's children by name (kids.c): filled once a node has PROF_KIDS_LINEAR children. */
+typedef struct prof_kids {
+    struct prof_kid_slot {
+        uint64_t hash;
+        void *item; /* a prof_node or prof_mnode: both start with their name */
+    } *slot;
+    uint32_t cap, n;
+} prof_kids;
+
 typedef struct prof_node {
-    const char *name; /* NULL for a thread's root sentinel */
+    const char *name; /* the profiler's own copy (first member: kids.c); NULL for a thread's root */
+    const char *key;  /* the pointer last passed to prof_begin for it (the fast path compares it first) */
     struct prof_node *parent, *first_child, *last_child, *next_sibling;
+    prof_kids kids;
+    int nkids;
     struct prof_node *last_hit; /* child found by the last begin under this node (fast path) */
     int depth;                  /* 0 for a top-level region, -1 for the sentinel */
     /* Timing, in clock ticks (converted to ns when read). */
@@ -61,6 +74,10 @@ typedef struct prof_node {
     uint32_t color;
     unsigned color_gen;
     void *nvtx_str; /* nvtxStringHandle_t, registered once per name */
+    /* Trace (trace.c): the trace's own copy of the name, valid until the trace ends (a node and its
+     * name may be freed by prof_reset while the trace still holds events of it) */
+    const char *trace_name;
+    unsigned trace_gen;
 } prof_node;
 
 typedef struct prof_frame {
@@ -71,6 +88,7 @@ typedef struct prof_frame {
     size_t rss_peak;  /* max RSS seen in this frame and its children so far */
     uint64_t sample0; /* memory sampler index at begin */
     long long c0[PROF_MAX_COUNTERS];
+    int traced;       /* 1: its B event is in the trace buffer, so its end writes an E (trace.c) */
 } prof_frame;
 
 typedef struct prof_thread {
@@ -89,6 +107,7 @@ typedef struct prof_thread {
     void *gpu_ev[2];
     void *gpu_stream;
     int gpu_pending;
+    struct prof_trace_buf *trace; /* timeline events (trace.c); NULL until the thread's first traced region */
     struct prof_thread *next;
     prof_frame frames[PROF_MAX_DEPTH];
 } prof_thread;
@@ -107,6 +126,7 @@ typedef struct prof_global {
     uint64_t start_ticks; /* prof_init/prof_reset */
     int extras;           /* nvtx_on || counters || memory: the slow part of begin/end runs */
     int nvtx_on, mem_on, quiet, report_at_exit;
+    int trace_on; /* timeline events go into per-thread buffers (trace.c) */
     char *json_path;
     unsigned color_gen;
     unsigned ctr_gen; /* bumped by every prof_set_counters */
@@ -149,6 +169,12 @@ void prof_thread_clear(prof_thread *t); /* forgets the tree and the stack */
 void prof_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void prof_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- kids.c ---- */
+uint64_t prof_name_hash(const char *s);
+void *prof_kids_find(const prof_kids *k, const char *name, uint64_t h);
+void prof_kids_add(prof_kids *k, void *item, uint64_t h);
+void prof_kids_free(prof_kids *k);
+
 /* ---- counters.c ---- */
 void prof_counters_thread_begin(prof_thread *t, prof_frame *f);
 void prof_counters_thread_end(prof_thread *t, prof_frame *f, prof_node *n);
@@ -173,14 +199,55 @@ double prof_sampler_interval(void);
 size_t prof_samples_get(uint64_t i, double *t_s);
 void prof_memory_shutdown(void);
 
+/* ---- trace.c, trace_write.c: the timeline (Chrome Trace Event JSON) ---- */
+enum { PROF_EV_BEGIN = 1, PROF_EV_END = 2 };
+typedef struct prof_trace_ev {
+    const char *name; /* region name; NULL for an end */
+    uint64_t ticks;
+    uint32_t kind;    /* PROF_EV_* */
+    uint32_t ctr;     /* an end's counter deltas: index + 1 into prof_trace_buf.ctr, 0 for none */
+} prof_trace_ev;
+typedef struct prof_trace_buf {
+    prof_trace_ev *ev;
+    size_t n, cap;   /* n events kept out of cap */
+    size_t open;     /* begins kept whose end has not come yet: their ends have room reserved */
+    uint64_t dropped;
+    long os_tid;
+    long long (*ctr)[PROF_MAX_COUNTERS];
+    size_t nctr, ctr_cap;
+    long long pending[PROF_MAX_COUNTERS]; /* deltas of the region now ending (counters.c) */
+    int has_pending;
+} prof_trace_buf;
+int prof_trace_begin(prof_thread *t, prof_frame *f); /* returns f->traced */
+void prof_trace_end(prof_thread *t, uint64_t t1);
+void prof_trace_counters(prof_thread *t, const long long *c1, const long long *c0);
+void prof_trace_rss(size_t rss); /* the memory sampler's value now */
+void prof_trace_shutdown(void);  /* writes the file when one was asked for, frees the buffers */
+/* trace_write.c: the whole trace as JSON into f; 0 or -1 */
+typedef struct prof_trace_rss_sample { uint64_t ticks; size_t rss; } prof_trace_rss_sample;
+typedef struct prof_trace_mark_ev { char *label; uint64_t ticks; } prof_trace_mark_ev;
+typedef struct prof_trace_meta {
+    uint64_t t0;            /* ticks at prof_trace_start: ts 0 */
+    const char *process;    /* process_name */
+    size_t cap;             /* events per thread */
+    const prof_trace_rss_sample *rss;
+    size_t nrss;
+    const prof_trace_mark_ev *marks; /* prof_trace_mark, in time order */
+    size_t nmarks;
+    uint64_t marks_dropped;
+} prof_trace_meta;
+int prof_trace_write_file(FILE *f, const prof_trace_meta *m);
+
 /* ---- gpu.c ---- */
 void prof_gpu_thread_free(prof_thread *t);
 
 /* ---- merge.c ---- */
 typedef struct prof_mnode {
-    const char *name;
+    const char *name; /* first member: kids.c */
     int depth;
     struct prof_mnode *parent, *first_child, *last_child, *next_sibling;
+    prof_kids kids;
+    int nkids;
     prof_stats st;
     double m2;   /* Welford combination, in ns^2 */
     int has_device, ctr_valid, ctr_seen, has_rss;

@@ -71,8 +71,15 @@ static void root_init(prof_node *r)
 
 void prof_thread_clear(prof_thread *t)
 {
-    for (int i = 0; i < t->nchunks; i++)
+    for (int i = 0; i < t->nchunks; i++) {
+        int used = i == t->nchunks - 1 ? t->chunk_used : PROF_CHUNK_NODES;
+        for (int j = 0; j < used; j++) {
+            free((char *)t->chunks[i][j].name);
+            prof_kids_free(&t->chunks[i][j].kids);
+        }
         free(t->chunks[i]);
+    }
+    prof_kids_free(&t->root.kids);
     free(t->chunks);
     t->chunks = NULL;
     t->nchunks = t->chunk_cap = t->chunk_used = 0;
@@ -151,10 +158,30 @@ oom:
     abort();
 }
 
+/* Enters child n in its parent's hash index once the parent has more than PROF_KIDS_LINEAR children
+ * (all of them, the first time). */
+static void index_child(prof_node *parent, prof_node *n)
+{
+    if (parent->nkids <= PROF_KIDS_LINEAR)
+        return;
+    if (parent->kids.n == 0)
+        for (prof_node *c = parent->first_child; c; c = c->next_sibling)
+            prof_kids_add(&parent->kids, c, prof_name_hash(c->name));
+    else
+        prof_kids_add(&parent->kids, n, prof_name_hash(n->name));
+}
+
+/* A new child with its own copy of the name: the caller's buffer may change or go away (a name built
+ * in one reused buffer once renamed, and merged, every region made from it). */
 static prof_node *child_new(prof_thread *t, prof_node *parent, const char *name)
 {
     prof_node *n = node_alloc(t);
-    n->name = name;
+    n->name = strdup(name);
+    if (!n->name) {
+        fputs("prof: out of memory copying a region name\n", stderr);
+        abort();
+    }
+    n->key = name;
     n->parent = parent;
     n->depth = parent->depth + 1;
     n->min_ticks = UINT64_MAX;
@@ -163,33 +190,44 @@ static prof_node *child_new(prof_thread *t, prof_node *parent, const char *name)
     else
         parent->first_child = n;
     parent->last_child = n;
+    parent->nkids++;
+    index_child(parent, n);
     prof_nvtx_node(n);
     return n;
 }
 
-/* The child of `parent` called `name`: same pointer first, then same content, else a new node. */
+/* The child of `parent` called `name` (by content), else a new node. A few children: the same pointer
+ * first, then the same text; many: the hash index, so 10^5 siblings cost what 10 do. */
 static prof_node *child_find(prof_thread *t, prof_node *parent, const char *name)
 {
-    prof_node *c;
-    for (c = parent->first_child; c; c = c->next_sibling)
-        if (c->name == name)
-            goto found;
-    for (c = parent->first_child; c; c = c->next_sibling)
-        if (strcmp(c->name, name) == 0)
-            goto found;
-    c = child_new(t, parent, name);
-found:
+    prof_node *c = NULL;
+    if (parent->kids.n) {
+        c = prof_kids_find(&parent->kids, name, prof_name_hash(name));
+    } else {
+        /* the child last begun with this pointer (a compare each), then any child with this text */
+        for (c = parent->first_child; c && c->key != name; c = c->next_sibling) {}
+        if (!c || strcmp(c->name, name) != 0)
+            for (c = parent->first_child; c && strcmp(c->name, name) != 0; c = c->next_sibling) {}
+    }
+    if (!c)
+        c = child_new(t, parent, name);
+    c->key = name;
     parent->last_hit = c;
     return c;
 }
 
-/* This thread's copy of the path of `src` (a node of the main thread's tree), created with zero
- * calls where missing. Node names and parents never change after creation, so reading them from
- * another thread after the acquire load of prof_g.attach is safe. */
-static prof_node *attach_point(prof_thread *t, prof_node *src)
+/* This thread's copy of the path of the main thread's node published in prof_g.attach, created with zero
+ * calls where missing. The main thread frees its own tree at its first prof_begin after a prof_reset
+ * (under prof_g.lock, with prof_g.attach already NULL), so the path is read under that lock, from the
+ * value prof_g.attach has then: NULL or a live node. (Read without it, a worker copied names out of
+ * freed nodes: a heap use-after-free under ASan when another thread reset.) Nodes never change
+ * while they live. */
+static prof_node *attach_point(prof_thread *t, prof_node *seen)
 {
-    if (src == t->attach_src)
+    if (seen == t->attach_src)
         return t->attach_dst;
+    pthread_mutex_lock(&prof_g.lock);
+    prof_node *src = atomic_load_explicit(&prof_g.attach, memory_order_acquire);
     const char *names[PROF_MAX_DEPTH];
     int k = 0;
     for (prof_node *p = src; p && p->name && k < PROF_MAX_DEPTH; p = p->parent)
@@ -197,6 +235,7 @@ static prof_node *attach_point(prof_thread *t, prof_node *src)
     prof_node *dst = &t->root;
     while (k > 0)
         dst = child_find(t, dst, names[--k]);
+    pthread_mutex_unlock(&prof_g.lock);
     t->attach_src = src;
     t->attach_dst = dst;
     return dst;
@@ -264,6 +303,15 @@ static void extras_end(prof_thread *t, prof_frame *f, prof_node *n)
         prof_nvtx_pop();
 }
 
+/* prof_begin(NULL) once crashed in child_find. It is ignored with everything up to its prof_end, as a
+ * region past PROF_MAX_DEPTH is, and said once per thread. */
+static void null_name(prof_thread *t)
+{
+    if (t->overflow++ == 0)
+        prof_error("prof_begin(NULL) on thread %d: a region needs a name (a string); ignored with its "
+                   "prof_end", t->id);
+}
+
 void prof_begin(const char *name)
 {
     prof_thread *t = prof_thread_self();
@@ -275,8 +323,14 @@ void prof_begin(const char *name)
     }
     prof_node *parent = parent_of_next(t);
     prof_node *n = parent->last_hit;
-    if (PROF_UNLIKELY(!n || n->name != name))
+    /* the pointer, then the text: one buffer reused for several names must not be taken for one */
+    if (PROF_UNLIKELY(!n || n->key != name || strcmp(n->name, name) != 0)) {
+        if (PROF_UNLIKELY(!name)) {
+            null_name(t);
+            return;
+        }
         n = child_find(t, parent, name);
+    }
     prof_frame *f = &t->frames[t->depth++];
     f->node = n;
     f->name = name;
@@ -284,6 +338,7 @@ void prof_begin(const char *name)
     if (PROF_UNLIKELY(prof_g.extras))
         extras_begin(t, f, n);
     f->t0 = prof_ticks();
+    f->traced = PROF_UNLIKELY(prof_g.trace_on) ? prof_trace_begin(t, f) : 0;
 }
 
 static inline void record(prof_node *n, uint64_t dt, uint64_t t1)
@@ -320,9 +375,27 @@ static int end_mismatch(prof_thread *t, const char *name)
     return 1;
 }
 
+/* The end of a region opened before a prof_reset or prof_shutdown on another thread: the node it would
+ * update belongs to the old session (freed, once, by a reset that cleared every thread: a heap
+ * use-after-free). The frame is dropped and the misuse counted; the region's time is lost. */
+static int end_after_reset(prof_thread *t, const char *name)
+{
+    if (!t || t->depth == 0)
+        return 0;
+    prof_error("prof_end(\"%s\") on thread %d: the profile was reset (prof_reset or prof_shutdown) while "
+               "this region was open; its time is dropped (reset between regions: docs/profiler.md)",
+               name ? name : "(null)", t->id);
+    if (prof_g.nvtx_on)
+        prof_nvtx_pop();
+    t->depth--;
+    return 1;
+}
+
 void prof_end(const char *name)
 {
     uint64_t t1 = prof_ticks();
+    if (PROF_UNLIKELY(tls_thread && tls_thread->epoch != prof_g.epoch) && end_after_reset(tls_thread, name))
+        return;
     prof_thread *t = prof_thread_self();
     if (PROF_UNLIKELY(t->overflow || t->depth == 0 || t->frames[t->depth - 1].name != name)) {
         if (end_mismatch(t, name))
@@ -333,6 +406,8 @@ void prof_end(const char *name)
     if (PROF_UNLIKELY(prof_g.extras))
         extras_end(t, f, n);
     record(n, t1 - f->t0, t1);
+    if (PROF_UNLIKELY(f->traced))
+        prof_trace_end(t, t1);
     t->depth--;
     publish(t);
 }

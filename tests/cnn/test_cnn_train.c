@@ -322,7 +322,7 @@ static void test_partial_last_batch(void **state)
 /* ---- the study through sl_study ---------------------------------------------------------------- */
 static char dir[64];
 
-enum { SIDE = 20, N_TRAIN = 1200, N_TEST = 300, BATCH = 64 }; /* 1200 = 18 x 64 + 48 */
+enum { SIDE = 28, N_TRAIN = 1200, N_TEST = 300, BATCH = 64 }; /* 1200 = 18 x 64 + 48 */
 
 /* n images of 20 x 20: class c < 9 a bright 4 x 4 blob in cell c of a 3 x 3 grid, class 9 none, on
  * noise: what a two-conv network learns within a few epochs. */
@@ -531,6 +531,13 @@ static void test_bad_params(void **state)
     refused("lr", "1e-50", "lr=1e-50"); /* 0 as a float */
 }
 
+static void test_image_shape_refused(void **state)
+{
+    (void)state;
+    idx_files_shape_refused("cnn", 10);
+    idx_files_shape_refused("cnn", 29);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -544,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_study_interface),
         cmocka_unit_test(test_sweep_ends),
         cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_image_shape_refused),
     };
     return cmocka_run_group_tests(tests, make_data, drop_data);
 }

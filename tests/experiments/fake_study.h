@@ -132,7 +132,7 @@ static const sl_variant fake_variants[] = {
      &(const fake_kernels){fake_sum_threaded}},
 };
 #define FAKE_N_VARIANTS (int)(sizeof fake_variants / sizeof *fake_variants)
-static const sl_param fake_params[] = {{"scale", "2", "unused"}};
+static const sl_param fake_params[] = {{"scale", "2", "unused", SL_INT(0, 1000)}};
 
 static const sl_study fake_study = {
     .name = "fake", .title = "a fake study", .source = "tests", .kind = SL_KERNEL, .size_name = "N",

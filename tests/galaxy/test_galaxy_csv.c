@@ -165,6 +165,50 @@ static void test_gz_not_gzip(void **st)
 }
 
 /* galaxy_csv_find: NAME.csv wins over NAME.csv.gz; the .gz alone is found; neither is -1. */
+/* Issue 19, item 7: a NUL byte once ended a line's parsing and the rest was dropped without a word (two
+ * rows joined by a NUL loaded as one row); now it is an error naming the line and column. */
+static void test_nul_byte(void **st)
+{
+    (void)st;
+    write_csv(3, 1025, -1, 0, NULL);
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    assert_non_null(b);
+    unsigned char *nl = memchr(b, '\n', n); /* join rows 1 and 2 with a NUL */
+    *nl = '\0';
+    FILE *f = fopen(path, "wb");
+    fwrite(b, 1, n, f);
+    fclose(f);
+    free(b);
+    expect_error(":1: a NUL byte at column");
+}
+static void test_nul_byte_gz(void **st)
+{
+    (void)st;
+    write_csv(2, 1025, -1, 0, NULL);
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    unsigned char *p = memchr(memchr(b, '\n', n) + 1, ',', n);
+    *p = '\0'; /* row 2's first comma */
+    FILE *f = fopen(path, "wb");
+    fwrite(b, 1, n, f);
+    fclose(f);
+    free(b);
+    gzip_it(0);
+    expect_error(":2: a NUL byte at column 2");
+}
+/* (long)d of these was undefined behaviour (UBSan; found by fuzzing in 237 runs): out of range, said so. */
+static void test_huge_and_nan(void **st)
+{
+    (void)st;
+    write_csv(3, 1025, 1, 7, "1e39");
+    expect_error(":2: field 8 (p6) is 1e+39, out of range");
+    write_csv(3, 1025, 0, 0, "nan");
+    expect_error(":1: field 1 (label) is nan, out of range");
+    write_csv(3, 1025, 2, 9, "-1e300");
+    expect_error(":3: field 10 (p8) is -1e+300, out of range");
+}
+
 static void test_find(void **st)
 {
     (void)st;
@@ -240,7 +284,8 @@ int main(void)
         cmocka_unit_test(test_label_range), cmocka_unit_test(test_not_number), cmocka_unit_test(test_empty),
         cmocka_unit_test(test_gz_good), cmocka_unit_test(test_gz_row_error), cmocka_unit_test(test_gz_empty),
         cmocka_unit_test(test_gz_truncated), cmocka_unit_test(test_gz_no_trailer), cmocka_unit_test(test_gz_corrupt),
-        cmocka_unit_test(test_gz_not_gzip), cmocka_unit_test(test_find),
+        cmocka_unit_test(test_gz_not_gzip), cmocka_unit_test(test_find), cmocka_unit_test(test_nul_byte),
+        cmocka_unit_test(test_nul_byte_gz), cmocka_unit_test(test_huge_and_nan),
         cmocka_unit_test(test_real_test_set), cmocka_unit_test(test_real_train_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,6 +209,29 @@ static void test_bad_perturb(void **state)
     assert_non_null(strstr(err.msg, "perturb=-1"));
 }
 
+/* Issue 19, item 5: max_iter + 1 overflowed an int (malloc of 0 bytes, then a NULL write); items 6:
+ * hidden=4294967304 trained 8 units and lambda=-1 was taken. Each is refused in setup with its value. */
+static void test_params_past_int_refused(void **state)
+{
+    (void)state;
+    const sl_study *s = sl_find_study("galaxy");
+    const char *cases[][3] = {{"max_iter", "2147483647", "max_iter=2147483647"},
+                              {"hidden", "4294967304", "hidden=4294967304"},
+                              {"lambda", "-1", "lambda=-1"}};
+    for (int k = 0; k < 3; k++) {
+        const char *names[] = {cases[k][0]}, *values[] = {cases[k][1]};
+        sl_opts o = {.seed = 1, .threads = 1, .data_dir = dir, .n_params = 1, .param_names = names,
+                     .param_values = values};
+        sl_error err = {{0}};
+        void *st = s->setup(s->quick_sizes[0], &o, &err);
+        if (st) {
+            s->teardown(st);
+            fail_msg("--param %s=%s accepted", cases[k][0], cases[k][1]);
+        }
+        assert_non_null(strstr(err.msg, cases[k][2]));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_default_is_repository),
         cmocka_unit_test(test_missing_data_dir),
         cmocka_unit_test(test_bad_perturb),
+        cmocka_unit_test(test_params_past_int_refused),
     };
     return cmocka_run_group_tests(tests, make_data, drop_data);
 }

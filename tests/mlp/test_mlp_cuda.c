@@ -201,9 +201,12 @@ static int run_gpu(int use_cublas, int feed, const float *P0, const uint8_t *trx
         int32_t idx[MAXB];
         batch_idx(s, B, idx);
         double loss = NAN;
-        int data = feed ? mlp_cuda_data_host(c, trx, try_, idx, B) : mlp_cuda_data(c, idx, B);
-        if (data || mlp_cuda_forward(c, B) || mlp_cuda_loss(c, B) || mlp_cuda_backward(c, B) ||
-            mlp_cuda_update(c, LR) || mlp_cuda_sync(c) || mlp_cuda_take_loss(c, &loss)) {
+        int data = mlp_cuda_phase_mark(c, 0) ||
+                   (feed ? mlp_cuda_data_host(c, trx, try_, idx, B) : mlp_cuda_data(c, idx, B));
+        if (data || mlp_cuda_phase_mark(c, 1) || mlp_cuda_forward(c, B) || mlp_cuda_phase_mark(c, 2) ||
+            mlp_cuda_loss(c, B) || mlp_cuda_phase_mark(c, 3) || mlp_cuda_backward(c, B) ||
+            mlp_cuda_phase_mark(c, 4) || mlp_cuda_update(c, LR) || mlp_cuda_phase_mark(c, 5) ||
+            mlp_cuda_sync(c) || mlp_cuda_take_loss(c, &loss)) {
             printf("FAIL %s: step %d: %s\n", name, s, mlp_cuda_error(c));
             fails++;
             goto done;
@@ -221,6 +224,13 @@ static int run_gpu(int use_cublas, int feed, const float *P0, const uint8_t *trx
             worst = rel;
             worst_step = s;
         }
+    }
+    /* issue 18: the first step was sampled (MLP_PHASE_EVERY), so every phase has a device time */
+    double ms[MLP_PHASES];
+    if (mlp_cuda_phase_ms(c, ms) != 0 || !(ms[0] >= 0 && ms[1] > 0 && ms[2] > 0 && ms[3] > 0 && ms[4] > 0)) {
+        printf("FAIL %s: phase device times %g %g %g %g %g ms (%s)\n", name, ms[0], ms[1], ms[2], ms[3], ms[4],
+               mlp_cuda_error(c));
+        fails++;
     }
     printf("%s: %d SGD steps (B = 50, 37, 1, ...; lr %g), loss %.6f -> %.6f (cpu %.6f -> %.6f), "
            "worst relative loss difference %.3g at step %d (limit %g)\n",

@@ -323,6 +323,13 @@ static void test_missing_data(void **state)
     assert_non_null(strstr(err.msg, "--data"));
 }
 
+static void test_image_shape_refused(void **state)
+{
+    (void)state;
+    idx_files_shape_refused("mlp", 10);
+    idx_files_shape_refused("mlp", 29);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_study_interface),
         cmocka_unit_test(test_sweep_ends),
         cmocka_unit_test(test_missing_data),
+        cmocka_unit_test(test_image_shape_refused),
     };
     return cmocka_run_group_tests(tests, make_data, drop_data);
 }

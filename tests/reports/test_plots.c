@@ -42,6 +42,8 @@ static const struct {
     {"batch.gp", "batch/devbox/figures/mlp-sweep.dat", "xlab='batch'"},
     /* issue 16 part 1: images/s per method and cache state, warm and cold apart */
     {"bars.gp", "pipeline/devbox/figures/pipeline-loading.dat", "ylab='images/s'; labfmt='%.3g'"},
+    /* issue 16 part 2: epoch time and wait fraction against the prefetch depth, two cases */
+    {"overlap.gp", "overlap/devbox/figures/prefetch-overlap.dat", NULL},
     {"bandwidth.gp", "gpu_path/gpubox/figures/h2d-bandwidth.dat", NULL},
 };
 
@@ -67,6 +69,7 @@ static void one_script(int i)
 SCRIPT_TEST(0) SCRIPT_TEST(1) SCRIPT_TEST(2) SCRIPT_TEST(3)
 SCRIPT_TEST(4) SCRIPT_TEST(5) SCRIPT_TEST(6) SCRIPT_TEST(7)
 SCRIPT_TEST(8) SCRIPT_TEST(9) SCRIPT_TEST(10) SCRIPT_TEST(11)
+SCRIPT_TEST(12) SCRIPT_TEST(13) SCRIPT_TEST(14)
 
 /* A script that does not exist fails instead of silently making nothing. */
 static void missing_script_fails(void **s)
@@ -207,6 +210,7 @@ int main(void)
         cmocka_unit_test(script_3), cmocka_unit_test(script_4), cmocka_unit_test(script_5),
         cmocka_unit_test(script_6), cmocka_unit_test(script_7), cmocka_unit_test(script_8),
         cmocka_unit_test(script_9), cmocka_unit_test(script_10), cmocka_unit_test(script_11),
+        cmocka_unit_test(script_12), cmocka_unit_test(script_13), cmocka_unit_test(script_14),
         cmocka_unit_test(missing_script_fails),
         cmocka_unit_test(report_renders_figures), cmocka_unit_test(report_renders_figure_one),
         cmocka_unit_test(names_not_enhanced_text),

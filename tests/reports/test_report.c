@@ -651,6 +651,51 @@ static void gpu_data_path(void **state)
     free(tp), free(t), free(ap), free(a), free(fp), free(f), free(rp), free(r), free(g), free(out);
 }
 
+/* The prefetch study (fixtures/overlap, issue 16 part 2): two cases (model and augment params) of sync and
+ * three loader depths, one failed. The overlap table keeps the cases apart, the figure has one block per
+ * case, and REPORT.md's data path section says per case whether prefetching paid (mlp: faster; cnn:
+ * slower although its wait dropped). Matches golden/overlap/. */
+static void overlap_prefetch(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"overlap"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    if (update_golden()) {
+        char *g = rep_printf("%s/overlap", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "overlap", &n), 0);
+    char *g = rep_printf("%s/overlap", gold);
+    assert_int_equal(missing_from(g, out), 0);
+    char *tp = rep_printf("%s/devbox/tables/prefetch-overlap.md", out), *t = slurp(tp);
+    assert_non_null(t);
+    assert_true(has_line(t, "| model=mlp augment=none, batch=64 | sync | 0 | 200 ms | 22 ms | 178 ms | 11.0 % | 89.0 % "
+                            "| — | 1.00× |"));
+    assert_true(has_line(t, "|  | queue2 | 2 | 175 ms | 1.4 ms | 174 ms | 0.8 % | 99.2 % | 25.0 % | 1.14× |"));
+    /* cnn: the wait fell, the steps themselves got slower (a loader beside two compute threads on 2 CPUs) */
+    assert_true(has_line(t, "|  | queue1 | 1 | 1.05 s | 52.5 ms | 997 ms | 5.0 % | 95.0 % | 25.0 % | 0.95× |"));
+    assert_non_null(strstr(t, "|  | queue4 |  | failed: check failed"));
+    char *fp = rep_printf("%s/devbox/figures/prefetch-overlap.dat", out), *f = slurp(fp);
+    assert_non_null(strstr(f, "\"model=mlp augment=none, batch=64\"\n0 0.2 0.11 \"sync\"\n1 0.18 0.02 \"queue1\"\n"));
+    assert_non_null(strstr(f, "\n\n\n\"model=cnn augment=flipshift, batch=64\"\n0 1 0.2 \"sync\"\n"));
+    size_t len = strlen(f), tail = strlen("2 1.1 0.04 \"queue2\"\n"); /* cnn's failed queue4 has no point */
+    assert_true(len > tail && !strcmp(f + len - tail, "2 1.1 0.04 \"queue2\"\n"));
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(strstr(r, "- Overlap (prefetch, model=mlp augment=none, batch=64): queue2's epoch took 175 ms, "
+                              "1.14× faster than sync (200 ms); the compute waited 11.0 % of the epoch with sync and "
+                              "0.8 % with queue2; the steps themselves took 178 ms per epoch with sync and 174 ms with queue2.\n"));
+    assert_non_null(strstr(r, "- Overlap (prefetch, model=cnn augment=flipshift, batch=64): queue1's epoch took 1.05 s, "
+                              "1.05× slower than sync (1 s); the compute waited 20.0 % of the epoch with sync and 5.0 % "
+                              "with queue1; the steps themselves took 800 ms per epoch with sync and 997 ms with "
+                              "queue1.\n"));
+    assert_non_null(strstr(r, "Not in these results: loading (part 1), batch size (part 3)"));
+    assert_null(strstr(r, "Not in these results: loading (part 1), overlap"));
+    free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
+}
+
 /* Identical samples: p = 1; fewer than 9 repetitions and CV above 5 % are flagged. */
 static void compare_flags_noise_and_few_reps(void **state)
 {
@@ -687,6 +732,7 @@ int main(void)
         cmocka_unit_test(batch_sweep),
         cmocka_unit_test(pipeline_loading),
         cmocka_unit_test(gpu_data_path),
+        cmocka_unit_test(overlap_prefetch),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(gpu_read_from_traits),

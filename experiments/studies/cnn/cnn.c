@@ -30,14 +30,14 @@
 /* The write-up's settings (SGD momentum 0.9, lr 0.01, batch 512, 10 epochs). naive_rows keeps the
  * whole naive case (check and 3 repetitions) near a minute on a 2-vCPU machine (docs/study-cnn.md). */
 static const sl_param params[] = {
-    {"epochs", "10", "training epochs (the write-up: 10)"},
-    {"lr", "0.01", "SGD learning rate, constant (the write-up: 0.01)"},
-    {"momentum", "0.9", "SGD momentum, PyTorch's form: V = mu V + G, P -= lr V (the write-up: 0.9)"},
-    {"naive_epochs", "1", "epochs for the naive variant (it is slow; its records say they are reduced)"},
-    {"naive_rows", "20000", "training rows per epoch for the naive variant (0 = all; fewer: reduced)"},
-    {"check_steps", "4", "teacher-forced SGD steps checked against double precision before timing (check.c)"},
-    {"train_rows", "0", "training rows per epoch (0 = all; fewer marks the case reduced)"},
-    {"graph", "0", "cuda and cudnn: 1 captures each training step as a CUDA graph (CPU variants ignore it)"},
+    {"epochs", "10", "training epochs (the write-up: 10)", SL_INT(1, 100000)},
+    {"lr", "0.01", "SGD learning rate, constant (the write-up: 0.01)", SL_REAL(1e-30, 1e30)},
+    {"momentum", "0.9", "SGD momentum, PyTorch's form: V = mu V + G, P -= lr V (the write-up: 0.9)", SL_REAL(0, 0.9999999)},
+    {"naive_epochs", "1", "epochs for the naive variant (it is slow; its records say they are reduced)", SL_INT(1, 100000)},
+    {"naive_rows", "20000", "training rows per epoch for the naive variant (0 = all; fewer: reduced)", SL_INT(0, 2147483647)},
+    {"check_steps", "4", "teacher-forced SGD steps checked against double precision before timing (check.c)", SL_INT(1, 1000000)},
+    {"train_rows", "0", "training rows per epoch (0 = all; fewer marks the case reduced)", SL_INT(0, 2147483647)},
+    {"graph", "0", "cuda and cudnn: 1 captures each training step as a CUDA graph (CPU variants ignore it)", SL_INT(0, 1)},
 };
 static const long sizes[] = {512};
 static const long quick_sizes[] = {512};
@@ -72,7 +72,7 @@ static int data_missing(const sl_opts *o, char *why, size_t n)
 
 static int load_data(cnn_state *s, const sl_opts *o, sl_error *err)
 {
-    if (train_load_mnist("cnn", o, &s->train, &s->test, err) != 0)
+    if (train_load_mnist("cnn", "conv 8 - pool - conv 16 - pool - 128 - 10", 28, o, &s->train, &s->test, err) != 0)
         return -1;
     if (cnn_dims_init(&s->dims, s->train.rows, s->train.cols) != 0) {
         sl_error_set(err, "cnn: %s: images are %dx%d; the two conv + pool stages need at least 10x10",

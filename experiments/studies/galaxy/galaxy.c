@@ -27,11 +27,11 @@
 #include <speedlab/prof.h>
 
 static const sl_param params[] = {
-    {"max_iter", "300", "CG iterations (the write-up's MAX_ITER); when given, overrides the size"},
-    {"lambda", "1", "regularisation"},
-    {"hidden", "8", "hidden units"},
-    {"lines", "1", "default variant: regions around each gradient statement group (line-level view)"},
-    {"perturb", "0", "move the first initial weight this many ulps (the training's sensitivity to one bit)"},
+    {"max_iter", "300", "CG iterations (the write-up's MAX_ITER); when given, overrides the size", SL_INT(1, 1000000)},
+    {"lambda", "1", "regularisation", SL_REAL(0, 1e6)},
+    {"hidden", "8", "hidden units", SL_INT(1, 64)},
+    {"lines", "1", "default variant: regions around each gradient statement group (line-level view)", SL_INT(0, 1)},
+    {"perturb", "0", "move the first initial weight this many ulps (the training's sensitivity to one bit)", SL_INT(0, 1000000)},
 };
 /* The swept size is MAX_ITER, as the write-up varies it (Figures 2.2-2.5); --quick runs 20. */
 static const long sizes[] = {300};
@@ -60,6 +60,9 @@ typedef struct gx_device {
     int (*cost)(gstate *s, const double *th, double *J);     /* 0, or -1 (error() says why) */
     int (*grad)(gstate *s, const double *th, double *g);
     const char *(*error)(gstate *s);
+    /* Device ms of the h2d, kernel and d2h phases since the last call (0), or -1; and device bytes. */
+    int (*phases)(gstate *s, double ms[3]);
+    double (*bytes)(gstate *s);
 } gx_device;
 
 /* What a variant row's `kernels` points to: cost and gradient in the form its traits call for (a
@@ -142,16 +145,19 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     if (galaxy_csv_load(p, &s->train, msg, sizeof msg)) { sl_error_set(err, "%s", msg); free(s); return NULL; }
     galaxy_csv_find(dir, "test", p, sizeof p);
     if (galaxy_csv_load(p, &s->test, msg, sizeof msg)) { sl_error_set(err, "%s", msg); teardown(s); return NULL; }
-    int h = (int)sl_param_long(o, &sl_study_galaxy, "hidden");
-    if (h < 1 || h > 64) { sl_error_set(err, "galaxy: hidden=%d, want 1-64", h); teardown(s); return NULL; }
+    /* checked as long and double, before any narrowing (hidden=4294967304 was once 8 units as an int) */
+    long h = sl_param_long(o, &sl_study_galaxy, "hidden");
+    if (h < 1 || h > 64) { sl_error_set(err, "galaxy: hidden=%ld, want 1-64", h); teardown(s); return NULL; }
     double lambda = sl_param_double(o, &sl_study_galaxy, "lambda");
-    s->max_iter = (int)size;
+    if (!(lambda >= 0)) { sl_error_set(err, "galaxy: lambda=%g, want >= 0", lambda); teardown(s); return NULL; }
+    long mi = size;
     for (int i = 0; i < o->n_params; i++)           /* an explicit --param max_iter= wins */
-        if (strcmp(o->param_names[i], "max_iter") == 0) s->max_iter = (int)sl_param_long(o, &sl_study_galaxy, "max_iter");
-    if (s->max_iter < 1) { sl_error_set(err, "galaxy: max_iter=%d, want >= 1", s->max_iter); teardown(s); return NULL; }
+        if (strcmp(o->param_names[i], "max_iter") == 0) mi = sl_param_long(o, &sl_study_galaxy, "max_iter");
+    if (mi < 1 || mi > 1000000) { sl_error_set(err, "galaxy: max_iter=%ld, want 1-1000000", mi); teardown(s); return NULL; }
+    s->max_iter = (int)mi;
     s->quick = s->max_iter < 300;
-    s->lines = (int)sl_param_long(o, &sl_study_galaxy, "lines");
-    s->p = (galaxy_problem){s->train.X, s->train.y, s->train.m, GALAXY_PIXELS, h, GALAXY_CLASSES, lambda};
+    s->lines = sl_param_long(o, &sl_study_galaxy, "lines") != 0;
+    s->p = (galaxy_problem){s->train.X, s->train.y, s->train.m, GALAXY_PIXELS, (int)h, GALAXY_CLASSES, lambda};
     s->pt = s->p; s->pt.X = s->test.X; s->pt.y = s->test.y; s->pt.m = s->test.m;
     s->nt = galaxy_n_theta(&s->p);
     s->theta0 = malloc(s->nt * sizeof(double)); s->theta = malloc(s->nt * sizeof(double));
@@ -163,8 +169,10 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     s->wst = malloc(galaxy_ws_doubles(&s->pt) * sizeof(double));
     s->work = malloc(cg_work_doubles(s->nt) * sizeof(double));
     s->pred = malloc((size_t)(s->train.m > s->test.m ? s->train.m : s->test.m));
-    s->cost_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
-    s->iter_series = malloc((size_t)(s->max_iter + 1) * sizeof(double));
+    /* one entry per iteration and the start; max_iter is at most 10^6 (its row), and the sum is taken
+     * in size_t so that no int can wrap (max_iter=2147483647 once made it 0 and crashed) */
+    s->cost_series = malloc(((size_t)s->max_iter + 1) * sizeof(double));
+    s->iter_series = malloc(((size_t)s->max_iter + 1) * sizeof(double));
     if (!s->theta0 || !s->theta || !s->grad_ref || !s->grad_tmp || !s->ws || !s->wst || !s->work ||
         !s->pred || !s->cost_series || !s->iter_series) {
         sl_error_set(err, "galaxy: out of memory for the workspaces (%zu parameters, %ld rows)", s->nt,
@@ -272,17 +280,38 @@ static int cuda_prepare(gstate *s, sl_error *err)
     return 0;
 }
 static void cuda_release(gstate *s) { galaxy_cuda_destroy(s->cuda); s->cuda = NULL; }
-static int cuda_cost(gstate *s, const double *th, double *J) { return galaxy_cost_cuda(s->cuda, th, J); }
-static int cuda_grad(gstate *s, const double *th, double *g) { return galaxy_grad_cuda(s->cuda, th, g); }
+/* The call's device time (CUDA events) goes to the open region, cost_function or gradient. */
+static void add_device_ms(gstate *s)
+{
+    double ms = galaxy_cuda_last_ms(s->cuda);
+    if (ms >= 0) prof_add_device_ms(ms);
+}
+static int cuda_cost(gstate *s, const double *th, double *J)
+{
+    int rc = galaxy_cost_cuda(s->cuda, th, J);
+    if (rc == 0) add_device_ms(s);
+    return rc;
+}
+static int cuda_grad(gstate *s, const double *th, double *g)
+{
+    int rc = galaxy_grad_cuda(s->cuda, th, g);
+    if (rc == 0) add_device_ms(s);
+    return rc;
+}
 static const char *cuda_error(gstate *s) { return galaxy_cuda_error(s->cuda); }
+static int cuda_phases(gstate *s, double ms[3]) { return galaxy_cuda_phase_ms(s->cuda, ms); }
+static double cuda_bytes(gstate *s) { return (double)galaxy_cuda_bytes(s->cuda); }
 #else /* the row stays complete; the runner reports the variant unavailable and never calls these */
 static int cuda_prepare(gstate *s, sl_error *err) { (void)s; sl_error_set(err, "galaxy cuda: built without CUDA"); return -1; }
 static void cuda_release(gstate *s) { (void)s; }
 static int cuda_cost(gstate *s, const double *th, double *J) { (void)s, (void)th, (void)J; return -1; }
 static int cuda_grad(gstate *s, const double *th, double *g) { (void)s, (void)th, (void)g; return -1; }
 static const char *cuda_error(gstate *s) { (void)s; return "galaxy cuda: built without CUDA"; }
+static int cuda_phases(gstate *s, double ms[3]) { (void)s, (void)ms; return -1; }
+static double cuda_bytes(gstate *s) { (void)s; return 0; }
 #endif
-static const gx_device cuda_path = {cuda_prepare, cuda_release, cuda_cost, cuda_grad, cuda_error};
+static const gx_device cuda_path = {cuda_prepare, cuda_release, cuda_cost, cuda_grad, cuda_error, cuda_phases,
+                                    cuda_bytes};
 
 static int prepare(void *vs, int v, sl_error *err)
 {
@@ -305,12 +334,17 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     cg_options o; cg_default_options(&o);
     o.maxiter = s->max_iter; o.callback = iter_cb; o.ls_begin = ls_begin; o.ls_end = ls_end;
     s->iter_series[0] = 0; s->cost_series[0] = NAN;
+    const gx_device *dev = kernels_of(v)->device;
+    double ms[3];
+    if (dev) dev->phases(s, ms); /* drops what the check and earlier runs added */
     prof_mem_sampler_start(1.0);
     uint64_t t0 = prof_now_ns();
     s->res = cg_minimize(cost_cb, grad_cb, s, s->theta, s->nt, &o, s->work);
     s->train_time_s = (double)(prof_now_ns() - t0) * 1e-9;
     s->rec = NULL;
     prof_mem_sampler_stop();
+    /* the repetition's device time per phase, summed over its cost and gradient calls (issue 18) */
+    if (dev && !s->dev_failed && dev->phases(s, ms) == 0) sl_record_phases(rec, ms[0], ms[1], ms[2]);
     if (s->dev_failed) {
         sl_error_set(err, "%s", kernels_of(v)->device->error(s));
         return -1;
@@ -350,6 +384,8 @@ static void finish(void *vs, int v, sl_record *rec)
     sl_record_metric(rec, "final_cost", s->res.f);
     sl_record_metric(rec, "train_time_s", s->train_time_s);
     sl_record_metric(rec, "cg_status", s->res.status);
+    if (kernels_of(v)->device) /* the allocator's high-water mark: its allocations are fixed at prepare */
+        sl_record_metric(rec, "peak_gpu_bytes", kernels_of(v)->device->bytes(s));
     /* Work per call for the region roofline: the forward X Theta1' (2 m N H flops) and, in the gradient,
      * the Theta1 gradient D' X (as many again); the output layer's few flops per row are left out. The
      * bytes are what any variant must move at least: X once (the fused variants do just that). */

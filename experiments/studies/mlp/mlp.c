@@ -8,6 +8,7 @@
  * reference's weights (kernels/mlp/mlp_ref.c), and compares the step's loss and update with it.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +26,16 @@
  * has the measurement); the write-up's own setting is
  * --param epochs=40 --param lr=0.001 --param lr_final=0.001. */
 static const sl_param params[] = {
-    {"epochs", "20", "training epochs (the write-up: 40)"},
-    {"lr", "0.1", "SGD learning rate of the first epoch (the write-up: 0.001)"},
-    {"lr_final", "0.01", "learning rate of the last epoch, linear in between (= lr: constant, as the write-up)"},
-    {"naive_epochs", "1", "epochs for the naive variant (it is slow; its records say they are reduced)"},
-    {"check_steps", "50", "SGD steps checked against double precision before timing (check.c)"},
-    {"train_rows", "0", "training rows per epoch (0 = all; fewer marks the case reduced)"},
+    {"epochs", "20", "training epochs (the write-up: 40)", SL_INT(1, 100000)},
+    {"lr", "0.1", "SGD learning rate of the first epoch (the write-up: 0.001)", SL_REAL(1e-30, 1e30)},
+    {"lr_final", "0.01", "learning rate of the last epoch, linear in between (= lr: constant, as the write-up)", SL_REAL(1e-30, 1e30)},
+    {"naive_epochs", "1", "epochs for the naive variant (it is slow; its records say they are reduced)", SL_INT(1, 100000)},
+    {"check_steps", "50", "SGD steps checked against double precision before timing (check.c)", SL_INT(1, 1000000)},
+    {"train_rows", "0", "training rows per epoch (0 = all; fewer marks the case reduced)", SL_INT(0, 2147483647)},
     {"feed", "resident", "cuda and cublas: resident (the training set on the GPU, batches gathered there), sync "
                          "(each batch gathered on the host and copied from pageable memory on the compute "
                          "stream) or overlap (pinned slots copied on a second stream while the last step "
-                         "computes); CPU variants ignore it"},
+                         "computes); CPU variants ignore it", SL_TEXT("resident|sync|overlap")},
 };
 static const long sizes[] = {64};
 static const long quick_sizes[] = {64};
@@ -68,24 +69,26 @@ static int data_missing(const sl_opts *o, char *why, size_t n)
 
 static int load_data(mlp_state *s, const sl_opts *o, sl_error *err)
 {
-    return train_load_mnist("mlp", o, &s->train, &s->test, err);
+    return train_load_mnist("mlp", "784-128-128-10", 28, o, &s->train, &s->test, err);
 }
 
 static int read_params(mlp_state *s, long batch, const sl_opts *o, sl_error *err)
 {
-    s->epochs = (int)sl_param_long(o, &sl_study_mlp, "epochs");
-    s->naive_epochs = (int)sl_param_long(o, &sl_study_mlp, "naive_epochs");
-    s->check_steps = (int)sl_param_long(o, &sl_study_mlp, "check_steps");
+    /* checked as given (long), then narrowed: a value past an int must be refused, not wrapped */
+    long epochs = sl_param_long(o, &sl_study_mlp, "epochs");
+    long naive_epochs = sl_param_long(o, &sl_study_mlp, "naive_epochs");
+    long check_steps = sl_param_long(o, &sl_study_mlp, "check_steps");
     double lr = sl_param_double(o, &sl_study_mlp, "lr");
     double lr_final = sl_param_double(o, &sl_study_mlp, "lr_final");
     long rows = sl_param_long(o, &sl_study_mlp, "train_rows");
-    if (s->epochs < 1 || s->naive_epochs < 1 || s->check_steps < 1 || !(lr > 0) || !(lr_final > 0) ||
-        rows < 0) {
-        sl_error_set(err, "mlp: want epochs >= 1 (got %d), naive_epochs >= 1 (got %d), check_steps >= 1 "
-                     "(got %d), lr > 0 (got %g), lr_final > 0 (got %g), train_rows >= 0 (got %ld)",
-                     s->epochs, s->naive_epochs, s->check_steps, lr, lr_final, rows);
+    if (epochs < 1 || epochs > 100000 || naive_epochs < 1 || naive_epochs > 100000 || check_steps < 1 ||
+        check_steps > 1000000 || !(lr > 0) || !(lr_final > 0) || rows < 0) {
+        sl_error_set(err, "mlp: want epochs 1-100000 (got %ld), naive_epochs 1-100000 (got %ld), check_steps "
+                     "1-1000000 (got %ld), lr > 0 (got %g), lr_final > 0 (got %g), train_rows >= 0 (got %ld)",
+                     epochs, naive_epochs, check_steps, lr, lr_final, rows);
         return -1;
     }
+    s->epochs = (int)epochs, s->naive_epochs = (int)naive_epochs, s->check_steps = (int)check_steps;
     if (batch < 1 || batch > MLP_MAX_BATCH) {
         sl_error_set(err, "mlp: batch %ld out of range: want 1-%d", batch, MLP_MAX_BATCH);
         return -1;
@@ -220,6 +223,22 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     return 0;
 }
 
+#if MLP_DEVICE
+/* The device time of each phase of the last sampled step (mlp_cuda_phase_ms, CUDA events), as cnn
+ * records them: device_data_ms ... device_update_ms. */
+static void record_device_phases(mlp_state *s, sl_record *rec)
+{
+    static const char *const names[MLP_PHASES] = {"device_data_ms", "device_forward_ms", "device_loss_ms",
+                                                  "device_backward_ms", "device_update_ms"};
+    double ms[MLP_PHASES];
+    if (!s->dev || mlp_cuda_phase_ms(s->dev, ms) != 0)
+        return;
+    for (int i = 0; i < MLP_PHASES; i++)
+        if (!isnan(ms[i]))
+            sl_record_metric(rec, names[i], ms[i]);
+}
+#endif
+
 static void finish(void *vs, int v, sl_record *rec)
 {
     mlp_state *s = vs;
@@ -247,6 +266,10 @@ static void finish(void *vs, int v, sl_record *rec)
         sl_record_metric(rec, "peak_gpu_bytes", s->peak_dev_bytes);
     if (mlp_is_device(v)) /* issue 16 part 5: 0 resident, 1 host-fed synchronously, 2 host-fed with overlap */
         sl_record_metric(rec, "feed", s->feed);
+#if MLP_DEVICE
+    if (mlp_is_device(v))
+        record_device_phases(s, rec);
+#endif
     train_series_record(&s->series, rec);
     double ran_flops, b;
     work_of(&s->dims, s->cfg.batch, epochs, s->cfg.n_train, s->cfg.n_test, &ran_flops, &b);

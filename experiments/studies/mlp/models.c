@@ -95,22 +95,27 @@ static int dev_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
 {
     mlp_state *s = ctx;
     mlp_cuda *c = s->dev;
-    int rc;
+    int rc = mlp_cuda_phase_mark(c, 0); /* device time per phase, on a sampled step (mlp_cuda.h) */
     prof_begin("data");
-    rc = s->feed ? mlp_cuda_data_host(c, s->train.images, s->train.labels, idx, B) : mlp_cuda_data(c, idx, B);
+    rc |= s->feed ? mlp_cuda_data_host(c, s->train.images, s->train.labels, idx, B) : mlp_cuda_data(c, idx, B);
     prof_end("data");
+    rc |= mlp_cuda_phase_mark(c, 1);
     prof_begin("forward");
     rc |= mlp_cuda_forward(c, B);
     prof_end("forward");
+    rc |= mlp_cuda_phase_mark(c, 2);
     prof_begin("loss");
     rc |= mlp_cuda_loss(c, B);
     prof_end("loss");
+    rc |= mlp_cuda_phase_mark(c, 3);
     prof_begin("backward");
     rc |= mlp_cuda_backward(c, B);
     prof_end("backward");
+    rc |= mlp_cuda_phase_mark(c, 4);
     prof_begin("update");
     rc |= mlp_cuda_update(c, lr);
     prof_end("update");
+    rc |= mlp_cuda_phase_mark(c, 5);
     if (rc)
         return dev_fail(s, err);
     *loss = NAN;

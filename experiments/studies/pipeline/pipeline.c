@@ -2,9 +2,10 @@
  * experiments/studies/pipeline/pipeline.c: the pipeline study, Part 1 of issue 16 (loading). Each
  * repetition loads the whole training-image file of an MNIST-format set (Fashion-MNIST from Debian's
  * package by default, --data DIR otherwise) by one method, with the page cache warm or cold
- * (--param cache). Part 3 (batch size) is mlp's and cnn's size sweep (--sizes); Parts 2, 4-6 (prefetching,
- * precision, host-device copies, cuDNN benchmark mode) are not built yet. docs/study-pipeline.md has what
- * is measured and the figures.
+ * (--param cache). Part 2 (prefetching) is the prefetch study; Part 3 (batch size) is mlp's and cnn's
+ * size sweep (--sizes); Part 5 (host-device copies) the h2d study; Part 6 (cuDNN benchmark mode) cnn's
+ * cudnn-heuristic row; Part 4 (precision) is not built yet.
+ * docs/study-pipeline.md has what is measured and the figures.
  *
  * Checks: every variant's loaded bytes against the IDX reader's (experiments/data/idx.c), by FNV-1a of
  * the image bytes, before timing; decode's floats against byte / 255 in double.
@@ -34,7 +35,8 @@
 
 static const sl_param params[] = {
     {"cache", "warm", "page cache before each load: warm (as left by the last load) or cold (the file "
-                      "evicted: posix_fadvise DONTNEED, plus drop_caches as root)"},
+                      "evicted: posix_fadvise DONTNEED, plus drop_caches as root)",
+     SL_TEXT("warm|cold")},
 };
 static const long sizes[] = {1};
 static const long quick_sizes[] = {1};

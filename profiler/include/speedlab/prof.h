@@ -22,8 +22,9 @@
  *   - CUDA event timing of device work (prof_gpu_begin/end; no-ops without CUDA),
  *   - a resident-memory sampler thread.
  *
- * Names passed to prof_begin must stay valid until prof_shutdown (string literals are typical);
- * names are compared by content, so two different pointers to equal strings are the same region.
+ * The layer copies every name it is given, so a name may be built in a buffer that is reused or freed
+ * after the prof_begin (and after its prof_end); names are compared by content, so two different
+ * pointers to equal strings are the same region. A NULL name is refused (counted in prof_errors()).
  */
 #ifndef SPEEDLAB_PROF_H
 #define SPEEDLAB_PROF_H
@@ -46,6 +47,7 @@ typedef struct prof_options {
     int report_at_exit;    /* 1 prints the TimerStats table on stderr at exit; also $PROF_REPORT=1 */
     const char *json_path; /* written at exit when set; NULL: $PROF_JSON */
     int quiet;             /* 1: no notes on stderr (absent counters are still recorded as absent) */
+    const char *trace_path; /* timeline trace written at exit (prof_trace_start); NULL: $PROF_TRACE */
 } prof_options;
 
 /* Starts the layer. NULL reads every option from the environment. Idempotent; returns 0 on success.
@@ -53,7 +55,9 @@ typedef struct prof_options {
 int prof_init(const prof_options *opt);
 /* Writes the exit outputs that were asked for, stops the sampler, frees everything. */
 void prof_shutdown(void);
-/* Forgets every region and sample (counters and options stay). Call between independent cases. */
+/* Forgets every region and sample (counters and options stay). Call between independent cases, from one
+ * thread, while no other thread is inside a region: a region open elsewhere across a reset is dropped
+ * at its prof_end and counted in prof_errors() (docs/profiler.md, "Misuse"). */
 void prof_reset(void);
 
 /* ---- regions ---------------------------------------------------------------------------------- */
@@ -75,8 +79,11 @@ uint32_t prof_color_of(const char *name);
 /* ---- counters (PAPI) -------------------------------------------------------------------------- */
 /* Replaces the counter set: PAPI preset or native names and the groups cache, branch, ipc.
  * Events that cannot be added are noted once on stderr and recorded as absent (never as zero).
- * Returns the number of events that count; -1 when the spec itself is malformed. */
+ * Returns the number of events that count; -1 when the spec itself is refused: an empty name, a
+ * character other than letters, digits and _ : . = -, a name over 127 characters, or more than 32
+ * names once the groups are expanded (16 count at once); prof_counters_error() then says which. */
 int prof_set_counters(const char *spec);
+const char *prof_counters_error(void);      /* why the last prof_set_counters returned -1 */
 int prof_counter_count(void);               /* events that count */
 const char *prof_counter_name(int i);
 int prof_counter_absent_count(void);        /* events asked for that could not be counted */
@@ -122,6 +129,25 @@ char *prof_json(void);
 int prof_write_json(const char *path);
 /* The TimerStats table: region (indented by depth), calls, total, self, mean, std, min, max, % of run. */
 void prof_report(FILE *out);
+
+/* ---- timeline trace (Chrome Trace Event JSON: Perfetto, chrome://tracing; docs/profiler.md) ---- */
+/* From now on every region begin and end of every thread is kept as an event in a bounded per-thread
+ * buffer ($PROF_TRACE_EVENTS events per thread, default 1048576; a region is two), with no lock or
+ * allocation on the hot path; a full buffer drops the newest events and counts them. At prof_shutdown
+ * the trace goes to `path` (NULL or "": only prof_trace_write writes it). $PROF_TRACE=path at prof_init
+ * does the same. Tracing survives prof_reset. Returns 0. A process killed by a signal writes none. */
+int prof_trace_start(const char *path);
+/* Writes the trace so far (NULL: the start path); regions still open are closed at the time of the
+ * write and marked "unfinished". 0, or -1 after a message. Same rules as prof_json: no other thread
+ * inside a region. */
+int prof_trace_write(const char *path);
+/* An instant event (a vertical line across the process in Perfetto) labelled `label` (copied), e.g. the
+ * start of a benchmark case. */
+void prof_trace_mark(const char *label);
+/* The process's name in the trace (default: the program's name). */
+void prof_trace_set_process_name(const char *name);
+/* Events dropped so far because a thread's buffer was full. */
+long prof_trace_dropped(void);
 
 /* ---- clock ------------------------------------------------------------------------------------ */
 uint64_t prof_now_ns(void);         /* the layer's clock, ns */

@@ -1,0 +1,122 @@
+/* reports/output.c: how `report` and `compare` name and write their output files (issue 19).
+ *
+ * Names: a study, variant or host comes from a results file, which anyone can write, so it reaches a
+ * path only through rep_path_name: an injective escape (two different strings never share a name) that
+ * can never produce "/", "..", a hidden file or an empty name.
+ *
+ * Files: each is written to a temporary beside it and renamed into place only when every byte was
+ * written and the close succeeded, so a full disk leaves the previous file (or none), never an empty or
+ * cut one; every failure is said on stderr and counted, and the command exits non-zero when any was. */
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rep.h"
+
+/* ---- names ----------------------------------------------------------------------------------- */
+
+static int keep_char(unsigned char ch, int first)
+{
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+        ch == '-')
+        return 1;
+    return ch == '.' && !first; /* a leading dot would hide the file, and "." or ".." name directories */
+}
+
+char *rep_path_name(const char *s)
+{
+    /* Letters, digits, '_', '-' and a dot not in front stay; every other byte, '~' included, becomes
+     * "~XX" (hex). '~' starts only escapes, so decoding is unambiguous: the mapping is injective. The
+     * empty string becomes "~" alone, which no escape produces. */
+    size_t n = strlen(s);
+    char *out = malloc(3 * n + 2), *p = out;
+    if (!out)
+        return NULL;
+    if (n == 0)
+        *p++ = '~';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (keep_char(ch, i == 0))
+            *p++ = (char)ch;
+        else
+            p += sprintf(p, "~%02x", ch);
+    }
+    *p = 0;
+    return out;
+}
+
+/* ---- files ----------------------------------------------------------------------------------- */
+
+/* The outputs open now: a FILE and where it goes. A report holds at most a few open at once. */
+typedef struct open_out {
+    FILE *f;
+    char *path, *tmp;
+    struct open_out *next;
+} open_out;
+
+static open_out *opened;
+static int failures;
+
+int rep_out_failures(void)
+{
+    return failures;
+}
+
+static void fail(const char *path, const char *what, int err)
+{
+    fprintf(stderr, "speedlab: cannot write %s: %s: %s; the file is not written (free space or fix "
+                    "the permissions, then run again)\n", path, what,
+            err ? strerror(err) : "an earlier write failed (disk full?)");
+    failures++;
+}
+
+FILE *rep_out_open(const char *path)
+{
+    open_out *o = calloc(1, sizeof *o);
+    if (!o) {
+        fail(path, "allocating", ENOMEM);
+        return NULL;
+    }
+    o->path = rep_strdup(path);
+    o->tmp = rep_printf("%s.tmp-%ld", path, (long)getpid());
+    o->f = o->tmp ? fopen(o->tmp, "w") : NULL;
+    if (!o->f) {
+        fail(path, "creating its temporary", errno);
+        free(o->path);
+        free(o->tmp);
+        free(o);
+        return NULL;
+    }
+    o->next = opened;
+    opened = o;
+    return o->f;
+}
+
+/* Closes f and renames it into place; on any error the temporary is removed and -1 returned. */
+int rep_out_close(FILE *f)
+{
+    open_out **pp = &opened;
+    while (*pp && (*pp)->f != f)
+        pp = &(*pp)->next;
+    if (!*pp) /* not one of ours (stdout): only the checks */
+        return (fflush(f) != 0 || ferror(f)) ? -1 : 0;
+    open_out *o = *pp;
+    *pp = o->next;
+    int bad = ferror(f), err = 0; /* errno of a write that failed earlier is gone */
+    if (fflush(f) != 0 && !bad)
+        bad = 1, err = errno;
+    if (fclose(f) != 0 && !bad)
+        bad = 1, err = errno;
+    if (!bad && rename(o->tmp, o->path) != 0)
+        bad = 1, err = errno;
+    if (bad) {
+        fail(o->path, "writing or closing it", err);
+        unlink(o->tmp);
+    }
+    free(o->path);
+    free(o->tmp);
+    free(o);
+    return bad ? -1 : 0;
+}

@@ -1,0 +1,365 @@
+/* tests/reports/test_reliability.c: issue 19's findings on the report side, each a test that failed
+ * before the fix: hostile names in results files stay inside --out and apart (3), a full disk makes
+ * report and compare exit 1 and leave no empty or cut file (2), records with zero or negative times are
+ * rejected (8), and loading is linear in the records (4). A full disk is simulated with RLIMIT_FSIZE in
+ * a child, SIGXFSZ ignored, so write() fails with EFBIG at a chosen size on any machine. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rep.h"
+#include "report.h"
+
+/* A whole case record; %s are host, study, variant, time, params' extra value, times_s. */
+static const char rec_fmt[] =
+    "{\"schema\":\"speedlab-results\",\"schema_version\":1,\"kind\":\"case\",\"run_id\":\"run-1\","
+    "\"time\":\"%s\",\"env\":{\"host\":\"%s\",\"cpu_model\":\"cpu\"},\"study\":\"%s\",\"variant\":\"%s\","
+    "\"size\":%ld,\"size_name\":\"N\",\"status\":\"ok\",\"baseline\":\"naive\","
+    "\"params\":{\"N\":\"%ld\",\"k\":\"%s\"},\"times_s\":[%s]}\n";
+
+static void put_rec(FILE *f, const char *host, const char *study, const char *variant, long size,
+                    const char *time, const char *k, const char *times)
+{
+    fprintf(f, rec_fmt, time, host, study, variant, size, size, k, times);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+static char *made[32];
+static int nmade;
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < nmade; i++) {
+        nftw(made[i], rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(made[i]);
+    }
+    nmade = 0;
+    return 0;
+}
+
+static char *tmpdir(void)
+{
+    char tmpl[] = "/tmp/sl-reliab-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    if (d && nmade < 32)
+        made[nmade++] = rep_strdup(d);
+    return d ? rep_strdup(d) : NULL;
+}
+
+static int report(const char *in, const char *out)
+{
+    char *argv[] = {"report", (char *)in, "--out", (char *)out, "--no-plots"};
+    return rep_report_main(5, argv);
+}
+
+/* ---- 3: hostile names ------------------------------------------------------------------------ */
+
+/* Files under root whose path does not start with prefix (the input file is allowed); counts all. */
+static int outside;
+static const char *allowed_prefix, *allowed_input;
+static int check_inside(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    if (flag == FTW_F && strncmp(p, allowed_prefix, strlen(allowed_prefix)) && strcmp(p, allowed_input)) {
+        fprintf(stderr, "# written outside --out: %s\n", p);
+        outside++;
+    }
+    return 0;
+}
+
+static void hostile_names_stay_inside_out(void **state)
+{
+    (void)state;
+    char *root = tmpdir(), *in = rep_printf("%s/r.jsonl", root), *out = rep_printf("%s/a/b/c/out", root);
+    FILE *f = fopen(in, "w");
+    put_rec(f, "devbox", "../../../ESCAPED", "naive", 8, "2026-01-01T00:00:00Z", "x", "0.1");
+    put_rec(f, "devbox", "/etc/passwd", "../v", 8, "2026-01-01T00:00:00Z", "x", "0.1");
+    put_rec(f, "../../../../host", ".hidden", "naive", 8, "2026-01-01T00:00:00Z", "x", "0.1");
+    put_rec(f, "a.b", "s", "naive", 8, "2026-01-01T00:00:00Z", "x", "0.1");
+    put_rec(f, "a-b", "s", "naive", 8, "2026-01-01T00:00:00Z", "x", "0.2");
+    put_rec(f, "", "", "naive", 8, "2026-01-01T00:00:00Z", "x", "0.1");
+    fclose(f);
+    assert_int_equal(report(in, out), 0);
+    char *prefix = rep_printf("%s/", out);
+    allowed_prefix = prefix, allowed_input = in, outside = 0;
+    nftw(root, check_inside, 16, FTW_PHYS);
+    assert_int_equal(outside, 0);
+    /* Hosts a.b and a-b: two machines, two folders, each page its own host's. */
+    char *pa = rep_printf("%s/a.b/s.md", out), *pb = rep_printf("%s/a-b/s.md", out);
+    char *ta = slurp(pa), *tb = slurp(pb);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    assert_non_null(strstr(ta, "# s on a.b"));
+    assert_non_null(strstr(tb, "# s on a-b"));
+    free(ta), free(tb), free(pa), free(pb), free(prefix), free(in), free(out), free(root);
+}
+
+/* The escape is injective and never yields a path separator, a dot in front or an empty name. */
+static void path_names_are_injective_and_safe(void **state)
+{
+    (void)state;
+    const char *in[] = {"a.b", "a-b", "a_b", "a/b", "a~2fb", "a~b", "", "~", ".", "..", "../x", ".x", "x.",
+                        "a b", "A", "a", "\xc3\xa9", "~2e", "~~", "a\nb"};
+    enum { N = sizeof in / sizeof *in };
+    char *out[N];
+    for (int i = 0; i < N; i++) {
+        out[i] = rep_path_name(in[i]);
+        assert_non_null(out[i]);
+        assert_true(out[i][0] != 0 && out[i][0] != '.');
+        assert_null(strchr(out[i], '/'));
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(out[i], out[j]);
+    }
+    assert_string_equal(out[0], "a.b"); /* ordinary names are left as they were */
+    assert_string_equal(out[1], "a-b");
+    for (int i = 0; i < N; i++)
+        free(out[i]);
+}
+
+/* A size name or baseline with a quote reaches gnuplot's -e commands only escaped: it cannot run one.
+ * Needs gnuplot (skipped without). */
+static void hostile_strings_do_not_reach_gnuplot(void **state)
+{
+    (void)state;
+    if (!rep_gnuplot())
+        skip();
+    char *root = tmpdir(), *in = rep_printf("%s/r.jsonl", root), *out = rep_printf("%s/out", root);
+    char *pwned = rep_printf("%s/PWNED", root);
+    char *evil = rep_printf("N'; system('touch %s'); x='", pwned);
+    FILE *f = fopen(in, "w");
+    for (long n = 8; n <= 16; n *= 2)
+        for (int v = 0; v < 2; v++) {
+            json_t *r = json_loads("{\"schema\":\"speedlab-results\",\"schema_version\":1,\"kind\":\"case\","
+                                   "\"run_id\":\"r\",\"time\":\"t\",\"env\":{\"host\":\"h\",\"cpu_model\":\"c\"},"
+                                   "\"study\":\"s\",\"status\":\"ok\",\"times_s\":[0.1]}", 0, NULL);
+            json_object_set_new(r, "variant", json_string(v ? evil : "naive"));
+            json_object_set_new(r, "baseline", json_string(evil));
+            json_object_set_new(r, "size_name", json_string(evil));
+            json_object_set_new(r, "size", json_integer(n));
+            char *line = json_dumps(r, JSON_COMPACT);
+            fprintf(f, "%s\n", line);
+            free(line);
+            json_decref(r);
+        }
+    fclose(f);
+    char *argv[] = {"report", in, "--out", out};
+    rep_report_main(4, argv);
+    assert_int_not_equal(access(pwned, F_OK), 0);
+    free(evil), free(pwned), free(out), free(in), free(root);
+}
+
+/* ---- 2: a full disk --------------------------------------------------------------------------- */
+
+/* Runs report (or compare) in a child whose files may not grow past limit bytes; its exit status. */
+static int run_limited(rlim_t limit, int compare, const char *a, const char *b)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {limit, limit};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        int rc;
+        if (compare) {
+            char *argv[] = {"compare", (char *)a, (char *)a, "--out", (char *)b};
+            rc = rep_compare_main(5, argv);
+        } else {
+            rc = report(a, b);
+        }
+        _exit(rc);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int empty_or_temp;
+static int check_whole(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    if (flag == FTW_F && (st->st_size == 0 || strstr(p, ".tmp-"))) {
+        fprintf(stderr, "# empty or temporary file left: %s\n", p);
+        empty_or_temp++;
+    }
+    return 0;
+}
+
+static char *some_records(const char *root)
+{
+    char *in = rep_printf("%s/r.jsonl", root);
+    FILE *f = fopen(in, "w");
+    const char *vs[] = {"naive", "simd", "omp"};
+    for (int v = 0; v < 3; v++)
+        for (long n = 8; n <= 64; n *= 2)
+            put_rec(f, "devbox", "entropy_mi", vs[v], n, "2026-01-01T00:00:00Z", "x", "0.3,0.2,0.25");
+    fclose(f);
+    return in;
+}
+
+static void full_disk_fails_report_and_compare(void **state)
+{
+    (void)state;
+    char *root = tmpdir(), *in = some_records(root), *out = rep_printf("%s/out", root);
+    char *cmp = rep_printf("%s/cmp.md", root);
+    assert_int_equal(run_limited(RLIM_INFINITY, 0, in, out), 0); /* the report fits without a limit */
+    char *out2 = rep_printf("%s/out2", root);
+    assert_int_equal(run_limited(1024, 0, in, out2), 1);
+    empty_or_temp = 0;
+    nftw(out2, check_whole, 16, FTW_PHYS);
+    assert_int_equal(empty_or_temp, 0);
+    char *rp = rep_printf("%s/REPORT.md", out2);
+    assert_int_not_equal(access(rp, F_OK), 0); /* REPORT.md is over 1 KiB: not written, not cut */
+    assert_int_equal(run_limited(100, 1, in, cmp), 1);
+    assert_int_not_equal(access(cmp, F_OK), 0);
+    assert_int_equal(run_limited(RLIM_INFINITY, 1, in, cmp), 0);
+    free(rp), free(out2), free(cmp), free(out), free(in), free(root);
+}
+
+/* ---- 8: zero or negative times ---------------------------------------------------------------- */
+
+static void bad_times_are_rejected(void **state)
+{
+    (void)state;
+    char *root = tmpdir(), *a = rep_printf("%s/a.jsonl", root), *b = rep_printf("%s/b.jsonl", root);
+    FILE *f = fopen(a, "w");
+    put_rec(f, "devbox", "s", "naive", 8, "2026-01-01T00:00:00Z", "x", "0.2,0.2,0.2");
+    put_rec(f, "devbox", "s", "simd", 8, "2026-01-01T00:00:00Z", "x", "0.1,0.1,0.1");
+    fclose(f);
+    f = fopen(b, "w");
+    put_rec(f, "devbox", "s", "naive", 8, "2026-01-01T00:00:00Z", "x", "0,0,0");
+    put_rec(f, "devbox", "s", "simd", 8, "2026-01-01T00:00:00Z", "x", "-0.1,-0.1,-0.1");
+    fclose(f);
+    rep_set s = {0};
+    char *err = NULL;
+    size_t len = 0;
+    FILE *ef = open_memstream(&err, &len);
+    rep_load(&s, 1, &b, ef);
+    fclose(ef);
+    assert_int_equal(s.nerrors, 2);
+    assert_int_equal(s.ncases, 0);
+    assert_non_null(strstr(err, "b.jsonl:1: times_s[0] is 0; a repetition's time is a positive number"));
+    assert_non_null(strstr(err, "b.jsonl:2: times_s[0] is -0.1"));
+    rep_set_free(&s);
+    free(err);
+    /* compare: nothing of B is comparable, so no "B faster"; the skipped input says 3... */
+    char *cmp = rep_printf("%s/cmp.md", root);
+    char *argv[] = {"compare", a, b, "--out", cmp};
+    assert_int_equal(rep_compare_main(5, argv), 3);
+    char *t = slurp(cmp);
+    assert_non_null(t);
+    assert_null(strstr(t, "| B faster |")); /* the verdict column; the note counts "0 B faster" */
+    assert_non_null(strstr(t, "0 cases in both"));
+    /* ...and report shows no -nan and no negative speedup. */
+    char *out = rep_printf("%s/out", root), *both = rep_printf("%s", root);
+    assert_int_equal(report(both, out), 3);
+    char *sp = rep_printf("%s/devbox/tables/s-speedup.md", out), *st = slurp(sp);
+    assert_non_null(st);
+    assert_null(strstr(st, "nan"));
+    for (const char *p = st; (p = strstr(p, "| -")); p++)
+        assert_false(p[3] >= '0' && p[3] <= '9'); /* no negative number in any cell */
+    assert_non_null(strstr(st, "| 2× |")); /* A's simd over naive, B's records skipped */
+    free(sp), free(st), free(out), free(both), free(t), free(cmp), free(a), free(b), free(root);
+}
+
+/* ---- 4: linear in the records ------------------------------------------------------------------ */
+
+/* 40000 records of distinct cases that differ only in a parameter (the worst for the old pairwise
+ * superseding: 8e8 pairs, each three string compares, about a minute), then 40000 that supersede them:
+ * each must load in seconds, and the latest record must win. */
+static void loading_is_linear(void **state)
+{
+    (void)state;
+    enum { N = 40000 };
+    char *root = tmpdir(), *in = rep_printf("%s/big.jsonl", root);
+    FILE *f = fopen(in, "w");
+    char k[32];
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < N; i++) {
+            snprintf(k, sizeof k, "k%d", i);
+            put_rec(f, "devbox", "s", "naive", 8, pass ? "2026-01-02T00:00:00Z" : "2026-01-01T00:00:00Z", k,
+                    pass ? "0.5" : "0.25");
+        }
+    fclose(f);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rep_set s = {0};
+    rep_load(&s, 1, &in, stderr);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    fprintf(stderr, "# loaded %d records in %.2f s\n", 2 * N, secs);
+    assert_int_equal(s.ncases, N);
+    assert_int_equal(s.envs[0].nsuperseded, N);
+    for (int i = 0; i < N; i++)
+        assert_true(s.cases[i].median == 0.5); /* the later record of each case */
+    assert_true(secs < 20); /* about 0.3 s here; ASan several times that */
+    rep_set_free(&s);
+    free(in), free(root);
+}
+
+/* A tie in time: the record read later wins, as before. */
+static void later_read_wins_a_tie(void **state)
+{
+    (void)state;
+    char *root = tmpdir(), *in = rep_printf("%s/r.jsonl", root);
+    FILE *f = fopen(in, "w");
+    put_rec(f, "devbox", "s", "naive", 8, "2026-01-02T00:00:00Z", "x", "0.3");
+    put_rec(f, "devbox", "s", "naive", 8, "2026-01-01T00:00:00Z", "x", "0.1"); /* older: dropped */
+    put_rec(f, "devbox", "s", "naive", 8, "2026-01-02T00:00:00Z", "x", "0.2"); /* tie, read later: wins */
+    fclose(f);
+    rep_set s = {0};
+    rep_load(&s, 1, &in, stderr);
+    assert_int_equal(s.ncases, 1);
+    assert_true(s.cases[0].median == 0.2);
+    assert_int_equal(s.envs[0].nsuperseded, 2);
+    rep_set_free(&s);
+    free(in), free(root);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hostile_names_stay_inside_out),
+        cmocka_unit_test(path_names_are_injective_and_safe),
+        cmocka_unit_test(hostile_strings_do_not_reach_gnuplot),
+        cmocka_unit_test(full_disk_fails_report_and_compare),
+        cmocka_unit_test(bad_times_are_rejected),
+        cmocka_unit_test(loading_is_linear),
+        cmocka_unit_test(later_read_wins_a_tie),
+    };
+    return cmocka_run_group_tests(tests, NULL, teardown);
+}

@@ -1,0 +1,99 @@
+#!/bin/bash
+# tests/slurm/test_plan.sh SPEEDLAB GOLDEN_DIR: `speedlab plan`, the scripts `speedlab slurm` writes
+# (against golden files), the report's missing cases and --resubmit's cases file, the env's Slurm fields.
+# No Slurm needed. TAP: one "ok"/"not ok" line per check.
+# Regenerate the golden scripts: SPEEDLAB_UPDATE_GOLDEN=1 meson test -C BUILD --suite slurm-plan
+set -u
+speedlab=$(realpath "${1:?usage: test_plan.sh SPEEDLAB GOLDEN_DIR}")
+golden=$(realpath "${2:?usage: test_plan.sh SPEEDLAB GOLDEN_DIR}")
+tmp=$(mktemp -d /tmp/speedlab-plan-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+n=0
+check() { # NAME COMMAND...: one TAP line, from the command's status
+    local name=$1; shift
+    n=$((n + 1))
+    if "$@"; then echo "ok $n - $name"; else echo "not ok $n - $name"; fi
+}
+has() { grep -q -- "$2" "$1" || { echo "# $1 lacks '$2':"; sed 's/^/#   /' "$1" | head -20; return 1; }; }
+lines() { [ "$(grep -vc '^#' "$1")" = "$2" ] || { echo "# $1: $(grep -vc '^#' "$1") case lines, expected $2"; return 1; }; }
+status() { local want=$1; shift; "$@" >out.txt 2>err.txt; local rc=$?; [ $rc = "$want" ] ||
+    { echo "# exit $rc, expected $want:"; sed 's/^/#   /' err.txt; return 1; }; }
+
+# A calibration record and an earlier record of one case (tensor_mean naive N=64, median 0.5 s).
+printf '%s\n' '{"schema":"speedlab-results","schema_version":1,"kind":"calibration","env":{"host":"fakehost"},"ceilings":{"triad_gbs_1t":10,"triad_gbs":20,"fma_gflops_1t":100,"fma_gflops":200}}' > calib.jsonl
+cp calib.jsonl known.jsonl
+printf '%s\n' '{"kind":"case","study":"tensor_mean","variant":"naive","size":64,"status":"ok","params":{},"stats":{"median_s":0.5},"env":{"host":"fakehost"}}' >> known.jsonl
+: > empty.jsonl
+# The same case measured twice, the newer record first in the file: the newer one (by time) counts.
+mkdir -p two/run-b two/run-a
+printf '%s\n' '{"kind":"case","time":"2026-06-01T00:00:00Z","study":"tensor_mean","variant":"naive","size":64,"status":"ok","params":{},"stats":{"median_s":0.5},"env":{"host":"newhost"}}' > two/run-a/results.jsonl
+printf '%s\n' '{"kind":"case","time":"2026-01-01T00:00:00Z","study":"tensor_mean","variant":"naive","size":64,"status":"ok","params":{},"stats":{"median_s":9},"env":{"host":"oldhost"}}' > two/run-b/results.jsonl
+
+status 0 "$speedlab" plan entropy_mi tensor_mean --quick --variants naive,simd --out p1 --calibration empty.jsonl
+check "plan prints the count" has out.txt 'speedlab plan: 8 cases (8 CPU, 0 GPU) -> p1/cases.tsv'
+check "plan writes a versioned cases file" has p1/cases.tsv '^# speedlab cases v1$'
+check "the cases file has one line per case" lines p1/cases.tsv 8
+check "a case line: index study variant size seed reps device params estimate" \
+    has p1/cases.tsv "$(printf '^7\ttensor_mean\tsimd\t256\t42\t2\tcpu\t-\t-$')"
+check "without calibration, no estimate and why" has out.txt 'no estimate: no calibration on hand'
+check "the total says how many cases have no estimate" has out.txt '8 cases without an estimate'
+
+status 0 "$speedlab" plan tensor_mean --quick --variants naive,simd --calibration calib.jsonl
+check "plan without --out writes no file" test ! -e cases.tsv
+check "a calibration gives roofline lower bounds, said so" has out.txt '>= .*roofline of calibration on fakehost: a lower bound'
+
+status 0 "$speedlab" plan tensor_mean --quick --variants naive --sizes 64 --calibration known.jsonl --out p2
+# 2 reps of 0.5 s + 1 warm-up + the check's run = 2 s
+check "an earlier record of the case gives its estimate" has out.txt 'measured before on fakehost: median 0.5 s per rep'
+check "the estimate counts reps, warm-up and the check" has p2/cases.tsv "$(printf '\tcpu\t-\t2$')"
+
+status 0 "$speedlab" plan tensor_mean --quick --variants naive --sizes 64 --calibration two
+check "of two earlier records, the newer one gives the estimate" has out.txt 'measured before on newhost: median 0.5 s'
+
+status 0 "$speedlab" plan mlp --variants naive --param epochs=3 --param lr=0.05 --out p3 --calibration empty.jsonl
+check "a training study's plan states its epochs" has out.txt '3 epochs per rep'
+check "params are part of the case line" has p3/cases.tsv "$(printf '\tepochs=3 lr=0.05 ')"
+
+check "an unknown study is a usage error" status 2 "$speedlab" plan nosuch
+check "a --param value that needs quoting is refused" status 2 "$speedlab" plan mlp --param 'lr=0 1'
+check "slurm needs --out" status 2 "$speedlab" slurm tensor_mean --quick
+check "slurm: --chunk 0 is refused" status 2 "$speedlab" slurm tensor_mean --out s0 --chunk 0
+status 0 "$speedlab" slurm tensor_mean --quick --out s1 --calibration empty.jsonl
+check "slurm refuses an --out that holds a submission" status 2 "$speedlab" slurm tensor_mean --quick --out s1
+check "slurm refuses a plan without cases" status 2 "$speedlab" slurm entropy_mi tensor_mean --variants factorized --sizes 64 --out s2
+check "plan --help" status 0 "$speedlab" plan --help
+check "slurm --help names --resubmit" has <("$speedlab" slurm --help) '--resubmit DIR'
+
+# The scripts, against the golden files (the run directory and the binary's path replaced).
+status 0 "$speedlab" slurm entropy_mi --quick --variants naive,cuda --out "$tmp/g" --partition cpu \
+    --gpu-partition gpu --chunk 2 --max-running 3 --time 00:10:00 --cpus-per-task 2 --gpus 1 \
+    --sbatch-arg=--account=proj --calibration empty.jsonl
+for f in cpu.sbatch gpu.sbatch calibrate-cpu.sbatch calibrate-gpu.sbatch merge.sbatch submit.sh; do
+    sed -e "s|$tmp/g|@DIR@|g" -e "s|$speedlab|@SPEEDLAB@|g" "g/slurm/$f" > "$f.got"
+    [ -n "${SPEEDLAB_UPDATE_GOLDEN:-}" ] && cp "$f.got" "$golden/$f"
+    check "golden $f" diff -u "$golden/$f" "$f.got"
+done
+check "the scripts are valid shell" bash -n g/slurm/cpu.sbatch
+check "submit.sh is valid shell" sh -n g/slurm/submit.sh
+
+# One case of eight run (as one task would), then the report and --resubmit see the other seven.
+status 0 "$speedlab" slurm entropy_mi tensor_mean --quick --variants naive,simd --out m --chunk 2 \
+    --calibration empty.jsonl
+SLURM_JOB_ID=41 SLURM_ARRAY_JOB_ID=40 SLURM_ARRAY_TASK_ID=1 SLURMD_NODENAME=node7 SLURM_JOB_PARTITION=short \
+    "$speedlab" run tensor_mean --quick --variants naive --sizes 64 --out m/40_1 >/dev/null
+check "records carry the Slurm job, task, node and partition" \
+    has m/40_1/latest/results.jsonl '"slurm_job_id":"41","slurm_array_job_id":"40","slurm_array_task_id":"1","slurm_node":"node7","slurm_partition":"short"'
+env -u SLURM_JOB_ID "$speedlab" run tensor_mean --quick --variants naive --sizes 64 --out plain >/dev/null
+check "records outside Slurm have no slurm fields" bash -c "! grep -q slurm_ plain/latest/results.jsonl"
+status 0 "$speedlab" report m --out m/report --no-plots
+check "report: the missing cases on stderr" has err.txt '7 of the 8 cases planned in m/cases.tsv have no record'
+check "report: REPORT.md lists them" has m/report/REPORT.md '^| 5 | tensor_mean | simd | 64 | cpu | — |$'
+check "report: the case that ran is not listed" bash -c "! grep -q '^| 4 | tensor_mean | naive | 64 |' m/report/REPORT.md"
+status 0 "$speedlab" slurm --resubmit m --time 00:02:00
+check "--resubmit: the missing cases in a new cases file" lines m/resubmit-1.cases.tsv 7
+check "--resubmit: an array of 4 tasks (7 cases, 2 per task)" has m/slurm-resubmit-1/cpu.sbatch '^#SBATCH --array=0-3%8$'
+check "--resubmit: a given option overrides the first submission's" has m/slurm-resubmit-1/cpu.sbatch '^#SBATCH --time=00:02:00$'
+check "--resubmit: no second calibration" test ! -e m/slurm-resubmit-1/calibrate-cpu.sbatch
+check "--resubmit of a directory without a plan is a usage error" status 2 "$speedlab" slurm --resubmit p1/..
+echo "1..$n"
