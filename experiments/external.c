@@ -13,7 +13,8 @@
  *   5. the program picks its fastest thread count, warms up, times its repetitions and writes one JSON
  *      line with every repetition's time, then exits 0.
  * Start-up, imports and the first call are never inside a repetition's time; they are recorded apart.
- * A line that does not come within $SPEEDLAB_BASELINE_TIMEOUT seconds ends the program (SIGKILL).
+ * A program still running $SPEEDLAB_BASELINE_TIMEOUT seconds after its start, all reports included, is
+ * ended (SIGKILL) and the case failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -243,7 +244,7 @@ static json_t *read_line(ext_proc *p, const char *what, sl_error *err)
         }
         double left = p->deadline_s - now_s();
         if (left <= 0) {
-            sl_error_set(err, "timed out after %.0f s waiting for its %s (SPEEDLAB_BASELINE_TIMEOUT)",
+            sl_error_set(err, "timed out after %.0f s in all, waiting for its %s (SPEEDLAB_BASELINE_TIMEOUT)",
                          timeout_s(), what);
             return NULL;
         }
