@@ -23,6 +23,9 @@
 const char *kern_isa(void);
 /* The bytes of one kernels/simd.h vector at that level (64, 32, 16 or 8). */
 int kern_isa_vector_bytes(void);
+/* 1 when the copy that runs was compiled with AVX512_BF16 (__AVX512BF16__: a native build whose -march
+ * has it), else 0: the "avx512bf16" requirement (experiments/avail.c) needs it and the CPU's. */
+int kern_isa_avx512bf16(void);
 /* "native" or "dispatch". */
 const char *kern_isa_mode(void);
 /* The -march the kernels were built with: "native", "x86-64-v3", ... or, in a dispatch build,
