@@ -3,7 +3,7 @@
  * by method (variant) and cache state (the record's params other than the size, rep_case.pkey: cache=warm
  * and cache=cold are separate cases, never one cell), and the load against one training epoch; the data
  * of its figure (bars.gp); and REPORT.md's "Data path" section: one sentence per part present (loading,
- * batch size from rep_batch_sweep) computed from the records, and the parts not in the results. */
+ * batch size from rep_batch_sweep, reduced precision from precision.c) computed from the records, and the parts not in the results. */
 #include <math.h>
 #include <string.h>
 
@@ -249,7 +249,7 @@ static const dp_part parts[] = {
     {"loading (part 1)", rep_is_loading, loading_sentences},
     {"overlap (prefetching, part 2)", NULL, NULL},
     {"batch size (part 3)", rep_batch_sweep, batch_sentence},
-    {"reduced precision (part 4)", NULL, NULL},
+    {"reduced precision (part 4)", rep_is_precision, rep_precision_sentences},
     {"host-to-device copies (part 5)", NULL, NULL},
     {"cuDNN benchmark mode (part 6)", NULL, NULL},
 };

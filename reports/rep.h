@@ -6,6 +6,7 @@
  * tables.c   the timing tables (speedup, crossover, GPU phases, summary, not run)
  * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
+ * precision.c issue 16's reduced precision: speed and accuracy by storage type
  * performance.c seed 004's Table I: a declared list of per-run metric columns, mean ± std
  * agreement.c each variant's cost/loss trajectory against the baseline's
  * bottleneck.c where the time goes (profile regions) and the functions table
@@ -173,6 +174,13 @@ rep_table *rep_tab_loading(const rep_set *s, int env, const char *study);
 /* The loading figure's data (STUDY-loading.dat for bars.gp); 1 when written. */
 int rep_loading_data(const rep_set *s, int env, const char *study, FILE *f);
 void rep_data_path_section(FILE *f, const rep_set *s, int env);
+/* Issue 16's reduced precision (precision.c): for a study whose records carry storage_bits. */
+int rep_is_precision(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_precision(const rep_set *s, int env, const char *study);
+/* The precision figure's data (STUDY-precision.dat for precision.gp); 1 when written. */
+int rep_precision_data(const rep_set *s, int env, const char *study, FILE *f);
+/* The data path section's line for the study (REPORT.md). */
+void rep_precision_sentences(FILE *f, const rep_set *s, int env, const char *study);
 /* Samples/s and final test accuracy against the size (`STUDY-sweep`), or NULL when not a sweep. */
 rep_table *rep_tab_batch(const rep_set *s, int env, const char *study);
 /* Seed 004's Table I (performance.c): for a study whose records carry epoch_s_mean, else NULL. */
