@@ -42,6 +42,8 @@ static const struct {
     {"batch.gp", "batch/devbox/figures/mlp-sweep.dat", "xlab='batch'"},
     /* issue 16 part 1: images/s per method and cache state, warm and cold apart */
     {"bars.gp", "pipeline/devbox/figures/pipeline-loading.dat", "ylab='images/s'; labfmt='%.3g'"},
+    /* issue 16, part 4: epoch time and accuracy per storage type */
+    {"precision.gp", "precision/devbox/figures/precision-precision.dat", NULL},
 };
 
 static void one_script(int i)
