@@ -7,8 +7,12 @@
 
 #include "data/idx.h"
 #include "precision/precision_kernels.h"
+#include "sl_config.h"
 #include "study.h"
 #include "train/train.h"
+
+/* The GPU rows' device model is built with CUDA and cuBLAS (kernels/precision/prec_cuda.cu). */
+#define PREC_DEVICE SL_HAVE_CUBLAS
 
 /* What a row's `kernels` points to. A CPU row: its three kernels (kernels/precision) and its storage.
  * An SL_DEVICE row: the storage its device step would use (cuBLAS GemmEx inputs). */
@@ -18,6 +22,7 @@ typedef struct prec_kernels {
     prec_backward_fn backward;
     const char *storage; /* "fp32", "bf16", "fp16": the type weights and activations are stored in */
     int bits;            /* its width: 32 or 16 */
+    int cuda_type;       /* an SL_DEVICE row: its prec_cuda.h type (PREC_CUDA_F32, _F16, _BF16) */
 } prec_kernels;
 
 extern const sl_study sl_study_precision;
@@ -25,6 +30,11 @@ extern const sl_study sl_study_precision;
 static inline const prec_kernels *prec_kernels_of(int v)
 {
     return sl_study_precision.variants[v].kernels;
+}
+
+static inline int prec_is_device(int v)
+{
+    return (sl_study_precision.variants[v].traits & SL_DEVICE) != 0;
 }
 
 #define PREC_EVAL_CHUNK 1000 /* test rows per forward call when evaluating */
@@ -49,6 +59,9 @@ typedef struct prec_state {
     uint8_t *y;
     int32_t *perm;
     int v;              /* the row the CPU model runs */
+    void *dev;          /* prec_cuda * of a GPU row (prepare/release) */
+    int dev_per_step;   /* device model: read the loss every step (the check) */
+    double peak_dev_bytes;
     train_series series;
     int nreps;
     prec_rep reps[PREC_MAX_REPS];
@@ -56,7 +69,14 @@ typedef struct prec_state {
 
 /* models.c */
 train_model prec_cpu_model(prec_state *s);
-/* The teacher-forced check of CPU row v (models.c). 0, or -1 with err. */
-int prec_check(prec_state *s, int v, double *rel_err, sl_error *err);
+#if PREC_DEVICE
+train_model prec_dev_model(prec_state *s);
+int prec_dev_prepare(prec_state *s, int v, sl_error *err);
+void prec_dev_release(prec_state *s);
+/* The scaler's state (scale, skipped steps) after the runs. 0, or -1 when it cannot be read. */
+int prec_dev_scaler(prec_state *s, double *scale, long *skipped);
+#endif
+/* The teacher-forced check of row v whose model is m (models.c). 0, or -1 with err. */
+int prec_check(prec_state *s, int v, train_model *m, double *rel_err, sl_error *err);
 
 #endif

@@ -7,9 +7,9 @@
  * repetition is one whole training from the same weights, every row seeing the same batches.
  * The check (before timing, models.c) takes check_steps teacher-forced steps against the double
  * reference; the tolerance admits bf16's rounding, the record's rel_err says each row's.
- * The GPU rows (cuda-*) are declared for cuBLAS's 16-bit GEMMs with loss scaling; they need a device
- * and this build has no device model for them yet: on a machine with a GPU their prepare says so (a
- * failed case, never a silent fp32 run); without one they are unavailable like every GPU row.
+ * The GPU rows (cuda-*) run the same training on the device with cublasGemmEx in their type and a
+ * dynamic loss scaler (kernels/precision/prec_cuda.h); without a GPU they are unavailable like every GPU
+ * row (they were compiled and linked, never run, on the development VM).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -20,6 +20,9 @@
 
 #include "prec_study.h"
 #include "stats.h"
+#if PREC_DEVICE
+#include "precision/prec_cuda.h"
+#endif
 
 /* Five epochs: enough for the accuracies to separate from the first epoch's noise (fp32 reaches about
  * 86 % by then at these rates), short enough that the four CPU rows' 2 repetitions each stay within
@@ -42,6 +45,9 @@ static void teardown(void *vs)
     prec_state *s = vs;
     if (!s)
         return;
+#if PREC_DEVICE
+    prec_dev_release(s);
+#endif
     idx_set_free(&s->train);
     idx_set_free(&s->test);
     free(s->P0); free(s->P); free(s->G); free(s->Pq); free(s->wsblock); free(s->X); free(s->y); free(s->perm);
@@ -131,38 +137,66 @@ static void *setup(long batch, const sl_opts *o, sl_error *err)
     return s;
 }
 
-static int is_device(int v) { return (sl_study_precision.variants[v].traits & SL_DEVICE) != 0; }
-
-static int device_missing(int v, sl_error *err)
+/* Row v's model: the CPU one over its kernels, or the device one. */
+static train_model model_of(prec_state *s, int v)
 {
-    sl_error_set(err, "precision: row %s has no device model in this build (cuBLAS GemmEx in %s with loss "
-                 "scaling is issue 16 part 4's GPU half, not written yet): not run rather than run as fp32",
-                 sl_study_precision.variants[v].name, prec_kernels_of(v)->storage);
-    return -1;
+    s->v = v;
+#if PREC_DEVICE
+    if (prec_is_device(v))
+        return prec_dev_model(s);
+#endif
+    return prec_cpu_model(s);
 }
 
 static int check(void *vs, int v, double *rel_err, sl_error *err)
 {
-    if (is_device(v))
-        return device_missing(v, err);
-    return prec_check(vs, v, rel_err, err);
+    prec_state *s = vs;
+    train_model m = model_of(s, v);
+    s->dev_per_step = 1;
+    int rc = prec_check(s, v, &m, rel_err, err);
+    s->dev_per_step = 0;
+    return rc;
 }
 
 static int prepare(void *vs, int v, sl_error *err)
 {
     prec_state *s = vs;
     s->nreps = 0;
-    return is_device(v) ? device_missing(v, err) : 0;
+    s->peak_dev_bytes = 0;
+#if PREC_DEVICE
+    if (prec_is_device(v))
+        return prec_dev_prepare(s, v, err);
+#else
+    (void)err;
+    if (prec_is_device(v)) { /* never: such a row requires cublas, which this build lacks */
+        sl_error_set(err, "precision: %s needs a build with cuBLAS", sl_study_precision.variants[v].name);
+        return -1;
+    }
+#endif
+    return 0;
+}
+
+static void release(void *vs, int v)
+{
+    (void)v;
+#if PREC_DEVICE
+    prec_dev_release(vs);
+#else
+    (void)vs;
+#endif
 }
 
 static int run(void *vs, int v, sl_record *rec, sl_error *err)
 {
     prec_state *s = vs;
-    if (is_device(v))
-        return device_missing(v, err);
+    train_model m = model_of(s, v);
+#if PREC_DEVICE
+    if (prec_is_device(v) && prec_cuda_set_params(s->dev, s->P0) != 0) {
+        sl_error_set(err, "precision: %s", prec_cuda_error(s->dev));
+        return -1;
+    }
+#endif
     memcpy(s->P, s->P0, s->L.n * sizeof(float));
-    s->v = v;
-    train_model m = prec_cpu_model(s);
     s->series.n = 0;
     uint64_t t0 = prof_now_ns();
     if (train_run(&s->cfg, &m, s->train.n, s->perm, &s->series, rec, err) != 0)
@@ -226,6 +260,15 @@ static void finish(void *vs, int v, sl_record *rec)
     char note[128];
     snprintf(note, sizeof note, "storage: %s", k->storage); /* the report's precision column reads it */
     sl_record_note(rec, note);
+#if PREC_DEVICE
+    double scale;
+    long skipped;
+    if (prec_is_device(v) && prec_dev_scaler(s, &scale, &skipped) == 0) {
+        sl_record_metric(rec, "loss_scale", scale);     /* at the end of the last run */
+        sl_record_metric(rec, "skipped_steps", skipped); /* over every run since prepare, check included */
+        sl_record_metric(rec, "peak_gpu_bytes", s->peak_dev_bytes);
+    }
+#endif
     train_series_record(&s->series, rec);
     if (s->quick)
         sl_record_reduced(rec, "--quick: one epoch on 3000 training rows, 2000 test rows");
@@ -278,8 +321,13 @@ static const char *incomplete(const sl_variant *v)
     return k->convert && k->forward && k->backward ? NULL : "a CPU row needs .convert, .forward and .backward";
 }
 
-#define PREC_CPU(name, type, bits) &(const prec_kernels){prec_convert_##name, prec_forward_##name, prec_backward_##name, type, bits}
-#define PREC_GPU(type, nbits) &(const prec_kernels){.storage = type, .bits = nbits}
+#define PREC_CPU(name, type, nbits)                                                                  \
+    &(const prec_kernels){.convert = prec_convert_##name, .forward = prec_forward_##name,               \
+                          .backward = prec_backward_##name, .storage = type, .bits = nbits}
+#define PREC_GPU(type, nbits, ct) &(const prec_kernels){.storage = type, .bits = nbits, .cuda_type = ct}
+#if !PREC_DEVICE /* the GPU rows' types, for a build without cuBLAS (the rows are then unavailable) */
+enum { PREC_CUDA_F32 = 0, PREC_CUDA_F16 = 1, PREC_CUDA_BF16 = 2 };
+#endif
 
 /* One row per variant: name, requirement, description, the variant it builds on, traits, functions. */
 static const sl_variant variants[] = {
@@ -291,12 +339,12 @@ static const sl_variant variants[] = {
      PREC_CPU(fp16, "fp16", 16)},
     {"bf16dp", "avx512bf16", "bf16 storage, the forward by AVX512_BF16 _mm512_dpbf16_ps dot products", "bf16", 0,
      PREC_CPU(bf16dp, "bf16", 16)},
-    {"cuda-fp32", "cublas", "cuBLAS float32 GEMMs (declared: no device model yet)", NULL, SL_DEVICE,
-     PREC_GPU("fp32", 32)},
-    {"cuda-fp16", "cublas", "cublasGemmEx fp16 inputs, fp32 compute, loss scaling (declared: no device model yet)",
-     "cuda-fp32", SL_DEVICE, PREC_GPU("fp16", 16)},
-    {"cuda-bf16", "cublas", "cublasGemmEx bf16 inputs, fp32 compute (declared: no device model yet)", "cuda-fp32",
-     SL_DEVICE, PREC_GPU("bf16", 16)},
+    {"cuda-fp32", "cublas", "on the GPU: cublasGemmEx in float32 (no TF32), data resident", NULL, SL_DEVICE,
+     PREC_GPU("fp32", 32, PREC_CUDA_F32)},
+    {"cuda-fp16", "cublas", "cublasGemmEx fp16 inputs (tensor cores), fp32 compute, dynamic loss scaling", "cuda-fp32",
+     SL_DEVICE, PREC_GPU("fp16", 16, PREC_CUDA_F16)},
+    {"cuda-bf16", "cublas", "cublasGemmEx bf16 inputs (tensor cores), fp32 compute, dynamic loss scaling", "cuda-fp32",
+     SL_DEVICE, PREC_GPU("bf16", 16, PREC_CUDA_BF16)},
 };
 
 const sl_study sl_study_precision = {
@@ -316,6 +364,6 @@ const sl_study sl_study_precision = {
     .bytes = bytes,
     .footprint = footprint,
     .data_missing = data_missing,
-    .setup = setup, .prepare = prepare, .run = run, .check = check, .finish = finish,
+    .setup = setup, .prepare = prepare, .run = run, .check = check, .finish = finish, .release = release,
     .teardown = teardown,
 };
