@@ -24,11 +24,12 @@
 #include "precision/prec_cuda.h"
 #endif
 
-/* Five epochs: enough for the accuracies to separate from the first epoch's noise (fp32 reaches about
- * 86 % by then at these rates), short enough that the four CPU rows' 2 repetitions each stay within
- * about two minutes on the 2-vCPU development VM (to be measured). */
+/* Ten epochs: enough for the rows' accuracies to settle past the first epochs' swings (the mlp's simd
+ * reaches 85 % after 2 epochs at batch 64, docs/study-pipeline.md Part 3), short enough that the four
+ * CPU rows' 2 repetitions each take about a minute on the 2-vCPU development VM (estimated from a
+ * --quick run's epoch times scaled to 60000 rows: 0.4-0.9 s an epoch per row; to be measured). */
 static const sl_param params[] = {
-    {"epochs", "5", "training epochs, the same for every row"},
+    {"epochs", "10", "training epochs, the same for every row"},
     {"lr", "0.1", "SGD learning rate of the first epoch (the mlp study's)"},
     {"lr_final", "0.01", "learning rate of the last epoch, linear in between"},
     {"check_steps", "20", "SGD steps checked against double precision before timing (models.c)"},
