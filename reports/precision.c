@@ -57,10 +57,13 @@ static const rep_case *find_variant(const rep_set *s, int env, const char *study
     return NULL;
 }
 
-/* The baseline's case when it is a precision case, else NULL. */
+/* What a row is compared with: a CPU row with the study's baseline (fp32); a GPU row with the GPU row it
+ * builds on (cuda-fp32), or itself when it builds on none, never with a CPU row. NULL when that case has
+ * no precision numbers. */
 static const rep_case *base_of(const rep_set *s, int env, const rep_case *c)
 {
-    const rep_case *b = c->baseline ? find_variant(s, env, c->study, c->baseline) : NULL;
+    const char *ref = c->gpu ? c->builds_on : c->baseline;
+    const rep_case *b = ref ? find_variant(s, env, c->study, ref) : c->gpu ? c : NULL;
     return precision_case(b) ? b : NULL;
 }
 
@@ -130,8 +133,9 @@ rep_table *rep_tab_precision(const rep_set *s, int env, const char *study)
     rep_table_note(t, "storage: the type the weights and activations are stored in (float32 master weights, "
                       "update and accumulation in every row); epoch time: the mean over the epochs and "
                       "repetitions (± the spread over repetitions); × baseline: %s's epoch time over the row's "
-                      "(above 1: faster); final test accuracy: after the last epoch, the same epochs and "
-                      "batches for every row; Δ accuracy: minus %s's, in percentage points; step error: the "
+                      "(above 1: faster; a GPU row's against the GPU row it builds on); final test accuracy: "
+                      "after the last epoch, the same epochs and batches for every row; Δ accuracy: minus "
+                      "the same reference's (%s's for the CPU rows), in percentage points; step error: the "
                       "check's relative error of one SGD step against double precision (check.rel_err).",
                    base ? base : "the baseline", base ? base : "the baseline");
     return t;
