@@ -31,9 +31,9 @@ int sl_avx512bf16_available(int cpu_has, int kernels_have, const char *isa, char
         snprintf(why, n, "avx512bf16: this CPU has no AVX512_BF16 (vdpbf16ps)");
         return 0;
     }
-    if (!kernels_have) { /* a dispatch build (its v4 copy is x86-64-v4, without it), or SPEEDLAB_ISA=v3 */
-        snprintf(why, n, "avx512bf16: the kernels run at %s, built without AVX512_BF16 (a native build, "
-                 "-Disa=native, on this CPU has it)", isa);
+    if (!kernels_have) { /* below AVX-512 (SPEEDLAB_ISA=v3, a -march=x86-64-v3 build) */
+        snprintf(why, n, "avx512bf16: the kernels run at %s, built without AVX512_BF16 (the AVX-512 kernels "
+                 "have it: a native or dispatch build unforced on this CPU)", isa);
         return 0;
     }
     return 1;

@@ -6,11 +6,4 @@
 const char *kern_isa(void) { return SIMD_ISA; }
 int kern_isa_vector_bytes(void) { return SIMD_BYTES; }
 
-int kern_isa_avx512bf16(void)
-{
-#if defined(__AVX512BF16__) && defined(__AVX512BW__)
-    return 1; /* kernels/precision/bf16dp.c's dot products are compiled in on the same condition */
-#else
-    return 0;
-#endif
-}
+int kern_isa_avx512bf16(void) { return KERN_CAN_AVX512BF16; } /* bf16dp.c's dot products: the same test */

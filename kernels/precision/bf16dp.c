@@ -5,15 +5,18 @@
  * is two consecutive reduction indices p, p+1: a 32-bit broadcast of A[r][p..p+1] against 16 columns'
  * W[p][j], W[p+1][j], which is why convert also writes each W with its row pairs interleaved
  * (precision_kernels.h). The backward is bf16's (the deltas are float32 there: no bf16 pairs to dot).
- * Compiled with AVX512_BF16 only where the build's -march has it (__AVX512BF16__: a native build on a
- * CPU with it); elsewhere (a dispatch build's x86-64-v4 copy, v3, v2) the forward is bf16's and
- * kern_isa_avx512bf16() (kernels/isa.h) says 0, so the row is unavailable ("avx512bf16",
- * experiments/avail.c).
+ * The dot products are compiled where KERN_CAN_AVX512BF16 (kernels/isa.h): a -march with AVX512_BF16,
+ * or an AVX-512BW copy (a dispatch build's x86-64-v4) through the target attribute below. Elsewhere
+ * (v3, v2) the forward is bf16's and kern_isa_avx512bf16() says 0, so the row is unavailable
+ * ("avx512bf16", experiments/avail.c); on a CPU without the instructions the requirement refuses it too.
  */
+#include "isa.h"
 #include "prec_gemm.h"
 
-#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+#if KERN_CAN_AVX512BF16
 #include <immintrin.h>
+
+#define BF16DP __attribute__((target("avx512bf16")))
 
 /* The lanes below m (of 16 floats, or of 32 halves for 16 pairs) as a load mask. */
 static inline __mmask16 lanes16(int m) { return m >= 16 ? (__mmask16)0xffff : m <= 0 ? 0 : (__mmask16)((1u << m) - 1); }
@@ -21,7 +24,7 @@ static inline __mmask32 lanes32(int m) { return m >= 32 ? 0xffffffffu : m <= 0 ?
 
 /* Layer output rows r..r+mr-1, columns c.. (nv vectors of 16): In (bf16, rows of n_in) times the
  * interleaved W (n_in / 2 pair rows of 2 n_out halves), bias first, ReLU at the end, stored as ct. */
-static inline __attribute__((always_inline)) void dp_tile(const int mr, const int nv, const int ct,
+static inline __attribute__((always_inline)) BF16DP void dp_tile(const int mr, const int nv, const int ct,
                                                           const uint16_t *In, const uint16_t *Wp,
                                                           const float *bias, void *Out, int n_in, int n_out,
                                                           int relu, int r, int c)
@@ -51,7 +54,7 @@ static inline __attribute__((always_inline)) void dp_tile(const int mr, const in
 }
 
 /* One layer over B rows (n_in even), tiles as prec_gemm's. */
-static inline __attribute__((always_inline)) void dp_layer(const int ct, const uint16_t *In, const uint16_t *Wp,
+static inline __attribute__((always_inline)) BF16DP void dp_layer(const int ct, const uint16_t *In, const uint16_t *Wp,
                                                            const float *bias, void *Out, int n_in, int n_out,
                                                            int relu, int B)
 {
@@ -71,7 +74,8 @@ static inline __attribute__((always_inline)) void dp_layer(const int ct, const u
     }
 }
 
-void prec_forward_bf16dp(const mlp_dims *d, const float *P, const uint16_t *Pq, const float *X, int B, prec_ws *ws)
+BF16DP void prec_forward_bf16dp(const mlp_dims *d, const float *P, const uint16_t *Pq, const float *X, int B,
+                                prec_ws *ws)
 {
     if (d->n0 % 2 || d->n1 % 2 || d->n2 % 2) { /* a pair would straddle two rows of In: bf16's way */
         prec_forward_q(PT_BF16, d, P, Pq, X, B, ws);
