@@ -53,24 +53,36 @@ static inline __attribute__((always_inline)) BF16DP void dp_tile(const int mr, c
         }
 }
 
-/* One layer over B rows (n_in even), tiles as prec_gemm's. */
+/* Rows r..B-1 of one column block: MR-row tiles, then tails of 4, 2 and 1 rows (as prec_gemm.h's). */
+static inline __attribute__((always_inline)) BF16DP void dp_rows(const int nv, const int ct, const uint16_t *In,
+                                                                 const uint16_t *Wp, const float *bias, void *Out,
+                                                                 int n_in, int n_out, int relu, int B, int c)
+{
+    int r = 0;
+    for (; r + PREC_MR <= B; r += PREC_MR)
+        dp_tile(PREC_MR, nv, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
+    if (r + 4 <= B) {
+        dp_tile(4, nv, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
+        r += 4;
+    }
+    if (r + 2 <= B) {
+        dp_tile(2, nv, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
+        r += 2;
+    }
+    if (r < B)
+        dp_tile(1, nv, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
+}
+
+/* One layer over B rows (n_in even), column block by column block. */
 static inline __attribute__((always_inline)) BF16DP void dp_layer(const int ct, const uint16_t *In, const uint16_t *Wp,
-                                                           const float *bias, void *Out, int n_in, int n_out,
-                                                           int relu, int B)
+                                                                  const float *bias, void *Out, int n_in, int n_out,
+                                                                  int relu, int B)
 {
     for (int c = 0; c < n_out; c += PREC_NV * 16) {
-        int r = 0;
-        if (n_out - c > 16) {
-            for (; r + PREC_MR <= B; r += PREC_MR)
-                dp_tile(PREC_MR, PREC_NV, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
-            for (; r < B; r++)
-                dp_tile(1, PREC_NV, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
-        } else {
-            for (; r + PREC_MR <= B; r += PREC_MR)
-                dp_tile(PREC_MR, 1, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
-            for (; r < B; r++)
-                dp_tile(1, 1, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
-        }
+        if (n_out - c > 16)
+            dp_rows(PREC_NV, ct, In, Wp, bias, Out, n_in, n_out, relu, B, c);
+        else
+            dp_rows(1, ct, In, Wp, bias, Out, n_in, n_out, relu, B, c);
     }
 }
 

@@ -20,8 +20,8 @@
 #include "precision_kernels.h"
 
 #define PREC_VL VF32_LANES
-#define PREC_NV (SIMD_NREGS >= 32 ? 4 : 2) /* 4 x 4 + 4 + 1 of 32 registers; 4 x 2 + 2 + 1 of 16 */
-#define PREC_MR 4
+#define PREC_NV (SIMD_NREGS >= 32 ? 4 : 2) /* 6 x 4 + 4 + 1 of 32 registers; 6 x 2 + 2 + 1 of 16 */
+#define PREC_MR 6
 
 typedef struct prec_op {
     const void *A;
@@ -70,23 +70,35 @@ SIMD_INLINE void prec_tile(const int mr, const int nv, const int at, const int b
         }
 }
 
-/* All M rows of C: MR-row tiles, then single rows; a block of one vector or less (the 10 logits) in
+/* Rows r..M-1 of one column block in MR-row tiles, then tails of 4, 2 and 1 rows (a single-row tail
+ * would convert each B vector for one row only). nv is a constant at each call. */
+SIMD_INLINE void prec_rows(const int nv, const int at, const int bt, const int ct, const int mt, const prec_op *o,
+                           int M, int c)
+{
+    int r = 0;
+    for (; r + PREC_MR <= M; r += PREC_MR)
+        prec_tile(PREC_MR, nv, at, bt, ct, mt, o, r, c);
+    if (r + 4 <= M) {
+        prec_tile(4, nv, at, bt, ct, mt, o, r, c);
+        r += 4;
+    }
+    if (r + 2 <= M) {
+        prec_tile(2, nv, at, bt, ct, mt, o, r, c);
+        r += 2;
+    }
+    if (r < M)
+        prec_tile(1, nv, at, bt, ct, mt, o, r, c);
+}
+
+/* All M rows of C, column block by column block; a block of one vector or less (the 10 logits) in
  * one-vector tiles. */
 SIMD_INLINE void prec_gemm(const int at, const int bt, const int ct, const int mt, const prec_op *o, int M)
 {
     for (int c = 0; c < o->n; c += PREC_NV * PREC_VL) {
-        int r = 0;
-        if (o->n - c > PREC_VL) {
-            for (; r + PREC_MR <= M; r += PREC_MR)
-                prec_tile(PREC_MR, PREC_NV, at, bt, ct, mt, o, r, c);
-            for (; r < M; r++)
-                prec_tile(1, PREC_NV, at, bt, ct, mt, o, r, c);
-        } else {
-            for (; r + PREC_MR <= M; r += PREC_MR)
-                prec_tile(PREC_MR, 1, at, bt, ct, mt, o, r, c);
-            for (; r < M; r++)
-                prec_tile(1, 1, at, bt, ct, mt, o, r, c);
-        }
+        if (o->n - c > PREC_VL)
+            prec_rows(PREC_NV, at, bt, ct, mt, o, M, c);
+        else
+            prec_rows(1, at, bt, ct, mt, o, M, c);
     }
 }
 
