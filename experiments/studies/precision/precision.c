@@ -168,7 +168,6 @@ static int prepare(void *vs, int v, sl_error *err)
     if (prec_is_device(v))
         return prec_dev_prepare(s, v, err);
 #else
-    (void)err;
     if (prec_is_device(v)) { /* never: such a row requires cublas, which this build lacks */
         sl_error_set(err, "precision: %s needs a build with cuBLAS", sl_study_precision.variants[v].name);
         return -1;
