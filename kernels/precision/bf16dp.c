@@ -53,7 +53,7 @@ static inline __attribute__((always_inline)) BF16DP void dp_tile(const int mr, c
         }
 }
 
-/* Rows r..B-1 of one column block: MR-row tiles, then tails of 4, 2 and 1 rows (as prec_gemm.h's). */
+/* Rows 0..B-1 of one column block: MR-row tiles, then tails of 2 and 1 rows (as prec_gemm.h's). */
 static inline __attribute__((always_inline)) BF16DP void dp_rows(const int nv, const int ct, const uint16_t *In,
                                                                  const uint16_t *Wp, const float *bias, void *Out,
                                                                  int n_in, int n_out, int relu, int B, int c)
@@ -61,10 +61,6 @@ static inline __attribute__((always_inline)) BF16DP void dp_rows(const int nv, c
     int r = 0;
     for (; r + PREC_MR <= B; r += PREC_MR)
         dp_tile(PREC_MR, nv, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
-    if (r + 4 <= B) {
-        dp_tile(4, nv, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
-        r += 4;
-    }
     if (r + 2 <= B) {
         dp_tile(2, nv, ct, In, Wp, bias, Out, n_in, n_out, relu, r, c);
         r += 2;

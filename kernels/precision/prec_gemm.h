@@ -20,8 +20,11 @@
 #include "precision_kernels.h"
 
 #define PREC_VL VF32_LANES
-#define PREC_NV (SIMD_NREGS >= 32 ? 4 : 2) /* 6 x 4 + 4 + 1 of 32 registers; 6 x 2 + 2 + 1 of 16 */
-#define PREC_MR 6
+/* 4 x 4 accumulators + 4 B vectors + a broadcast of 32 registers; 4 x 2 + 2 + 1 of 16. Six rows (as
+ * mlp_simd.h's) were about 1.5x slower here in (contended) smoke runs: with the conversions' temporaries
+ * the tile no longer fits the registers. */
+#define PREC_NV (SIMD_NREGS >= 32 ? 4 : 2)
+#define PREC_MR 4
 
 typedef struct prec_op {
     const void *A;
@@ -70,18 +73,14 @@ SIMD_INLINE void prec_tile(const int mr, const int nv, const int at, const int b
         }
 }
 
-/* Rows r..M-1 of one column block in MR-row tiles, then tails of 4, 2 and 1 rows (a single-row tail
- * would convert each B vector for one row only). nv is a constant at each call. */
+/* Rows 0..M-1 of one column block in MR-row tiles, then tails of 2 and 1 rows (single-row tiles only
+ * would convert each B vector for one row). nv is a constant at each call. */
 SIMD_INLINE void prec_rows(const int nv, const int at, const int bt, const int ct, const int mt, const prec_op *o,
                            int M, int c)
 {
     int r = 0;
     for (; r + PREC_MR <= M; r += PREC_MR)
         prec_tile(PREC_MR, nv, at, bt, ct, mt, o, r, c);
-    if (r + 4 <= M) {
-        prec_tile(4, nv, at, bt, ct, mt, o, r, c);
-        r += 4;
-    }
     if (r + 2 <= M) {
         prec_tile(2, nv, at, bt, ct, mt, o, r, c);
         r += 2;
