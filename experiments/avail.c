@@ -9,6 +9,7 @@
 #include "avail.h"
 #include "external.h"
 #include "gpu.h"
+#include "isa.h"
 #include "sl_config.h"
 
 static int cuda_feature(const char *feature, int built, const char *lib, char *why, size_t n)
@@ -23,6 +24,30 @@ static int cuda_feature(const char *feature, int built, const char *lib, char *w
         return 0;
     }
     return 1;
+}
+
+int sl_avx512bf16_available(int cpu_has, int kernels_have, const char *isa, char *why, size_t n)
+{
+    if (!cpu_has) {
+        snprintf(why, n, "avx512bf16: this CPU has no AVX512_BF16 (vdpbf16ps)");
+        return 0;
+    }
+    if (!kernels_have) { /* below AVX-512 (SPEEDLAB_ISA=v3, a -march=x86-64-v3 build) */
+        snprintf(why, n, "avx512bf16: the kernels run at %s, built without AVX512_BF16 (the AVX-512 kernels "
+                 "have it: a native or dispatch build unforced on this CPU)", isa);
+        return 0;
+    }
+    return 1;
+}
+
+static int cpu_has_avx512bf16(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16");
+#else
+    return 0;
+#endif
 }
 
 int sl_variant_available(const sl_variant *v, char *why, size_t n)
@@ -48,9 +73,11 @@ int sl_variant_available(const sl_variant *v, char *why, size_t n)
         return cuda_feature("cublas", SL_HAVE_CUBLAS, "cuBLAS", why, n);
     if (strcmp(r, "cudnn") == 0)
         return cuda_feature("cudnn", SL_HAVE_CUDNN, "cuDNN", why, n);
+    if (strcmp(r, "avx512bf16") == 0)
+        return sl_avx512bf16_available(cpu_has_avx512bf16(), kern_isa_avx512bf16(), kern_isa(), why, n);
     if (strncmp(r, "python:", 7) == 0) /* a framework baseline: the interpreter and its module */
         return sl_external_available(r + 7, why, n);
-    snprintf(why, n, "%s: unknown requirement (study.h lists openmp, blas, cuda, cublas, cudnn, "
+    snprintf(why, n, "%s: unknown requirement (study.h lists openmp, blas, cuda, cublas, cudnn, avx512bf16, "
              "python:MODULE)", r);
     return 0;
 }

@@ -45,7 +45,8 @@ enum sl_trait {
 };
 
 /* A variant: one row of its study's table. `requires` names the build or machine feature it needs ("openmp", "blas", "cuda",
- * "cublas", "cudnn", or NULL for none); the runner reports it unavailable, with the reason, when the
+ * "cublas", "cudnn", "avx512bf16" (the CPU has AVX512_BF16 and the kernels that run have code for it:
+ * the AVX-512 ones, not SPEEDLAB_ISA=v3's), or NULL for none); the runner reports it unavailable, with the reason, when the
  * feature is missing, and never calls the study for it. `builds_on` names the variant this one is an
  * optimisation of (simd of naive, omp of simd...), or NULL for a starting point: every record carries
  * it, and the report flags a variant slower than the one it builds on (an optimisation that does not

@@ -13,7 +13,7 @@
 #include "validate.h"
 
 /* The requirements study.h documents; those starting "cu" need a GPU. */
-static const char *const known_requires[] = {"openmp", "blas", "cuda", "cublas", "cudnn"};
+static const char *const known_requires[] = {"openmp", "blas", "cuda", "cublas", "cudnn", "avx512bf16"};
 
 static int requires_known(const char *r)
 {
@@ -57,7 +57,7 @@ static const char *row_problem(const sl_study *s, int v, char *buf, size_t n)
         return "no functions (the row's .kernels is NULL)";
     if (r->requires && !requires_known(r->requires)) {
         snprintf(buf, n, "unknown requirement '%s' (study.h lists openmp, blas, cuda, cublas, cudnn, "
-                 "python:MODULE)",
+                 "avx512bf16, python:MODULE)",
                  r->requires);
         return buf;
     }

@@ -23,6 +23,18 @@
 const char *kern_isa(void);
 /* The bytes of one kernels/simd.h vector at that level (64, 32, 16 or 8). */
 int kern_isa_vector_bytes(void);
+/* 1 when the copy that runs has AVX512_BF16 code (KERN_CAN_AVX512BF16 below), else 0: the "avx512bf16"
+ * requirement (experiments/avail.c) needs it and the CPU's. */
+int kern_isa_avx512bf16(void);
+/* Whether a kernel file compiled with these flags can hold AVX512_BF16 code: its -march has it (a
+ * native build on such a CPU), or it is an AVX-512BW copy (x86-64-v4, a dispatch build's v4) on which
+ * GCC's target("avx512bf16") attribute adds it to one function. kernels/precision/bf16dp.c uses it; the
+ * dispatcher never runs that copy on a CPU without the instructions, since the requirement asks the CPU. */
+#if defined(__AVX512BF16__) || (defined(__AVX512BW__) && defined(__GNUC__) && __GNUC__ >= 10)
+#define KERN_CAN_AVX512BF16 1
+#else
+#define KERN_CAN_AVX512BF16 0
+#endif
 /* "native" or "dispatch". */
 const char *kern_isa_mode(void);
 /* The -march the kernels were built with: "native", "x86-64-v3", ... or, in a dispatch build,

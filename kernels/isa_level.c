@@ -5,3 +5,5 @@
 
 const char *kern_isa(void) { return SIMD_ISA; }
 int kern_isa_vector_bytes(void) { return SIMD_BYTES; }
+
+int kern_isa_avx512bf16(void) { return KERN_CAN_AVX512BF16; } /* bf16dp.c's dot products: the same test */

@@ -505,6 +505,24 @@ static void fig_loading(figctx *x)
         remove(p);
 }
 
+/* Issue 16, part 4: epoch time and final test accuracy per variant and storage type, precision.gp. */
+static void fig_precision(figctx *x)
+{
+    if (!rep_is_precision(x->s, x->env, x->study))
+        return;
+    char p[1024];
+    FILE *f = open_data(x, "precision", p, sizeof p);
+    if (!f)
+        return;
+    int n = rep_precision_data(x->s, x->env, x->study, f);
+    rep_out_close(f);
+    if (n)
+        finish(x, "precision", "precision.gp", p, NULL,
+               "Reduced precision: epoch time (mean ± std over repetitions) and final test accuracy per storage type");
+    else
+        remove(p);
+}
+
 /* Issue 16, part 2: epoch time and the compute's wait fraction against the prefetch depth, one line per
  * case (params and size), overlap.gp. */
 static void fig_overlap(figctx *x)
@@ -564,6 +582,7 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
     fig_batch(&x);
     fig_loading(&x);
     fig_overlap(&x);
+    fig_precision(&x);
     fig_copies(&x);
     free(x.name);
     return x.n;

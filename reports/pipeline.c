@@ -3,8 +3,9 @@
  * by method (variant) and cache state (the record's params other than the size, rep_case.pkey: cache=warm
  * and cache=cold are separate cases, never one cell), and the load against one training epoch; the data
  * of its figure (bars.gp); and REPORT.md's "Data path" section: one sentence per part present (loading,
- * overlap from overlap.c, batch size from rep_batch_sweep) computed from the records, and the parts not in
- * the results. */
+ * overlap from overlap.c, batch size from rep_batch_sweep, reduced precision from precision.c, copies from
+ * copies.c, the cuDNN search from algo_search.c) computed from the records, and the parts not in the
+ * results. */
 #include <math.h>
 #include <string.h>
 
@@ -233,7 +234,7 @@ static const dp_part parts[] = {
     {"loading (part 1)", rep_is_loading, loading_sentences},
     {"overlap (prefetching, part 2)", rep_is_overlap, rep_overlap_sentences},
     {"batch size (part 3)", rep_batch_sweep, batch_sentence},
-    {"reduced precision (part 4)", NULL, NULL},
+    {"reduced precision (part 4)", rep_is_precision, rep_precision_sentences},
     {"host-to-device copies (part 5)", rep_is_copies, rep_copies_sentences},
     {"copy/compute overlap on the GPU (part 5)", rep_is_feed, rep_feed_sentences},
     {"cuDNN benchmark mode (part 6)", rep_is_algo_search, rep_algo_search_sentences},

@@ -6,6 +6,7 @@
  * tables.c   the timing tables (speedup, crossover, GPU phases, summary, not run)
  * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
+ * precision.c issue 16's reduced precision: speed and accuracy by storage type
  * performance.c seed 004's Table I: a declared list of per-run metric columns, mean ± std
  * batch.c, pipeline.c, overlap.c, copies.c, algo_search.c  issue 16's data path: batch sweep, loading,
  *            overlap (prefetching), host-device copies, cuDNN search
@@ -225,6 +226,13 @@ void rep_feed_sentences(FILE *f, const rep_set *s, int env, const char *study);
 int rep_is_algo_search(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_algo_search(const rep_set *s, int env, const char *study);
 void rep_algo_search_sentences(FILE *f, const rep_set *s, int env, const char *study);
+/* Issue 16's reduced precision (precision.c): for a study whose records carry storage_bits. */
+int rep_is_precision(const rep_set *s, int env, const char *study);
+rep_table *rep_tab_precision(const rep_set *s, int env, const char *study);
+/* The precision figure's data (STUDY-precision.dat for precision.gp); 1 when written. */
+int rep_precision_data(const rep_set *s, int env, const char *study, FILE *f);
+/* The data path section's line for the study (REPORT.md). */
+void rep_precision_sentences(FILE *f, const rep_set *s, int env, const char *study);
 /* Samples/s and final test accuracy against the size (`STUDY-sweep`), or NULL when not a sweep. */
 rep_table *rep_tab_batch(const rep_set *s, int env, const char *study);
 /* Seed 004's Table I (performance.c): for a study whose records carry epoch_s_mean, else NULL. */

@@ -1,5 +1,5 @@
 /*
- * kernels/gpu/cublas_lazy.c: the seven cuBLAS functions the suite calls, loaded from libcublas on first
+ * kernels/gpu/cublas_lazy.c: the eight cuBLAS functions the suite calls, loaded from libcublas on first
  * use instead of linked. Why: linking libcublas loads libcublasLt at start-up, whose relocated tables
  * made about 150 MB resident in every speedlab process (checked: `speedlab list`'s maxrss 225 MB
  * linked, with cuBLAS 13 on the Zen 5 VM), GPU or not, so every CPU case's peak_rss_bytes carried it and
@@ -33,6 +33,9 @@ static struct {
     cublasStatus_t (*set_math_mode)(cublasHandle_t, cublasMath_t);
     cublasStatus_t (*sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                             const float *, const float *, int, const float *, int, const float *, float *, int);
+    cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
+                              const void *, cudaDataType, int, const void *, cudaDataType, int, const void *, void *,
+                              cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
     const char *(*status_string)(cublasStatus_t);
 } cb;
 static char lazy_error[512];
@@ -53,9 +56,10 @@ static void load(void)
     *(void **)&cb.set_workspace = dlsym(lib, "cublasSetWorkspace_v2");
     *(void **)&cb.set_math_mode = dlsym(lib, "cublasSetMathMode");
     *(void **)&cb.sgemm = dlsym(lib, "cublasSgemm_v2");
+    *(void **)&cb.gemm_ex = dlsym(lib, "cublasGemmEx");
     *(void **)&cb.status_string = dlsym(lib, "cublasGetStatusString");
     if (!cb.create || !cb.destroy || !cb.set_stream || !cb.set_workspace || !cb.set_math_mode || !cb.sgemm ||
-        !cb.status_string) {
+        !cb.gemm_ex || !cb.status_string) {
         snprintf(lazy_error, sizeof lazy_error, "%s lacks a cuBLAS function the suite calls", CUBLAS_SONAME);
         dlclose(lib);
         return;
@@ -96,6 +100,15 @@ cublasStatus_t CUBLASWINAPI cublasSgemm_v2(cublasHandle_t handle, cublasOperatio
                                            const float *B, int ldb, const float *beta, float *C, int ldc)
 {
     return cb.sgemm(handle, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* The precision study's GPU rows: 16-bit (or float32) inputs, float32 compute (kernels/precision/prec_cuda.cu). */
+cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                         int n, int k, const void *alpha, const void *A, cudaDataType at, int lda,
+                                         const void *B, cudaDataType bt, int ldb, const void *beta, void *C,
+                                         cudaDataType ct, int ldc, cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    return cb.gemm_ex(handle, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute, algo);
 }
 
 /* Called on error paths, possibly before any handle exists. */

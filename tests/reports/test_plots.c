@@ -45,6 +45,8 @@ static const struct {
     /* issue 16 part 2: epoch time and wait fraction against the prefetch depth, two cases */
     {"overlap.gp", "overlap/devbox/figures/prefetch-overlap.dat", NULL},
     {"bandwidth.gp", "gpu_path/gpubox/figures/h2d-bandwidth.dat", NULL},
+    /* issue 16, part 4: epoch time and accuracy per storage type */
+    {"precision.gp", "precision/devbox/figures/precision-precision.dat", NULL},
 };
 
 static void one_script(int i)

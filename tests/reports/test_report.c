@@ -696,6 +696,42 @@ static void overlap_prefetch(void **state)
     free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
 }
 
+/* The precision study (fixtures/precision, issue 16 part 4): four CPU rows with their storage, and three
+ * GPU rows unavailable (in the unavailable table, not in the precision table); the table, the figure's
+ * data and REPORT.md's data path sentence. Matches golden/precision/. */
+static void precision_table(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"precision"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    if (update_golden()) {
+        char *g = rep_printf("%s/precision", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "precision", &n), 0);
+    char *g = rep_printf("%s/precision", gold);
+    assert_int_equal(missing_from(g, out), 0);
+    char *tp = rep_printf("%s/devbox/tables/precision-precision.md", out), *t = slurp(tp);
+    assert_non_null(t);
+    assert_true(has_line(t, "| variant | storage | epoch time | × baseline | epochs | final test accuracy "
+                            "| Δ accuracy (pp) | step error |"));
+    assert_true(has_line(t, "| fp32 | fp32 | 200 ms ± 4 ms | 1.00× | 5 | 86.00 % | +0.00 | 2.1e-06 |"));
+    assert_true(has_line(t, "| bf16 | bf16 | 250 ms ± 5 ms | 0.80× | 5 | 85.70 % | -0.30 | 0.032 |"));
+    assert_true(has_line(t, "| bf16dp | bf16 | 160 ms ± 3.2 ms | 1.25× | 5 | 85.60 % | -0.40 | 0.032 |"));
+    assert_null(strstr(t, "cuda-fp16")); /* unavailable: listed in the unavailable table instead */
+    char *fp = rep_printf("%s/devbox/figures/precision-precision.dat", out), *f = slurp(fp);
+    assert_non_null(strstr(f, "\"fp32\" 0.2 0.004 86 \"fp32\"\n\"bf16\" 0.25 0.005 85.7 \"bf16\"\n"));
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(strstr(r, "- Reduced precision (precision): the fastest 16-bit row, bf16dp (bf16 storage), took "
+                              "160 ms per epoch, 1.25× faster than fp32 (200 ms); its test accuracy after 5 epochs "
+                              "was 0.40 points below fp32's (85.60 % against 86.00 %).\n"));
+    assert_non_null(strstr(r, "batch size (part 3), host-to-device copies (part 5)")); /* part 4 is present */
+    free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
+}
+
 /* Identical samples: p = 1; fewer than 9 repetitions and CV above 5 % are flagged. */
 static void compare_flags_noise_and_few_reps(void **state)
 {
@@ -732,6 +768,7 @@ int main(void)
         cmocka_unit_test(batch_sweep),
         cmocka_unit_test(pipeline_loading),
         cmocka_unit_test(gpu_data_path),
+        cmocka_unit_test(precision_table),
         cmocka_unit_test(overlap_prefetch),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),

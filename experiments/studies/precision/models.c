@@ -1,0 +1,227 @@
+/*
+ * experiments/studies/precision/models.c: a precision row as a train_model, and its check.
+ * A CPU step, each a region: data (gather), convert (the master weights to the row's storage), forward,
+ * loss, backward, update (float32 SGD on the master: mlp_sgd). A GPU step is one region, "step": its
+ * calls are enqueued on a stream (kernels/precision/prec_cuda.h), and "epoch" holds the device time
+ * through train_model.sync.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <speedlab/prof.h>
+
+#include "prec_study.h"
+#if PREC_DEVICE
+#include "precision/prec_cuda.h"
+#endif
+
+static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
+{
+    prec_state *s = ctx;
+    const prec_kernels *k = prec_kernels_of(s->v);
+    prof_begin("data");
+    train_gather(&s->train, idx, B, s->X, s->y);
+    prof_end("data");
+    prof_begin("convert");
+    k->convert(&s->dims, s->P, s->Pq);
+    prof_end("convert");
+    prof_begin("forward");
+    k->forward(&s->dims, s->P, s->Pq, s->X, B, &s->ws);
+    prof_end("forward");
+    prof_begin("loss");
+    *loss = mlp_loss(&s->dims, s->y, B, &s->ws.f);
+    prof_end("loss");
+    prof_begin("backward");
+    k->backward(&s->dims, s->P, s->Pq, s->X, B, &s->ws, s->G);
+    prof_end("backward");
+    prof_begin("update");
+    mlp_sgd(s->P, s->G, s->L.n, lr);
+    prof_end("update");
+    if (!isfinite(*loss)) {
+        sl_error_set(err, "precision: %s's training loss is %g (diverged: lower --param lr)",
+                     sl_study_precision.variants[s->v].name, *loss);
+        return -1;
+    }
+    return 0;
+}
+
+/* Test accuracy with the row's own forward (weights converted once), in chunks of PREC_EVAL_CHUNK rows. */
+static int cpu_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *err)
+{
+    (void)loss_sum, (void)err;
+    prec_state *s = ctx;
+    const prec_kernels *k = prec_kernels_of(s->v);
+    int32_t idx[PREC_EVAL_CHUNK];
+    long ok = 0;
+    k->convert(&s->dims, s->P, s->Pq);
+    for (long r = 0; r < s->cfg.n_test; r += PREC_EVAL_CHUNK) {
+        int B = (int)(s->cfg.n_test - r < PREC_EVAL_CHUNK ? s->cfg.n_test - r : PREC_EVAL_CHUNK);
+        for (int b = 0; b < B; b++)
+            idx[b] = (int32_t)(r + b);
+        train_gather(&s->test, idx, B, s->X, s->y);
+        k->forward(&s->dims, s->P, s->Pq, s->X, B, &s->ws);
+        ok += mlp_correct(&s->dims, s->ws.f.z3, s->y, B);
+    }
+    *correct = ok;
+    return 0;
+}
+
+train_model prec_cpu_model(prec_state *s)
+{
+    return (train_model){.ctx = s, .step = cpu_step, .epoch_end = cpu_epoch_end};
+}
+
+#if PREC_DEVICE
+static int dev_fail(prec_state *s, sl_error *err)
+{
+    sl_error_set(err, "precision: %s", prec_cuda_error(s->dev));
+    return -1;
+}
+
+static int dev_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
+{
+    prec_state *s = ctx;
+    prof_begin("step");
+    int rc = prec_cuda_step(s->dev, idx, B, lr);
+    prof_end("step");
+    if (rc)
+        return dev_fail(s, err);
+    *loss = NAN;
+    if (s->dev_per_step && (prec_cuda_sync(s->dev) || prec_cuda_take_loss(s->dev, loss)))
+        return dev_fail(s, err);
+    return 0;
+}
+
+static int dev_sync(void *ctx, sl_error *err)
+{
+    prec_state *s = ctx;
+    return prec_cuda_sync(s->dev) ? dev_fail(s, err) : 0;
+}
+
+static int dev_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *err)
+{
+    prec_state *s = ctx;
+    if (prec_cuda_sync(s->dev) || prec_cuda_take_loss(s->dev, loss_sum) || prec_cuda_evaluate(s->dev, correct))
+        return dev_fail(s, err);
+    double b = (double)prec_cuda_bytes(s->dev);
+    s->peak_dev_bytes = b > s->peak_dev_bytes ? b : s->peak_dev_bytes;
+    return 0;
+}
+
+train_model prec_dev_model(prec_state *s)
+{
+    return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end};
+}
+
+int prec_dev_prepare(prec_state *s, int v, sl_error *err)
+{
+    char msg[512];
+    int chunk = s->cfg.batch > PREC_EVAL_CHUNK ? s->cfg.batch : PREC_EVAL_CHUNK;
+    prec_dev_release(s);
+    s->dev = prec_cuda_create(&s->dims, prec_kernels_of(v)->cuda_type, chunk, s->train.images, s->train.labels,
+                              s->train.n, s->test.images, s->test.labels, s->cfg.n_test, msg, sizeof msg);
+    if (!s->dev) {
+        sl_error_set(err, "precision: %s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+void prec_dev_release(prec_state *s)
+{
+    if (s->dev)
+        prec_cuda_destroy(s->dev);
+    s->dev = NULL;
+}
+
+int prec_dev_scaler(prec_state *s, double *scale, long *skipped)
+{
+    return s->dev ? prec_cuda_scaler(s->dev, scale, skipped) : -1;
+}
+#endif
+
+/* Row v's master weights := P (a CPU row trains s->P in place), and back. */
+static int set_weights(prec_state *s, int v, const float *P, sl_error *err)
+{
+    memcpy(s->P, P, s->L.n * sizeof(float));
+#if PREC_DEVICE
+    if (prec_is_device(v) && prec_cuda_set_params(s->dev, P) != 0)
+        return dev_fail(s, err);
+#else
+    (void)v, (void)err;
+#endif
+    return 0;
+}
+
+static int get_weights(prec_state *s, int v, float *P, sl_error *err)
+{
+#if PREC_DEVICE
+    if (prec_is_device(v))
+        return prec_cuda_sync(s->dev) || prec_cuda_get_params(s->dev, P) ? dev_fail(s, err) : 0;
+#else
+    (void)v, (void)err;
+#endif
+    memcpy(P, s->P, s->L.n * sizeof(float));
+    return 0;
+}
+
+/*
+ * The check, teacher-forced as the mlp study's (experiments/studies/mlp/check.c says why): check_steps
+ * steps of the training schedule, each from the double reference's weights rounded to float32 (the
+ * master copy), comparing the step's loss and its update with the reference's. The reference is exact
+ * (double, no storage rounding), so the error measured is the row's own: about 1e-6 for fp32, about
+ * 1e-2 for bf16 (8 significant bits in the weights and activations), fp16 between them. The study's
+ * tolerance admits bf16; the record's check.rel_err shows each row's. A GPU row's step may be skipped
+ * by its loss scaler (an inf in the scaled gradient): its update error is then 1, as a wrong step's.
+ */
+int prec_check(prec_state *s, int v, train_model *m, double *rel_err, sl_error *err)
+{
+    const mlp_dims *d = &s->dims;
+    int B = s->cfg.batch;
+    size_t np = s->L.n, nx = (size_t)B * d->n0;
+    double *P = malloc(np * sizeof *P), *G = malloc(np * sizeof *G), *X = malloc(nx * sizeof *X);
+    double *ws = malloc(mlp_ref_ws_doubles(d, B) * sizeof *ws);
+    float *before = malloc(np * sizeof *before), *after = malloc(np * sizeof *after);
+    double *e_updates = malloc((size_t)s->check_steps * sizeof *e_updates);
+    int rc = -1;
+    if (!P || !G || !X || !ws || !before || !after || !e_updates) {
+        sl_error_set(err, "precision: out of memory for the double-precision reference");
+        goto out;
+    }
+    for (size_t i = 0; i < np; i++)
+        P[i] = s->P0[i];
+    long per_epoch = s->cfg.n_train / B;
+    double worst_loss = 0;
+    for (int t = 0; t < s->check_steps; t++) {
+        int epoch = (int)(t / per_epoch);
+        const int32_t *idx = s->perm + (t % per_epoch) * B;
+        double lr = train_lr(&s->cfg, epoch), loss = NAN;
+        if (t % per_epoch == 0)
+            train_shuffle(s->perm, s->train.n, s->cfg.seed, epoch);
+        train_gather(&s->train, idx, B, s->X, s->y);
+        for (size_t i = 0; i < nx; i++)
+            X[i] = s->X[i];
+        double ref_loss = mlp_ref_loss_grad(d, P, X, s->y, B, G, ws);
+        for (size_t i = 0; i < np; i++)
+            before[i] = (float)P[i];
+        if (set_weights(s, v, before, err) != 0 || m->step(m->ctx, idx, B, (float)lr, &loss, err) != 0 ||
+            get_weights(s, v, after, err) != 0)
+            goto out;
+        double e_loss = fabs(loss - ref_loss) / fabs(ref_loss);
+        e_updates[t] = train_update_error(before, after, G, -lr, np);
+        if (isnan(e_loss) || isnan(e_updates[t])) {
+            *rel_err = NAN; /* a NaN anywhere fails the check */
+            rc = 0;
+            goto out;
+        }
+        worst_loss = fmax(worst_loss, e_loss);
+        for (size_t i = 0; i < np; i++)
+            P[i] -= lr * G[i];
+    }
+    *rel_err = train_check_error(e_updates, s->check_steps, worst_loss);
+    rc = 0;
+out:
+    free(P), free(G), free(X), free(ws), free(before), free(after), free(e_updates);
+    return rc;
+}
