@@ -12,6 +12,7 @@
 #include <speedlab/prof.h>
 
 #include "prec_study.h"
+#include "train/mlp_check.h"
 #if PREC_DEVICE
 #include "precision/prec_cuda.h"
 #endif
@@ -166,62 +167,28 @@ static int get_weights(prec_state *s, int v, float *P, sl_error *err)
     return 0;
 }
 
-/*
- * The check, teacher-forced as the mlp study's (experiments/studies/mlp/check.c says why): check_steps
- * steps of the training schedule, each from the double reference's weights rounded to float32 (the
- * master copy), comparing the step's loss and its update with the reference's. The reference is exact
- * (double, no storage rounding), so the error measured is the row's own: about 1e-6 for fp32, about
- * 1e-2 for bf16 (8 significant bits in the weights and activations), fp16 between them. The study's
- * tolerance admits bf16; the record's check.rel_err shows each row's. A GPU row's step may be skipped
- * by its loss scaler (an inf in the scaled gradient): its update error is then 1, as a wrong step's.
- */
+static int set_any(void *s, int v, const float *P, sl_error *err)
+{
+    return set_weights(s, v, P, err);
+}
+
+static int get_any(void *s, int v, float *P, sl_error *err)
+{
+    return get_weights(s, v, P, err);
+}
+
+/* The check of experiments/train/mlp_check.c, teacher-forced as the mlp study's: check_steps steps of the
+ * schedule, each from the double reference's weights rounded to float32 (the master copy). The reference
+ * is exact (double, no storage rounding), so the error measured is the row's own: about 1e-6 for fp32,
+ * about 1e-2 for bf16 (8 significant bits in the weights and activations), fp16 between them. The study's
+ * tolerance admits bf16; the record's check.rel_err shows each row's. A GPU row's step may be skipped by
+ * its loss scaler (an inf in the scaled gradient): its update error is then 1, as a wrong step's. */
 int prec_check(prec_state *s, int v, train_model *m, double *rel_err, sl_error *err)
 {
-    const mlp_dims *d = &s->dims;
-    int B = s->cfg.batch;
-    size_t np = s->L.n, nx = (size_t)B * d->n0;
-    double *P = malloc(np * sizeof *P), *G = malloc(np * sizeof *G), *X = malloc(nx * sizeof *X);
-    double *ws = malloc(mlp_ref_ws_doubles(d, B) * sizeof *ws);
-    float *before = malloc(np * sizeof *before), *after = malloc(np * sizeof *after);
-    double *e_updates = malloc((size_t)s->check_steps * sizeof *e_updates);
-    int rc = -1;
-    if (!P || !G || !X || !ws || !before || !after || !e_updates) {
-        sl_error_set(err, "precision: out of memory for the double-precision reference");
-        goto out;
-    }
-    for (size_t i = 0; i < np; i++)
-        P[i] = s->P0[i];
-    long per_epoch = s->cfg.n_train / B;
-    double worst_loss = 0;
-    for (int t = 0; t < s->check_steps; t++) {
-        int epoch = (int)(t / per_epoch);
-        const int32_t *idx = s->perm + (t % per_epoch) * B;
-        double lr = train_lr(&s->cfg, epoch), loss = NAN;
-        if (t % per_epoch == 0)
-            train_shuffle(s->perm, s->train.n, s->cfg.seed, epoch);
-        train_gather(&s->train, idx, B, s->X, s->y);
-        for (size_t i = 0; i < nx; i++)
-            X[i] = s->X[i];
-        double ref_loss = mlp_ref_loss_grad(d, P, X, s->y, B, G, ws);
-        for (size_t i = 0; i < np; i++)
-            before[i] = (float)P[i];
-        if (set_weights(s, v, before, err) != 0 || m->step(m->ctx, idx, B, (float)lr, &loss, err) != 0 ||
-            get_weights(s, v, after, err) != 0)
-            goto out;
-        double e_loss = fabs(loss - ref_loss) / fabs(ref_loss);
-        e_updates[t] = train_update_error(before, after, G, -lr, np);
-        if (isnan(e_loss) || isnan(e_updates[t])) {
-            *rel_err = NAN; /* a NaN anywhere fails the check */
-            rc = 0;
-            goto out;
-        }
-        worst_loss = fmax(worst_loss, e_loss);
-        for (size_t i = 0; i < np; i++)
-            P[i] -= lr * G[i];
-    }
-    *rel_err = train_check_error(e_updates, s->check_steps, worst_loss);
-    rc = 0;
-out:
-    free(P), free(G), free(X), free(ws), free(before), free(after), free(e_updates);
-    return rc;
+    const mlp_check_job j = {
+        .study = "precision", .dims = &s->dims, .n_params = s->L.n, .cfg = &s->cfg, .train = &s->train,
+        .P0 = s->P0, .steps = s->check_steps, .perm = s->perm, .X = s->X, .y = s->y, .model = *m, .state = s,
+        .v = v, .set_weights = set_any, .get_weights = get_any,
+    };
+    return mlp_check_run(&j, rel_err, err);
 }
