@@ -199,6 +199,17 @@ double train_update_error(const float *before, const float *after, const double 
     return ref > 0 ? sqrt(diff / ref) : sqrt(diff);
 }
 
+double train_delta_error(const double *got, const double *want, double scale, size_t n)
+{
+    double diff = 0, ref = 0;
+    for (size_t i = 0; i < n; i++) {
+        double w = scale * want[i];
+        diff += (got[i] - w) * (got[i] - w);
+        ref += w * w;
+    }
+    return ref > 0 ? sqrt(diff / ref) : sqrt(diff);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

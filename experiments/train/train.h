@@ -90,6 +90,9 @@ int train_reps_kept(int nreps, int max, const char *what, sl_record *rec);
 /* The teacher-forced check's measures (mlp and cnn check.c). The relative error of one step's update:
  * |after - before - scale want| / |scale want| over n parameters (|...| when want is all zero). */
 double train_update_error(const float *before, const float *after, const double *want, double scale, size_t n);
+/* The same for an update given as its difference got (a framework baseline's first step): |got - scale
+ * want| / |scale want| over n parameters. */
+double train_delta_error(const double *got, const double *want, double scale, size_t n);
 /* The check's result: the larger of worst_loss and the 90th percentile of errs[0..n) (n >= 1; errs is
  * sorted in place). */
 double train_check_error(double *errs, int n, double worst_loss);

@@ -100,14 +100,10 @@ int cnn_check_external(cnn_state *s, double *rel_err, sl_error *err)
         X[i] = s->X[i];
     for (size_t i = 0; i < np; i++)
         P[i] = s->P0[i];
-    double ref_loss = cnn_ref_loss_grad(d, P, X, s->y, B, G, ws), lr = s->cfg.lr, diff = 0, ref = 0;
-    for (size_t i = 0; i < np; i++) {
-        double want = -lr * G[i];
-        diff += (s->ext_update[i] - want) * (s->ext_update[i] - want);
-        ref += want * want;
-    }
-    *rel_err = isnan(s->ext_loss0) || isnan(diff) ? NAN
-                                                  : fmax(fabs(s->ext_loss0 - ref_loss) / fabs(ref_loss), sqrt(diff / ref));
+    double ref_loss = cnn_ref_loss_grad(d, P, X, s->y, B, G, ws);
+    double e_update = train_delta_error(s->ext_update, G, -s->cfg.lr, np);
+    *rel_err = isnan(s->ext_loss0) || isnan(e_update) ? NAN
+                                                      : fmax(fabs(s->ext_loss0 - ref_loss) / fabs(ref_loss), e_update);
     rc = 0;
 out:
     free(P), free(G), free(X), free(ws);
