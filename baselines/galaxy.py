@@ -51,6 +51,21 @@ class NumpyNet:
         G2[:, 1:] += self.lam / self.m * T2[:, 1:]
         return np.concatenate((G1.ravel(), G2.ravel()))
 
+    def cost_grad(self, theta):
+        """Both from one forward pass (the suite's valgrad row does the same in C)."""
+        np, (T1, T2) = self.np, self.unpack(theta)
+        g2 = self.sigmoid(self.X1 @ T1.T)
+        a2 = np.hstack((self.ones, g2))
+        a3 = self.sigmoid(a2 @ T2.T)
+        J = np.sum(-self.Y * np.log(a3) - (1.0 - self.Y) * np.log(1.0 - a3)) / self.m
+        J += self.lam / (2.0 * self.m) * (np.sum(T1[:, 1:] ** 2) + np.sum(T2[:, 1:] ** 2))
+        d3 = a3 - self.Y
+        d2 = (d3 @ T2[:, 1:]) * g2 * (1.0 - g2)
+        G1, G2 = d2.T @ self.X1 / self.m, d3.T @ a2 / self.m
+        G1[:, 1:] += self.lam / self.m * T1[:, 1:]
+        G2[:, 1:] += self.lam / self.m * T2[:, 1:]
+        return J, np.concatenate((G1.ravel(), G2.ravel()))
+
 
 class TorchNet(NumpyNet):
     """The same matrix form in torch (float64); fmin_cg hands NumPy arrays in and out (from_numpy and
@@ -85,10 +100,12 @@ class TorchNet(NumpyNet):
         return t.cat((G1.reshape(-1), G2.reshape(-1))).numpy()
 
 
-def form(Net):
+def form(Net, valgrad=False):
+    """valgrad: SciPy's minimize(method="CG", jac=True), fmin_cg's own algorithm fed cost and gradient
+    from one pass (it keeps the gradient for the call at the same point that follows)."""
     def make(inp, settings):
         import numpy as np
-        from scipy.optimize import fmin_cg
+        from scipy.optimize import fmin_cg, minimize
         H, lam, max_iter = int(inp["hidden"]), inp["lambda"], int(inp["max_iter"])
         net = Net(np, inp["X"], inp["y"].astype(np.int64), H, lam)
         reference = NumpyNet(np, inp["X"], inp["y"].astype(np.int64), H, lam)  # for the accuracies
@@ -99,6 +116,13 @@ def form(Net):
             a2 = reference.sigmoid(np.hstack((np.ones((X.shape[0], 1)), X)) @ T1.T)
             a3 = reference.sigmoid(np.hstack((np.ones((X.shape[0], 1)), a2)) @ T2.T)
             return float(np.mean(np.argmax(a3, axis=1) == y))
+
+        def call_valgrad():
+            t0 = time.perf_counter()
+            r = minimize(net.cost_grad, theta0.copy(), jac=True, method="CG",
+                         options={"maxiter": max_iter, "gtol": 1e-5, "disp": False})
+            return dict(theta=r.x, final_cost=r.fun, cost_calls=r.nfev, grad_calls=r.njev, warnflag=r.status,
+                        iterations=r.nit, train_time_s=time.perf_counter() - t0)
 
         def call():  # one whole training: SciPy's fmin_cg from the suite's initial weights
             t0 = time.perf_counter()
@@ -116,9 +140,9 @@ def form(Net):
 
         def check():  # cost and gradient at theta0, which speedlab compares with its default variant
             return {"cost0": net.cost(theta0), "grad0": net.grad(theta0)}
-        return call, outputs, check
+        return call_valgrad if valgrad else call, outputs, check
     return make
 
 
 if __name__ == "__main__":
-    main({"numpy": form(NumpyNet), "torch": form(TorchNet)})
+    main({"numpy": form(NumpyNet), "numpy-valgrad": form(NumpyNet, valgrad=True), "torch": form(TorchNet)})

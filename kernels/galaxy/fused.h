@@ -28,6 +28,11 @@ double *galaxy_fused_slice(const galaxy_problem *p, double *ws, int thread);
  * thread count (serial when built without OpenMP). blas: the block's two matrix products by cblas_dgemm
  * (only built when BLAS is found), on `threads` OpenBLAS threads. */
 
+/* omp's pass (omp.c), also used whole by the valgrad row: the cost at theta and, when grad is not NULL,
+ * the gradient into grad, from one read of X; the cost is the same bits as galaxy_cost_omp's. */
+double galaxy_cost_grad_omp(const galaxy_problem *p, const double *theta, double *grad, double *ws,
+                            int threads);
+
 /* Building blocks shared by the three files. Rows [t0, t0 + nb) of X; Z is nb x H. */
 /* Theta1's weights (no bias) copied into the slice in the order the forward reads them (per 8 hidden
  * units and chunk of inputs, 8 rows contiguous and 64-byte aligned): once per call, not per block.

@@ -15,11 +15,12 @@ import time
 np = None
 torch = None
 fmin_cg = None
+minimize = None  # scipy.optimize.minimize: galaxy's numpy-valgrad form (method="CG", jac=True)
 
 PEERS = {  # peer -> the forms run by default, in order
     "entropy_mi": ["torch", "numpy"],
     "tensor_mean": ["numpy-kr", "torch-einsum"],
-    "galaxy": ["numpy", "torch"],
+    "galaxy": ["numpy", "numpy-valgrad", "torch"],
     "mlp": ["numpy", "torch"],
     "cnn": ["torch"],
 }
@@ -143,15 +144,15 @@ def blas_libs():
 
 
 def load_libraries(threads):
-    global np, torch, fmin_cg
+    global np, torch, fmin_cg, minimize
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)
     try:
         import numpy
-        from scipy.optimize import fmin_cg as cg
+        from scipy.optimize import fmin_cg as cg, minimize as mz
     except ImportError as e:
         sys.exit(f"peers.py: {e}: run with /usr/bin/python3 (apt install python3-numpy python3-scipy python3-torch)")
-    np, fmin_cg = numpy, cg
+    np, fmin_cg, minimize = numpy, cg, mz
     try:
         import torch as t
         t.set_num_threads(threads)

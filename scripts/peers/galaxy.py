@@ -1,11 +1,11 @@
-"""The galaxy peer: numpy, torch and numpy-hstack (the 1024-8-3 network trained by fmin_cg).
+"""The galaxy peer: numpy, numpy-valgrad, torch and numpy-hstack (the 1024-8-3 network trained by SciPy's CG).
 
 Imported by peers.py only after common.load_libraries(): np, torch and fmin_cg are taken from common,
 which loads them once the thread environment is set."""
 import gzip
 import os
 
-from common import (GALAXY_DIR, GALAXY_HIDDEN, GALAXY_LAMBDA, Skipped, fmin_cg, max_rel, np, require,
+from common import (GALAXY_DIR, GALAXY_HIDDEN, GALAXY_LAMBDA, Skipped, fmin_cg, max_rel, minimize, np, require,
                     splitmix_draws, torch)
 
 
@@ -89,6 +89,24 @@ class GalaxyNumpy:
         G2[:, 1:] += self.lam / self.m * T2[:, 1:]
         return np.concatenate((G1.ravel(), G2.ravel()))
 
+    def cost_grad(self, theta):
+        """Cost and gradient from one forward pass (the suite's valgrad row; SciPy's minimize with
+        jac=True asks for both at each point and keeps the gradient for the call that follows)."""
+        T1, T2 = self.unpack(theta)
+        a1 = self.a1()
+        g2 = sigmoid(a1 @ T1.T)
+        a2 = np.hstack((self.ones, g2))
+        a3 = sigmoid(a2 @ T2.T)
+        reg = self.lam / (2.0 * self.m) * (np.sum(T1[:, 1:] ** 2) + np.sum(T2[:, 1:] ** 2))
+        J = np.sum(-self.Y * np.log(a3) - (1.0 - self.Y) * np.log(1.0 - a3)) / self.m + reg
+        d3 = a3 - self.Y
+        d2 = (d3 @ T2[:, 1:]) * g2 * (1.0 - g2)
+        G1 = d2.T @ a1 / self.m
+        G2 = d3.T @ a2 / self.m
+        G1[:, 1:] += self.lam / self.m * T1[:, 1:]
+        G2[:, 1:] += self.lam / self.m * T2[:, 1:]
+        return J, np.concatenate((G1.ravel(), G2.ravel()))
+
     def predict(self, theta, X):
         T1, T2 = self.unpack(theta)
         a2 = sigmoid(np.hstack((np.ones((X.shape[0], 1)), X)) @ T1.T)
@@ -166,15 +184,24 @@ def peer_galaxy(form, maxiter, ctx):
         fd.append((ref.cost(theta0 + e) - ref.cost(theta0 - e)) / 2e-5)
     fd_err = float(np.max(np.abs(np.array(fd) - g0[idx])) / np.max(np.abs(g0)))
     require(fd_err <= 1e-6, f"gradient vs central differences: {fd_err:.3g}")
-    if form == "numpy":
+    if form in ("numpy", "numpy-valgrad"):
         model = ref
     elif form == "numpy-hstack":
         model = GalaxyNumpy(X, y, H, K, lam, hstack=True)
     else:
         model = GalaxyTorch(X, y, H, K, lam)
-    err = max(abs(model.cost(theta0) - c0) / abs(c0), max_rel(model.grad(theta0), g0))
+    if form == "numpy-valgrad":
+        J0, G0 = model.cost_grad(theta0)
+        err = max(abs(J0 - c0) / abs(c0), max_rel(G0, g0))
+    else:
+        err = max(abs(model.cost(theta0) - c0) / abs(c0), max_rel(model.grad(theta0), g0))
     require(err <= 1e-10, f"cost/gradient differ from the NumPy reference by {err:.3g} (> 1e-10)")
     out = {}
+
+    def train_valgrad():  # fmin_cg's own algorithm (_minimize_cg), fed cost and gradient together
+        r = minimize(model.cost_grad, theta0.copy(), jac=True, method="CG",
+                     options={"maxiter": maxiter, "gtol": 1e-5, "disp": False})
+        out.update(theta=r.x, final_cost=float(r.fun), nfev=int(r.nfev), ngev=int(r.njev), warnflag=int(r.status))
 
     def train():
         xopt, fopt, nfev, ngev, warn = fmin_cg(model.cost, theta0.copy(), fprime=model.grad, maxiter=maxiter,
@@ -193,5 +220,5 @@ def peer_galaxy(form, maxiter, ctx):
 
     # one cost and one gradient call before timing (BLAS and torch first-call set-up), not a whole run
     model.cost(theta0); model.grad(theta0)
-    return dict(fn=train, after=after, size=f"max_iter={maxiter}", size_value=maxiter, check=f"rel_err {err:.1e}",
+    return dict(fn=train_valgrad if form == "numpy-valgrad" else train, after=after, size=f"max_iter={maxiter}", size_value=maxiter, check=f"rel_err {err:.1e}",
                 extra={"check_rel_err": err, "fd_rel_err": fd_err}, warmup=0)

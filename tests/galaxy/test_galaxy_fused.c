@@ -1,7 +1,8 @@
 /* tests/galaxy/test_galaxy_fused.c: the fused variants (simd, omp, blas) agree with the per-example
  * default to 1e-10 relative, in cost and gradient, on random weights: the real shape (1024-8-3, m not a
  * multiple of the block) and odd ones (37 inputs, 5 hidden units: every vector and group tail). And
- * canon.h's promise: default, layout, simd and omp at 1, 2, 3 and 4 threads return the same bits. */
+ * canon.h's promise: default, layout, simd and omp at 1, 2, 3 and 4 threads, and omp's one pass giving
+ * both (galaxy_cost_grad_omp, the valgrad row), return the same bits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,7 +36,7 @@ static fx make(long m, int n, int h)
 }
 static void drop(fx *f) { free(f->X); free(f->y); free(f->th); free(f->ws); free(f->fws); free(f->g0); free(f->g1); }
 
-enum { SIMD, OMP1, OMP4, BLAS, LAYOUT, OMP2, OMP3 };
+enum { SIMD, OMP1, OMP4, BLAS, LAYOUT, OMP2, OMP3, VALGRAD1, VALGRAD2 };
 
 /* Relative difference of variant v to default in cost and in the gradient's max norm. */
 static double diff(fx *f, int v)
@@ -48,6 +49,9 @@ static double diff(fx *f, int v)
     case OMP4: c1 = galaxy_cost_omp(&f->p, f->th, f->fws, 4); galaxy_grad_omp(&f->p, f->th, f->g1, f->fws, 4); break;
     case OMP2: c1 = galaxy_cost_omp(&f->p, f->th, f->fws, 2); galaxy_grad_omp(&f->p, f->th, f->g1, f->fws, 2); break;
     case OMP3: c1 = galaxy_cost_omp(&f->p, f->th, f->fws, 3); galaxy_grad_omp(&f->p, f->th, f->g1, f->fws, 3); break;
+    /* the valgrad row's one pass: cost and gradient together */
+    case VALGRAD1: c1 = galaxy_cost_grad_omp(&f->p, f->th, f->g1, f->fws, 1); break;
+    case VALGRAD2: c1 = galaxy_cost_grad_omp(&f->p, f->th, f->g1, f->fws, 2); break;
     case LAYOUT: c1 = galaxy_cost_layout(&f->p, f->th, f->ws); galaxy_grad_layout(&f->p, f->th, f->g1, f->ws); break;
 #if SL_HAVE_BLAS
     case BLAS: c1 = galaxy_cost_blas(&f->p, f->th, f->fws, 1); galaxy_grad_blas(&f->p, f->th, f->g1, f->fws, 1); break;
@@ -72,7 +76,7 @@ static void assert_same_bits(fx *f, int v)
 static void same_bits_shape(long m, int n, int h)
 {
     fx f = make(m, n, h);
-    const int vs[] = {LAYOUT, SIMD, OMP1, OMP2, OMP3, OMP4};
+    const int vs[] = {LAYOUT, SIMD, OMP1, OMP2, OMP3, OMP4, VALGRAD1, VALGRAD2};
     for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
         assert_same_bits(&f, vs[i]);
     /* and the comparison can fail: a 1e-9 relative change of one weight changes some gradient bits */

@@ -105,7 +105,13 @@ static void test_variants_agree(void **state)
         assert_true(metric(r, "test_acc") >= 0 && metric(r, "test_acc") <= 1);
         assert_non_null(r->reduced_reason);               /* 5 < 300 iterations */
         const char *name = s->variants[v].name;
-        int canon = strcmp(name, "blas") != 0;     /* default (first), layout, simd, omp: the same bits */
+        int canon = strcmp(name, "blas") != 0;     /* default (first), layout, simd, omp, valgrad: the same bits */
+        json_t *hits = json_object_get(r->metrics, "grad_calls_from_cost");
+        if (strcmp(name, "valgrad") == 0) {        /* every gradient call at the point of the cost call before */
+            assert_non_null(hits);
+            assert_true(json_number_value(hits) == metric(r, "grad_calls"));
+        } else
+            assert_null(hits);
         if (isnan(ref)) { ref = fc; ref_it = it; }
         else {
             if (fabs(fc - ref) > 1e-6 * fabs(ref)) fail_msg("%s: final cost %.12g vs %.12g", name, fc, ref);

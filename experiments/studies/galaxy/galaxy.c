@@ -1,10 +1,12 @@
 /*
  * experiments/studies/galaxy/galaxy.c: the galaxy study (seed 002): Mocz's 1024-8-3 network trained by
  * the SciPy-style nonlinear CG (experiments/optim/cg.c) for max_iter iterations. One repetition = one
- * whole training from the same seeded initial weights. Regions: line_search, cost_function, gradient
+ * whole training from the same seeded initial weights. Regions: line_search, cost_function (valgrad:
+ * cost_and_gradient), gradient
  * (for `default` also its statement groups: forward, error3, error2, accumulate), predict.
  * Variants: default, layout (kernels/galaxy/{default,layout}.c), simd, omp, blas (fused blocks,
- * kernels/galaxy/fused.h), cuda (kernels/galaxy/galaxy_cuda.h: X uploaded in prepare).
+ * kernels/galaxy/fused.h), valgrad (omp's pass giving cost and gradient at once: see cost_cb), cuda
+ * (kernels/galaxy/galaxy_cuda.h: X uploaded in prepare).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "study.h"
@@ -51,6 +53,11 @@ typedef struct gstate {
     sl_record *rec;  /* the running repetition's record: told each CG iteration (progress) */
     double train_acc, test_acc, train_time_s;
     double ext_cost0; /* an external baseline's cost at theta0 (its gradient goes to grad_tmp) */
+    /* A .cost_grad row's last pass: the gradient at vg_x, kept for the gradient call that follows
+     * (vg_ok: it is valid); vg_hits counts the gradient calls it answered in this repetition. */
+    double *vg_x, *vg_g;
+    int vg_ok;
+    long vg_hits;
 } gstate;
 
 /* A device variant's path: the data set goes to the device in prepare, cost and gradient run there. */
@@ -75,6 +82,11 @@ typedef struct gx_kernels {
     double (*cost_threaded)(const galaxy_problem *p, const double *theta, double *ws, int threads);
     void (*grad_threaded)(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads);
     void (*grad_lines)(gstate *s, const double *th, double *g);
+    /* Cost and gradient from one pass (a row with this has no other CPU functions): the cost call
+     * computes the gradient too and keeps it; the line search asks for the gradient at the same point
+     * next (SciPy's dcsrch evaluates phi and derphi at every trial step), which is then a copy. */
+    double (*cost_grad_threaded)(const galaxy_problem *p, const double *theta, double *grad, double *ws,
+                                 int threads);
     const gx_device *device;
 } gx_kernels;
 
@@ -133,6 +145,7 @@ static void teardown(void *vs)
     galaxy_set_free(&s->train); galaxy_set_free(&s->test);
     free(s->theta0); free(s->theta); free(s->ws); free(s->wst); free(s->work);
     free(s->grad_ref); free(s->grad_tmp); free(s->pred); free(s->cost_series); free(s->iter_series);
+    free(s->vg_x); free(s->vg_g);
     free(s);
 }
 
@@ -162,6 +175,7 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     s->nt = galaxy_n_theta(&s->p);
     s->theta0 = malloc(s->nt * sizeof(double)); s->theta = malloc(s->nt * sizeof(double));
     s->grad_ref = malloc(s->nt * sizeof(double)); s->grad_tmp = malloc(s->nt * sizeof(double));
+    s->vg_x = malloc(s->nt * sizeof(double)); s->vg_g = malloc(s->nt * sizeof(double));
     s->threads = o->threads > 0 ? o->threads : 1;
     /* one workspace that fits every CPU variant (galaxy_kernels.h's and fused.h's), so no row has to say which */
     size_t wsd = galaxy_ws_doubles(&s->p), fwsd = galaxy_fused_ws_doubles(&s->p, s->threads);
@@ -173,7 +187,7 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
      * in size_t so that no int can wrap (max_iter=2147483647 once made it 0 and crashed) */
     s->cost_series = malloc(((size_t)s->max_iter + 1) * sizeof(double));
     s->iter_series = malloc(((size_t)s->max_iter + 1) * sizeof(double));
-    if (!s->theta0 || !s->theta || !s->grad_ref || !s->grad_tmp || !s->ws || !s->wst || !s->work ||
+    if (!s->theta0 || !s->theta || !s->grad_ref || !s->grad_tmp || !s->vg_x || !s->vg_g || !s->ws || !s->wst || !s->work ||
         !s->pred || !s->cost_series || !s->iter_series) {
         sl_error_set(err, "galaxy: out of memory for the workspaces (%zu parameters, %ld rows)", s->nt,
                      (long)s->p.m);
@@ -211,6 +225,12 @@ static double variant_cost(gstate *s, int v, const double *th)
             s->dev_failed = 1, J = NAN;
         return J;
     }
+    if (k->cost_grad_threaded) { /* the gradient too, kept for the call that follows */
+        J = k->cost_grad_threaded(&s->p, th, s->vg_g, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
+        memcpy(s->vg_x, th, s->nt * sizeof *th);
+        s->vg_ok = 1;
+        return J;
+    }
     if (k->cost_threaded)
         return k->cost_threaded(&s->p, th, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
     return k->cost(&s->p, th, ws);
@@ -224,6 +244,12 @@ static void variant_grad(gstate *s, int v, const double *th, double *g)
             return;
         s->dev_failed = 1;
         for (size_t i = 0; i < s->nt; i++) g[i] = NAN;
+    } else if (k->cost_grad_threaded) {
+        if (s->vg_ok && memcmp(th, s->vg_x, s->nt * sizeof *th) == 0) { /* the last cost call's point */
+            memcpy(g, s->vg_g, s->nt * sizeof *g);
+            s->vg_hits++;
+        } else
+            k->cost_grad_threaded(&s->p, th, g, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
     } else if (k->grad_threaded)
         k->grad_threaded(&s->p, th, g, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
     else
@@ -232,9 +258,11 @@ static void variant_grad(gstate *s, int v, const double *th, double *g)
 static double cost_cb(const double *th, void *ctx)
 {
     gstate *s = ctx;
-    prof_begin("cost_function");
+    /* a .cost_grad row's cost call is the whole pass: its region says so */
+    const char *region = kernels_of(s->v)->cost_grad_threaded ? "cost_and_gradient" : "cost_function";
+    prof_begin(region);
     double J = variant_cost(s, s->v, th);
-    prof_end("cost_function");
+    prof_end(region);
     return J;
 }
 static void grad_cb(const double *th, double *g, void *ctx)
@@ -330,6 +358,7 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     s->v = v;
     s->rec = rec;
     s->dev_failed = 0;
+    s->vg_ok = 0, s->vg_hits = 0;
     memcpy(s->theta, s->theta0, s->nt * sizeof(double));
     cg_options o; cg_default_options(&o);
     o.maxiter = s->max_iter; o.callback = iter_cb; o.ls_begin = ls_begin; o.ls_end = ls_end;
@@ -381,6 +410,8 @@ static void finish(void *vs, int v, sl_record *rec)
     sl_record_metric(rec, "iterations", s->res.iterations);
     sl_record_metric(rec, "cost_calls", (double)s->res.nfev);
     sl_record_metric(rec, "grad_calls", (double)s->res.ngev);
+    if (kernels_of(v)->cost_grad_threaded) /* of grad_calls, those copied from the cost call's pass */
+        sl_record_metric(rec, "grad_calls_from_cost", (double)s->vg_hits);
     sl_record_metric(rec, "final_cost", s->res.f);
     sl_record_metric(rec, "train_time_s", s->train_time_s);
     sl_record_metric(rec, "cg_status", s->res.status);
@@ -391,8 +422,12 @@ static void finish(void *vs, int v, sl_record *rec)
      * bytes are what any variant must move at least: X once (the fused variants do just that). */
     const galaxy_problem *p = &s->p;
     double mnh = (double)p->m * p->n_in * p->n_hid, xbytes = (double)p->m * p->n_in * sizeof(double);
-    sl_record_region_work(rec, "gradient", 4 * mnh, xbytes, "fp64");
-    sl_record_region_work(rec, "cost_function", 2 * mnh, xbytes, "fp64");
+    if (kernels_of(v)->cost_grad_threaded) { /* the gradient region is then a copy: no work of its own */
+        sl_record_region_work(rec, "cost_and_gradient", 4 * mnh, xbytes, "fp64");
+    } else {
+        sl_record_region_work(rec, "gradient", 4 * mnh, xbytes, "fp64");
+        sl_record_region_work(rec, "cost_function", 2 * mnh, xbytes, "fp64");
+    }
     if (s->quick)
         sl_record_reduced(rec, "max_iter below the write-up's 300 (fewer CG iterations)");
     int n = s->res.iterations;
@@ -448,7 +483,7 @@ static int external_outputs(void *vs, int v, const sl_outputs *out, sl_error *er
 static const char *incomplete(const sl_variant *v)
 {
     const gx_kernels *k = v->kernels;
-    int one = k->cost && k->grad, threaded = k->cost_threaded && k->grad_threaded;
+    int one = k->cost && k->grad, threaded = (k->cost_threaded && k->grad_threaded) || k->cost_grad_threaded;
     if (v->traits & SL_EXTERNAL) /* run by baselines/galaxy.py: no functions of ours */
         return one || threaded || k->device ? "an SL_EXTERNAL row has no kernels" : NULL;
     if (v->traits & SL_DEVICE)
@@ -457,8 +492,9 @@ static const char *incomplete(const sl_variant *v)
         return "a .device path on a row that is not SL_DEVICE";
     if (!SL_HAVE_BLAS && v->requires && strcmp(v->requires, "blas") == 0 && !one && !threaded)
         return NULL;
-    if (one == threaded)
-        return "a CPU row needs .cost and .grad, or .cost_threaded and .grad_threaded (not both)";
+    if (one == threaded || (k->cost_grad_threaded && (k->cost_threaded || k->grad_threaded)))
+        return "a CPU row needs .cost and .grad, or .cost_threaded and .grad_threaded, or .cost_grad_threaded "
+               "(one of the three)";
     if (threaded != !!(v->traits & SL_THREADED))
         return threaded ? "threaded kernels on a row without SL_THREADED" : "SL_THREADED without threaded kernels";
     return NULL;
@@ -483,11 +519,15 @@ static const sl_variant variants[] = {
      &(const gx_kernels){.cost_threaded = galaxy_cost_omp, .grad_threaded = galaxy_grad_omp}},
     {"blas", "blas", "fused blocks with the two products by cblas_dgemm", "simd", SL_THREADED,
      &(const gx_kernels)GX_BLAS_KERNELS},
+    {"valgrad", "openmp", "omp's pass giving cost and gradient at once: the line search's gradient call is a copy",
+     "omp", SL_THREADED, &(const gx_kernels){.cost_grad_threaded = galaxy_cost_grad_omp}},
     {"cuda", "cuda", "warp per row forward + column-block backward on the GPU (X uploaded once)", "omp",
      SL_DEVICE, &(const gx_kernels){.device = &cuda_path}},
     /* Framework baselines (docs/baselines.md): baselines/galaxy.py, SciPy's own fmin_cg on each gradient */
     {"numpy", "python:numpy+scipy", "NumPy layout cost and gradient under SciPy's fmin_cg (the write-up's)",
      NULL, SL_EXTERNAL, &(const gx_kernels){0}},
+    {"numpy-valgrad", "python:numpy+scipy", "the same, cost and gradient from one pass under SciPy's "
+     "minimize(method='CG', jac=True) (as the valgrad row)", NULL, SL_EXTERNAL, &(const gx_kernels){0}},
     {"torch", "python:torch+scipy", "the same matrix form in torch (float64) under SciPy's fmin_cg", NULL,
      SL_EXTERNAL, &(const gx_kernels){0}},
 };
