@@ -15,8 +15,14 @@ out=$2
 shift 2
 
 # What is about to run and about how long (issue 20): the plan's count and total, estimated from the
-# records and calibrations of earlier runs under OUT (docs/slurm.md, "Estimates").
-"$speedlab" plan all --calibration "$out" "$@" | tail -n 2
+# records and calibrations of earlier runs under OUT (docs/slurm.md, "Estimates"). A first run has
+# nothing to estimate from (its own calibration comes next): the count only, and why no time.
+if [ -e "$out/latest" ]; then
+    "$speedlab" plan all --calibration "$out" "$@" | tail -n 2
+else
+    "$speedlab" plan all "$@" | tail -n 2 | head -n 1
+    echo "run-experiments: no earlier run in $out to estimate the time from; the next run will print an estimate"
+fi
 
 "$speedlab" run all --calibrate --out "$out" "$@"
 rc=$?
