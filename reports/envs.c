@@ -82,6 +82,7 @@ void rep_env_free(rep_env *e)
     free(e->name);
     free(e->slug);
     free(e->calib_time);
+    free(e->threads_example);
     for (int i = 0; i < e->nruns; i++)
         free(e->runs[i]);
     json_decref(e->env);

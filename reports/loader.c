@@ -224,6 +224,20 @@ static int grow_cases(rep_set *s)
     return 0;
 }
 
+/* Two records of one case at different thread counts: counted, and the first named (the report says
+ * that one of them is hidden, and how to keep both). */
+static void note_threads(rep_env *e, const rep_case *old, const rep_case *now)
+{
+    if (old->threads == now->threads)
+        return;
+    e->nthreads_superseded++;
+    if (!e->threads_example) {
+        const rep_case *a = strcmp(now->time, old->time) >= 0 ? old : now, *b = a == old ? now : old;
+        e->threads_example = rep_printf("%s %s: %d -> %d threads", now->study, now->variant, a->threads,
+                                        b->threads);
+    }
+}
+
 /* Adds a case record, or lets it replace the case's record in place when it is later (a case measured
  * again supersedes the earlier record): one hash lookup, so n records load in O(n). */
 static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
@@ -235,6 +249,7 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
     int at = key ? rep_hash_get(&s->keys, key) : -1;
     if (at >= 0) {
         s->envs[env].nsuperseded++;
+        note_threads(&s->envs[env], &s->cases[at], &c);
         if (strcmp(c.time, s->cases[at].time) >= 0) { /* later, or as late and read later: it wins */
             free_case(&s->cases[at]);
             s->cases[at] = c;
@@ -494,6 +509,11 @@ void rep_load(rep_set *s, int npaths, char **paths, FILE *err)
     for (int i = 0; i < sn.n; i++)
         free(sn.paths[i]);
     free(sn.paths);
+    for (int e = 0; e < s->nenvs; e++) /* not an error: said once, as REPORT.md says it */
+        if (s->envs[e].nthreads_superseded && err)
+            fprintf(err, "speedlab: %s: %d case records hidden by a later record at another thread count (%s);"
+                    " report runs at different --threads from separate directories\n", s->envs[e].name,
+                    s->envs[e].nthreads_superseded, s->envs[e].threads_example);
 }
 
 void rep_set_free(rep_set *s)

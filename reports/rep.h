@@ -40,6 +40,11 @@ typedef struct rep_env {
     char *runs[64];  /* the run_ids of its case records, first seen first (64 listed at most) */
     int nruns;
     int nsuperseded; /* case records dropped because a later record measured the same case */
+    /* Of those, the ones whose later record ran at another thread count (`threads`): the report shows
+     * one record per case, so runs at two --threads in one set hide one of them; threads_example names
+     * the first such case ("study variant: 1 -> 2 threads"). */
+    int nthreads_superseded;
+    char *threads_example;
 } rep_env;
 
 /* One case record, with its repetition statistics computed from times_s. */

@@ -363,6 +363,10 @@ static void env_section(FILE *f, const rep_set *s, int env)
         fputs(" none with case records (calibration only)", f);
     if (e->nsuperseded)
         fprintf(f, " (%d older records of cases measured again later are not shown)", e->nsuperseded);
+    if (e->nthreads_superseded)
+        fprintf(f, "\n\n**%d of them ran at another thread count** (%s): a report shows one record per case, "
+                "so report runs at different `--threads` from separate results directories to see both",
+                e->nthreads_superseded, e->threads_example);
     fputs("\n\n", f);
     int header = 0;
     for (int i = 0; i < s->ncases; i++) {

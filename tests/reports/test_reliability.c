@@ -350,10 +350,44 @@ static void later_read_wins_a_tie(void **state)
     free(in), free(root);
 }
 
+/* Two runs of one case at 1 and 2 threads: the later wins, as for any case, and the report says that a
+ * record of another thread count is hidden (a user reading it must not take one for the other). */
+static void other_thread_count_is_said(void **state)
+{
+    (void)state;
+    char *root = tmpdir(), *in = rep_printf("%s/r.jsonl", root), *out = rep_printf("%s/rep", root);
+    FILE *f = fopen(in, "w");
+    char line[1024];
+    put_rec(f, "devbox", "s", "naive", 8, "2026-01-01T00:00:00Z", "x", "0.3");
+    snprintf(line, sizeof line, rec_fmt, "2026-01-01T00:00:00Z", "devbox", "s", "omp", 8L, 8L, "x", "0.2");
+    fputs(line, f);
+    /* the same case again, a later run at 2 threads */
+    char *two = strstr(line, "\"times_s\"");
+    assert_non_null(two);
+    char *rec2 = rep_printf("%.*s\"threads\":2,%s", (int)(two - line), line, two);
+    char *late = strstr(rec2, "2026-01-01");
+    memcpy(late, "2026-01-02", 10);
+    fputs(rec2, f);
+    fclose(f);
+    rep_set s = {0};
+    rep_load(&s, 1, &in, stderr);
+    assert_int_equal(s.ncases, 2);
+    assert_int_equal(s.envs[0].nsuperseded, 1);
+    assert_int_equal(s.envs[0].nthreads_superseded, 1);
+    assert_string_equal(s.envs[0].threads_example, "s omp: 1 -> 2 threads");
+    rep_set_free(&s);
+    assert_int_equal(report(in, out), 0);
+    char *md = rep_printf("%s/REPORT.md", out), *text = slurp(md);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "**1 of them ran at another thread count** (s omp: 1 -> 2 threads)"));
+    free(text), free(md), free(rec2), free(in), free(out), free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hostile_names_stay_inside_out),
+        cmocka_unit_test(other_thread_count_is_said),
         cmocka_unit_test(path_names_are_injective_and_safe),
         cmocka_unit_test(hostile_strings_do_not_reach_gnuplot),
         cmocka_unit_test(full_disk_fails_report_and_compare),
