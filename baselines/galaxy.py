@@ -40,31 +40,30 @@ class NumpyNet:
         J = np.sum(-self.Y * np.log(a3) - (1.0 - self.Y) * np.log(1.0 - a3)) / self.m
         return J + self.lam / (2.0 * self.m) * (np.sum(T1[:, 1:] ** 2) + np.sum(T2[:, 1:] ** 2))
 
-    def grad(self, theta):
-        np, (T1, T2) = self.np, self.unpack(theta)
+    def forward(self, T1, T2):
         g2 = self.sigmoid(self.X1 @ T1.T)
-        a2 = np.hstack((self.ones, g2))
-        d3 = self.sigmoid(a2 @ T2.T) - self.Y
-        d2 = (d3 @ T2[:, 1:]) * g2 * (1.0 - g2)
-        G1, G2 = d2.T @ self.X1 / self.m, d3.T @ a2 / self.m
-        G1[:, 1:] += self.lam / self.m * T1[:, 1:]
-        G2[:, 1:] += self.lam / self.m * T2[:, 1:]
-        return np.concatenate((G1.ravel(), G2.ravel()))
+        a2 = self.np.hstack((self.ones, g2))
+        return g2, a2, self.sigmoid(a2 @ T2.T)
 
-    def cost_grad(self, theta):
-        """Both from one forward pass (the suite's valgrad row does the same in C)."""
-        np, (T1, T2) = self.np, self.unpack(theta)
-        g2 = self.sigmoid(self.X1 @ T1.T)
-        a2 = np.hstack((self.ones, g2))
-        a3 = self.sigmoid(a2 @ T2.T)
-        J = np.sum(-self.Y * np.log(a3) - (1.0 - self.Y) * np.log(1.0 - a3)) / self.m
-        J += self.lam / (2.0 * self.m) * (np.sum(T1[:, 1:] ** 2) + np.sum(T2[:, 1:] ** 2))
+    def backward(self, T1, T2, g2, a2, a3):
         d3 = a3 - self.Y
         d2 = (d3 @ T2[:, 1:]) * g2 * (1.0 - g2)
         G1, G2 = d2.T @ self.X1 / self.m, d3.T @ a2 / self.m
         G1[:, 1:] += self.lam / self.m * T1[:, 1:]
         G2[:, 1:] += self.lam / self.m * T2[:, 1:]
-        return J, np.concatenate((G1.ravel(), G2.ravel()))
+        return self.np.concatenate((G1.ravel(), G2.ravel()))
+
+    def grad(self, theta):
+        T1, T2 = self.unpack(theta)
+        return self.backward(T1, T2, *self.forward(T1, T2))
+
+    def cost_grad(self, theta):
+        """Both from one forward pass (the suite's valgrad row does the same in C)."""
+        np, (T1, T2) = self.np, self.unpack(theta)
+        g2, a2, a3 = self.forward(T1, T2)
+        J = np.sum(-self.Y * np.log(a3) - (1.0 - self.Y) * np.log(1.0 - a3)) / self.m
+        J += self.lam / (2.0 * self.m) * (np.sum(T1[:, 1:] ** 2) + np.sum(T2[:, 1:] ** 2))
+        return J, self.backward(T1, T2, g2, a2, a3)
 
 
 class TorchNet(NumpyNet):

@@ -74,13 +74,13 @@ class GalaxyNumpy:
         J = np.sum(-self.Y * np.log(a3) - (1.0 - self.Y) * np.log(1.0 - a3)) / self.m
         return J + self.lam / (2.0 * self.m) * (np.sum(T1[:, 1:] ** 2) + np.sum(T2[:, 1:] ** 2))
 
-    def grad(self, theta):
-        T1, T2 = self.unpack(theta)
+    def forward(self, T1, T2):
         a1 = self.a1()
-        z2 = a1 @ T1.T
-        g2 = sigmoid(z2)
+        g2 = sigmoid(a1 @ T1.T)
         a2 = np.hstack((self.ones, g2))
-        a3 = sigmoid(a2 @ T2.T)
+        return a1, g2, a2, sigmoid(a2 @ T2.T)
+
+    def backward(self, T1, T2, a1, g2, a2, a3):
         d3 = a3 - self.Y
         d2 = (d3 @ T2[:, 1:]) * g2 * (1.0 - g2)
         G1 = d2.T @ a1 / self.m
@@ -89,23 +89,18 @@ class GalaxyNumpy:
         G2[:, 1:] += self.lam / self.m * T2[:, 1:]
         return np.concatenate((G1.ravel(), G2.ravel()))
 
+    def grad(self, theta):
+        T1, T2 = self.unpack(theta)
+        return self.backward(T1, T2, *self.forward(T1, T2))
+
     def cost_grad(self, theta):
         """Cost and gradient from one forward pass (the suite's valgrad row; SciPy's minimize with
         jac=True asks for both at each point and keeps the gradient for the call that follows)."""
         T1, T2 = self.unpack(theta)
-        a1 = self.a1()
-        g2 = sigmoid(a1 @ T1.T)
-        a2 = np.hstack((self.ones, g2))
-        a3 = sigmoid(a2 @ T2.T)
+        a1, g2, a2, a3 = self.forward(T1, T2)
         reg = self.lam / (2.0 * self.m) * (np.sum(T1[:, 1:] ** 2) + np.sum(T2[:, 1:] ** 2))
         J = np.sum(-self.Y * np.log(a3) - (1.0 - self.Y) * np.log(1.0 - a3)) / self.m + reg
-        d3 = a3 - self.Y
-        d2 = (d3 @ T2[:, 1:]) * g2 * (1.0 - g2)
-        G1 = d2.T @ a1 / self.m
-        G2 = d3.T @ a2 / self.m
-        G1[:, 1:] += self.lam / self.m * T1[:, 1:]
-        G2[:, 1:] += self.lam / self.m * T2[:, 1:]
-        return J, np.concatenate((G1.ravel(), G2.ravel()))
+        return J, self.backward(T1, T2, a1, g2, a2, a3)
 
     def predict(self, theta, X):
         T1, T2 = self.unpack(theta)
