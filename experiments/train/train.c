@@ -194,8 +194,12 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
         }
         sl_record_progress(rec, e + 1, cfg->epochs, "epoch");
     }
-    if (measured) /* kept only while the runner times repetitions (sl_record_phases) */
+    /* kept only while the runner times repetitions (sl_record_phases); NAN (null in the record) when a
+     * span could not be read, so that the arrays keep one entry per repetition */
+    if (timer && measured)
         sl_record_phases(rec, phases[TRAIN_H2D], phases[TRAIN_KERNEL], phases[TRAIN_D2H]);
+    else if (timer)
+        sl_record_phases(rec, NAN, NAN, NAN);
     return 0;
 }
 

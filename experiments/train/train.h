@@ -56,8 +56,8 @@ typedef struct train_model {
     int (*epoch_end)(void *ctx, double *loss_sum, long *correct, sl_error *err);
     /* May be NULL (a CPU model): the device's event times. With one, train_run drops the spans as it
      * starts, adds each epoch's h2d + kernel ms to the "epoch" region after sync, and records the
-     * repetition's phases (sl_record_phases: h2d, kernel, d2h summed over its epochs) when it ends
-     * well and every take measured. */
+     * repetition's phases (sl_record_phases: h2d, kernel, d2h summed over its epochs; NAN, null in
+     * the record, when a take did not measure) when it ends well (a failed run records none). */
     train_timer *timer;
 } train_model;
 
