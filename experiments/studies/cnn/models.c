@@ -3,8 +3,10 @@
  * step as data (gather + scale), forward, loss, backward, update, each a region, with one region per
  * layer inside forward and backward (cnn_net.c's mark callback), so a profile reads
  * epoch/forward/conv1. The device model calls the same five phases of kernels/cnn/cnn_cuda.h (enqueued
- * on a stream, so their regions measure the host side; "epoch" holds the device time through
- * train_model.sync).
+ * on a stream, so their regions' host time is the enqueue; "epoch" holds the device time through
+ * train_model.sync). Device time (train_timer): the epoch region's device_ms is every step's h2d and
+ * kernel spans, the five regions' the sampled steps' phases (none with a graph), and train_run records
+ * the repetition's phases (docs/nsight.md, docs/results-schema.md).
  */
 #include <math.h>
 

@@ -1,8 +1,10 @@
 /*
  * experiments/studies/mlp/models.c: the mlp variants as train_model adapters. The CPU model runs one
  * step as data (gather + scale), forward, loss, backward, update, each a region; the device model calls
- * the same five steps of kernels/mlp/mlp_cuda.h (enqueued on a stream, so their regions measure the host
- * side; "epoch" holds the device time through train_model.sync).
+ * the same five steps of kernels/mlp/mlp_cuda.h (enqueued on a stream, so their regions' host time is
+ * the enqueue; "epoch" holds the device time through train_model.sync). Device time (train_timer): the
+ * epoch region's device_ms is every step's h2d and kernel spans, the five regions' the sampled steps'
+ * phases, and train_run records the repetition's phases (docs/nsight.md, docs/results-schema.md).
  */
 #include <math.h>
 
