@@ -1,6 +1,8 @@
 /*
  * kernels/mlp/mlp_cuda.cu: the mlp network of mlp_kernels.h on the GPU, both device variants of
- * mlp_cuda.h.
+ * mlp_cuda.h. The host-fed steps are in mlp_cuda_feed.cu (mlp_cuda_impl.h is what the two share); device
+ * time by events in kernels/gpu/gpu_timing.cu (the phase marks, and the spans of every step's copies,
+ * kernels and read-backs that make the record's phases).
  *
  * Design (and why):
  *   - Everything lives in one context on one non-blocking stream: the training and test images as bytes
