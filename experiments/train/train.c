@@ -168,8 +168,9 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
             return -1;
         }
         uint64_t t1 = prof_now_ns();
-        if (measured) /* the steps have ended on the device: their spans are read without a wait */
-            measured = take_spans(timer, steps_kinds, 2, phases, 1) == 0;
+        if (timer) /* the steps have ended on the device: their spans are read without a wait (and
+                    * always taken, so that an unmeasured epoch leaves none for the next) */
+            measured &= take_spans(timer, steps_kinds, 2, phases, 1) == 0;
         prof_end("epoch");
         long correct = 0;
         double device_sum = 0;
@@ -178,8 +179,8 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
         prof_end("evaluate");
         if (rc != 0)
             return -1;
-        if (measured) /* the evaluation's read-backs: outside any region that would mislabel them */
-            measured = take_spans(timer, back, 1, phases, 0) == 0;
+        if (timer) /* the evaluation's read-backs: outside any region that would mislabel them */
+            measured &= take_spans(timer, back, 1, phases, 0) == 0;
         if (!per_step)
             loss_sum = device_sum;
         if (out && out->n < out->cap) {

@@ -220,6 +220,7 @@ static void test_cpu_model_records_none(void **state)
 static void test_unmeasured_rep_is_null(void **state)
 {
     (void)state;
+    prof_reset();
     fake_dev d = {.fail_step = -1, .fail_take = TRAIN_D2H};
     train_model m = fake_model(&d, 1);
     sl_record *rec = sl_record_new();
@@ -233,6 +234,8 @@ static void test_unmeasured_rep_is_null(void **state)
     assert_int_equal(json_array_size(json_object_get(ph, "kernel_ms")), 2);
     assert_true(isnan(at(ph, "h2d_ms", 0)) && isnan(at(ph, "kernel_ms", 0)) && isnan(at(ph, "d2h_ms", 0)));
     assert_true(fabs(at(ph, "kernel_ms", 1) - EPOCHS * base[1] * 2) < 1e-12);
+    /* every epoch's steps were still taken and read into the region, the unmeasured run's included */
+    assert_true(fabs(region_device_ms("epoch") - EPOCHS * (base[0] + base[1]) * (1 + 2)) < 1e-9);
     json_decref(out);
     sl_record_free(rec);
     prof_reset();
