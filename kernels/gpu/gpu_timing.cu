@@ -114,6 +114,12 @@ extern "C" int gpu_spans_take(gpu_spans *s, double *ms)
     for (long i = 0; i < n; i++) {
         float t = 0.0f;
         cudaError_t e = cudaEventElapsedTime(&t, s->ev[2 * i], s->ev[2 * i + 1]);
+        if (e == cudaErrorNotReady) { /* a pair on another stream than the last one: wait for it too */
+            (void)cudaGetLastError();
+            e = cudaEventSynchronize(s->ev[2 * i + 1]);
+            if (e == cudaSuccess)
+                e = cudaEventElapsedTime(&t, s->ev[2 * i], s->ev[2 * i + 1]);
+        }
         if (e != cudaSuccess)
             return (int)e;
         sum += t;
