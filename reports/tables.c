@@ -245,16 +245,18 @@ rep_table *rep_tab_crossover(const rep_set *s, int env, const char *study)
     return t;
 }
 
-/* Means of one phases array over the repetitions; NAN when absent. */
+/* Mean of one phases array over the repetitions that measured it (nulls left out); NAN when none. */
 static double phase_mean(const json_t *phases, const char *key)
 {
     json_t *a = json_object_get(phases, key);
-    if (!json_is_array(a) || json_array_size(a) == 0)
-        return NAN;
     double sum = 0;
-    for (size_t i = 0; i < json_array_size(a); i++)
-        sum += json_number_value(json_array_get(a, i));
-    return sum / (double)json_array_size(a);
+    size_t n = 0;
+    for (size_t i = 0; json_is_array(a) && i < json_array_size(a); i++) {
+        json_t *x = json_array_get(a, i);
+        if (json_is_number(x)) /* null: a repetition whose device time could not be read */
+            sum += json_number_value(x), n++;
+    }
+    return n ? sum / (double)n : NAN;
 }
 
 /* Whether any ok case of the study has the runner's device-memory figure (records from issue 18 on): the
@@ -316,13 +318,13 @@ rep_table *rep_tab_phases(const rep_set *s, int env, const char *study)
             first = 0;
             rep_cell_text(t, r, 0, "%s", vs[vi]);
             rep_cell_num(t, r, 1, (double)c->size, "%ld%s", c->size, rep_case_mark(t, c));
-            if (json_is_object(ph)) {
+            if (json_is_object(ph) && isfinite(h) && isfinite(k) && isfinite(d)) {
                 rep_cell_num(t, r, 2, h, "%.3g ms", h);
                 rep_cell_num(t, r, 3, k, "%.3g ms", k);
                 rep_cell_num(t, r, 4, d, "%.3g ms", d);
                 double share = (h + d) / (h + k + d);
                 rep_cell_num(t, r, 5, share, "%.0f %%", 100 * share);
-            } else { /* a GPU case that records no phases (training studies: device_*_ms metrics) */
+            } else { /* a GPU case that records no phases (device_*_ms metrics only), or none measured */
                 for (int col = 2; col <= 5; col++)
                     rep_cell_text(t, r, col, "—");
             }

@@ -171,14 +171,18 @@ for f in sorted(glob.glob(out + "/run-*/results.jsonl")):
         if r.get("kind") != "case" or (r.get("study"), r.get("variant")) not in gpu:
             continue
         m = r.get("metrics", {})
-        phases = "phases" in r or any(k.startswith("device_") for k in m)
+        # yes: the record's phases, a measured entry per repetition; sampled: only device_*_ms metrics
+        k = r.get("phases", {}).get("kernel_ms") or []
+        n = len(r.get("times_s") or [])
+        phases = ("yes" if k and len(k) == n and None not in k else "part" if k
+                  else "sampled" if any(x.startswith("device_") for x in m) else "NO")
         vram = "gpu_mem_used_bytes" in m
         med = r.get("stats", {}).get("median_s")
         ok = r["status"] == "ok"
         bad += not ok
         size = f'{r["size_name"]}={r["size"]}'
         rows.append(f'{r["study"]:<12} {r["variant"]:<16} {size:<16} {r["status"]:<12} '
-                    f'{"%.6g s" % med if med is not None else "-":<14} phases={"yes" if phases else "NO":<3} '
+                    f'{"%.6g s" % med if med is not None else "-":<14} phases={phases:<7} '
                     f'vram={"yes" if vram else "NO"}' + ("" if ok else f'  ({r.get("error", "")[:60]})'))
 print("\n".join(rows) or "no GPU cases were recorded")
 print(f"{len(rows)} GPU cases, {bad} not ok")

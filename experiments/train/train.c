@@ -97,10 +97,49 @@ static long epoch_steps(const train_cfg *cfg)
     return full + (cfg->partial_last && cfg->n_train % cfg->batch ? 1 : 0);
 }
 
+void train_timer_region(train_timer *t, int phase)
+{
+    if (!t || phase < 0 || phase >= TRAIN_STEP_PHASES)
+        return;
+    if (phase == 0 && !t->have_pending && t->poll)
+        t->have_pending = t->poll(t->ctx, t->pending) == 1;
+    if (!t->have_pending)
+        return;
+    if (!isnan(t->pending[phase]))
+        prof_add_device_ms(t->pending[phase]);
+    if (phase == TRAIN_STEP_PHASES - 1)
+        t->have_pending = 0;
+}
+
+/* Adds the spans of kinds `which` (n of them) to sum[]; 0, or -1 when one was not measured. When
+ * `region` is set, their total also goes to the open region. */
+static int take_spans(train_timer *t, const int *which, int n, double sum[3], int region)
+{
+    double ms[3], total = 0;
+    int ok = 1;
+    for (int i = 0; i < n; i++) /* every kind is taken, so none is left for the next epoch */
+        ok &= t->take(t->ctx, which[i], &ms[i]) == 0 && ms[i] >= 0;
+    if (!ok)
+        return -1;
+    for (int i = 0; i < n; i++)
+        sum[which[i]] += ms[i], total += ms[i];
+    if (region)
+        prof_add_device_ms(total);
+    return 0;
+}
+
 int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *perm, train_series *out,
               sl_record *rec, sl_error *err)
 {
     long steps_per_epoch = epoch_steps(cfg); /* mlp drops the partial batch, as its write-up */
+    static const int steps_kinds[] = {TRAIN_H2D, TRAIN_KERNEL}, back[] = {TRAIN_D2H};
+    train_timer *timer = m->timer;
+    double phases[3] = {0, 0, 0};
+    int measured = timer != NULL;
+    if (timer) {
+        timer->drop(timer->ctx);
+        timer->have_pending = 0;
+    }
     for (int e = 0; e < cfg->epochs; e++) {
         train_shuffle(perm, set_n, cfg->seed, e);
         float lr = train_lr(cfg, e);
@@ -129,6 +168,9 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
             return -1;
         }
         uint64_t t1 = prof_now_ns();
+        if (timer) /* the steps have ended on the device: their spans are read without a wait (and
+                    * always taken, so that an unmeasured epoch leaves none for the next) */
+            measured &= take_spans(timer, steps_kinds, 2, phases, 1) == 0;
         prof_end("epoch");
         long correct = 0;
         double device_sum = 0;
@@ -137,6 +179,8 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
         prof_end("evaluate");
         if (rc != 0)
             return -1;
+        if (timer) /* the evaluation's read-backs: outside any region that would mislabel them */
+            measured &= take_spans(timer, back, 1, phases, 0) == 0;
         if (!per_step)
             loss_sum = device_sum;
         if (out && out->n < out->cap) {
@@ -151,6 +195,12 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
         }
         sl_record_progress(rec, e + 1, cfg->epochs, "epoch");
     }
+    /* kept only while the runner times repetitions (sl_record_phases); NAN (null in the record) when a
+     * span could not be read, so that the arrays keep one entry per repetition */
+    if (timer && measured)
+        sl_record_phases(rec, phases[TRAIN_H2D], phases[TRAIN_KERNEL], phases[TRAIN_D2H]);
+    else if (timer)
+        sl_record_phases(rec, NAN, NAN, NAN);
     return 0;
 }
 

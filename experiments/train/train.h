@@ -14,6 +14,34 @@
 #include "data/idx.h"
 #include "study.h"
 
+/* A device model's CUDA-event times (issue 18): the seam between train_run and the device (mlp_cuda.h's
+ * and cnn_cuda.h's span and phase calls; a fake in tests/experiments/test_train_phases.c).
+ *   take: the ms of the completed spans of one kind (TRAIN_H2D, TRAIN_KERNEL, TRAIN_D2H) since the last
+ *     take or drop, summed (every span measured, nothing sampled), and forgets them; 0, or -1 (not
+ *     measured: the repetition then records no phases). Called after the stream drained (sync,
+ *     epoch_end), so it waits for nothing.
+ *   drop: forgets every span (what the check or an earlier run left).
+ *   poll: may be NULL: one sampled step's TRAIN_STEP_PHASES phase times (data, forward, loss, backward,
+ *     update; NAN for one not measured) once that step has ended on the device, without waiting: 1;
+ *     else 0 (nothing new) or -1.
+ * pending and have_pending are train.c's (a polled sample on its way into the step's regions). */
+enum { TRAIN_H2D = 0, TRAIN_KERNEL = 1, TRAIN_D2H = 2 };
+#define TRAIN_STEP_PHASES 5
+typedef struct train_timer {
+    void *ctx;
+    int (*take)(void *ctx, int which, double *ms);
+    void (*drop)(void *ctx);
+    int (*poll)(void *ctx, double ms[TRAIN_STEP_PHASES]);
+    double pending[TRAIN_STEP_PHASES];
+    int have_pending;
+} train_timer;
+
+/* For a device model's step, inside its region of phase `phase` (0 data ... 4 update, in that order):
+ * at data, polls for a sampled step that has ended (timer->poll); while one is pending, adds its phase
+ * time to the open region (prof_add_device_ms), so data ... update carry the device time of the sampled
+ * steps (an earlier step's than the one whose host time the region holds). NULL timer: nothing. */
+void train_timer_region(train_timer *timer, int phase);
+
 typedef struct train_model {
     void *ctx;
     /* One SGD step on training rows idx[0..B): gather, forward, loss, backward, update (the model opens
@@ -26,6 +54,11 @@ typedef struct train_model {
     /* End of an epoch: *loss_sum = sum of the epoch's batch-mean losses when step gave NAN (untouched
      * otherwise), *correct = test rows predicted right with the current weights. 0, or -1 with err. */
     int (*epoch_end)(void *ctx, double *loss_sum, long *correct, sl_error *err);
+    /* May be NULL (a CPU model): the device's event times. With one, train_run drops the spans as it
+     * starts, adds each epoch's h2d + kernel ms to the "epoch" region after sync, and records the
+     * repetition's phases (sl_record_phases: h2d, kernel, d2h summed over its epochs; NAN, null in
+     * the record, when a take did not measure) when it ends well (a failed run records none). */
+    train_timer *timer;
 } train_model;
 
 typedef struct train_cfg {

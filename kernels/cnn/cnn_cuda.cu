@@ -32,8 +32,10 @@
  *     operation (a cuDNN or cuBLAS call may launch more than one kernel: a lower bound for cudnn);
  *     launches_per_step is the count of the last completed step. Events are not counted, nor cudnn's
  *     pass outside the capture (begin_capture), so a capturing step counts 2 like a replay.
- *   - phase times: without a graph, CUDA events before data and after each phase; phase_ms reads the
- *     last completed step's (NAN in graph mode: a graph runs as one unit).
+ *   - device time (kernels/gpu/gpu_timing.h): without a graph, CUDA events before data and after each
+ *     phase of every CNN_PHASE_EVERY-th step; phase_poll reads a sample once it has ended (no wait),
+ *     phase_ms the last one (NAN in graph mode: a graph runs as one unit). Every step's copy and kernels,
+ *     and the read-backs, are event spans (span_take), read after the epoch's sync.
  *   - errors: every CUDA return is checked (kernel launches by cudaGetLastError); a failing call
  *     returns -1 with "cnn cuda: <what>: <reason>" in cnn_cuda_error().
  */
@@ -151,12 +153,20 @@ static int momentum(cnn_cuda *c, float lr, float mu, const float *lrmu)
     return 0;
 }
 
-/* Event i of the step's phase boundaries (0 before data, i after phase i); none in graph mode. */
+/* Boundary i of a sampled step's phases (0 before data, i after phase i); none in graph mode. */
 static int mark(cnn_cuda *c, int i)
 {
     if (c->graph)
         return 0;
-    CK(cudaEventRecord(c->ev[i], c->s), "phase event");
+    TIMED(gpu_marks_mark(c->marks, i, c->s), "phase event");
+    return 0;
+}
+
+/* The begin or end of a span of kind `which` (CNN_SPAN_*) on the stream. */
+static int span(cnn_cuda *c, int which, int end)
+{
+    gpu_spans *s = c->span[which];
+    TIMED(end ? gpu_spans_end(s, c->s) : gpu_spans_begin(s, c->s), "span event");
     return 0;
 }
 
@@ -242,13 +252,17 @@ static int update_graph(cnn_cuda *c, int B, float lr, float mu)
     uint32_t *stage = stage_slot(c);
     memcpy(&stage[0], &lr, sizeof lr);
     memcpy(&stage[1], &mu, sizeof mu);
+    if (span(c, CNN_SPAN_H2D, 0))
+        return -1;
     CK(cudaMemcpyAsync(c->stage_d, stage, (2 + (size_t)B) * sizeof(uint32_t), cudaMemcpyHostToDevice, c->s),
        "update: copy rate and indices");
     cnn_count_op(c);
     CK(cudaEventRecord(c->staged[c->slot], c->s), "update: event");
+    if (span(c, CNN_SPAN_H2D, 1) || span(c, CNN_SPAN_KERNEL, 0))
+        return -1;
     CK(cudaGraphLaunch(c->launch, c->s), "graph launch");
     cnn_count_op(c);
-    return 0;
+    return span(c, CNN_SPAN_KERNEL, 1);
 }
 
 /* ---- API: the step ---------------------------------------------------------------------------------- */
@@ -292,11 +306,13 @@ static int outside_capture(cnn_cuda *c, const char *what)
 /* Without a graph: the staged indices to the device, the slot's event after the copy. */
 static int upload_indices(cnn_cuda *c, int B)
 {
+    if (span(c, CNN_SPAN_H2D, 0))
+        return -1;
     CK(cudaMemcpyAsync(c->idx, stage_slot(c) + 2, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, c->s),
        "data: copy indices");
     cnn_count_op(c);
     CK(cudaEventRecord(c->staged[c->slot], c->s), "data: event");
-    return 0;
+    return span(c, CNN_SPAN_H2D, 1);
 }
 
 extern "C" int cnn_cuda_data(cnn_cuda *c, const int32_t *idx, int B)
@@ -325,11 +341,11 @@ extern "C" int cnn_cuda_data(cnn_cuda *c, const int32_t *idx, int B)
     c->step_B = B;
     c->step_failed = 0;
     c->step_ops = 0;
-    c->events_ok = 0;
     c->launch = NULL;
     if (c->graph)
         return 0; /* the indices go up with lr and mu, in update */
-    return phase_end(c, mark(c, 0) || upload_indices(c, B) || gather(c, c->tr_x, c->tr_y, 1, 0, B) || mark(c, 1));
+    return phase_end(c, mark(c, 0) || upload_indices(c, B) || span(c, CNN_SPAN_KERNEL, 0) ||
+                            gather(c, c->tr_x, c->tr_y, 1, 0, B) || mark(c, 1));
 }
 
 extern "C" int cnn_cuda_forward(cnn_cuda *c, int B)
@@ -374,10 +390,10 @@ extern "C" int cnn_cuda_update(cnn_cuda *c, int B, float lr, float mu)
         return -1;
     if (in_step(c, B, "update"))
         return phase_end(c, -1);
-    int rc = c->graph ? update_graph(c, B, lr, mu) : (momentum(c, lr, mu, NULL) || mark(c, 5));
+    int rc = c->graph ? update_graph(c, B, lr, mu)
+                      : (momentum(c, lr, mu, NULL) || mark(c, 5) || span(c, CNN_SPAN_KERNEL, 1));
     if (phase_end(c, rc))
         return -1;
-    c->events_ok = !c->graph;
     c->last_ops = c->step_ops;
     c->step_B = 0; /* step_failed stays 0: a phase call now says "no data call" */
     c->launch = NULL;
@@ -400,7 +416,11 @@ extern "C" int cnn_cuda_take_loss(cnn_cuda *c, double *loss_sum)
         return -1;
     if (cnn_cuda_sync(c))
         return -1;
+    if (span(c, CNN_SPAN_D2H, 0))
+        return -1;
     CK(cudaMemcpyAsync(c->h_loss, c->acc, sizeof(double), cudaMemcpyDeviceToHost, c->s), "take loss");
+    if (span(c, CNN_SPAN_D2H, 1))
+        return -1;
     CK(cudaMemsetAsync(c->acc, 0, sizeof(double), c->s), "take loss: zero");
     CK(cudaStreamSynchronize(c->s), "take loss");
     *loss_sum = *c->h_loss;
@@ -426,8 +446,12 @@ extern "C" int cnn_cuda_evaluate(cnn_cuda *c, long *correct)
         k_gpu_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z4, c->y, B, c->d.dense2.nout, c->count);
         LAUNCHED("count");
     }
+    if (span(c, CNN_SPAN_D2H, 0))
+        return -1;
     CK(cudaMemcpyAsync(c->h_count, c->count, sizeof(unsigned long long), cudaMemcpyDeviceToHost, c->s),
        "evaluate: copy count");
+    if (span(c, CNN_SPAN_D2H, 1))
+        return -1;
     CK(cudaStreamSynchronize(c->s), "evaluate");
     *correct = (long)*c->h_count;
     return 0;
@@ -465,17 +489,32 @@ extern "C" int cnn_cuda_phase_ms(cnn_cuda *c, double ms[CNN_PHASES])
 {
     if (!c || !ms)
         return -1;
-    for (int i = 0; i < CNN_PHASES; i++)
-        ms[i] = NAN;
-    if (c->graph || !c->events_ok)
-        return 0;
-    CK(cudaEventSynchronize(c->ev[CNN_PHASES]), "phase events");
-    for (int i = 0; i < CNN_PHASES; i++) {
-        float t = 0.0f;
-        CK(cudaEventElapsedTime(&t, c->ev[i], c->ev[i + 1]), "phase time");
-        ms[i] = t;
-    }
+    int rc = gpu_marks_last(c->marks, ms); /* none sampled (graph mode): NAN */
+    return rc <= 0 ? 0 : cnn_fail(c, "phase time", gpu_timing_error(rc));
+}
+
+extern "C" int cnn_cuda_phase_poll(cnn_cuda *c, double ms[CNN_PHASES])
+{
+    if (!c || !ms)
+        return -1;
+    int rc = gpu_marks_poll(c->marks, ms);
+    return rc <= 1 ? rc : cnn_fail(c, "phase time", gpu_timing_error(rc));
+}
+
+extern "C" int cnn_cuda_span_take(cnn_cuda *c, int which, double *ms)
+{
+    if (!c || !ms || which < 0 || which >= CNN_SPANS)
+        return -1;
+    if (outside_capture(c, "span take"))
+        return -1;
+    TIMED(gpu_spans_take(c->span[which], ms), "span time");
     return 0;
+}
+
+extern "C" void cnn_cuda_span_drop(cnn_cuda *c)
+{
+    for (int i = 0; c && i < CNN_SPANS; i++)
+        gpu_spans_drop(c->span[i]);
 }
 
 extern "C" const char *cnn_cuda_algorithms(const cnn_cuda *c)

@@ -64,11 +64,25 @@ int cnn_cuda_evaluate(cnn_cuda *c, long *correct);
 /* What the records report: device memory this context allocated (bytes, the high-water mark), the
  * operations (launches, copies, library calls) the last training step enqueued (graph: the copy of rate
  * and indices + 1 graph launch), and the device time
- * of each phase of the last synchronised step, from CUDA events (ms: data, forward, loss, backward,
- * update; NAN when not measured, e.g. inside a graph). */
+ * of each phase of the last sampled step (every 8th), from CUDA events (ms: data, forward, loss, backward,
+ * update; NAN when not measured, e.g. inside a graph); it waits for that step. */
 size_t cnn_cuda_bytes(const cnn_cuda *c);
 double cnn_cuda_launches_per_step(const cnn_cuda *c);
 int cnn_cuda_phase_ms(cnn_cuda *c, double ms[5]);
+/* A sampled step's phases (ms, as phase_ms) once it has ended on the device, without waiting: 1, else 0
+ * (or -1 with cnn_cuda_error). Every 8th step without a graph is sampled (the last sampled step is then
+ * what phase_ms reads); none with a graph. */
+int cnn_cuda_phase_poll(cnn_cuda *c, double ms[5]);
+/* The record's phases (issue 18): every step's work is timed by an event pair on the stream, nothing
+ * sampled. CNN_SPAN_H2D: the step's host-to-device copy (its indices; with a graph the [lr, mu,
+ * indices] copy before the launch); CNN_SPAN_KERNEL: the step's device work after it (without a graph
+ * from the gather to the update's end; with one the graph launch, the gather included); CNN_SPAN_D2H:
+ * the read-backs (take_loss's sum, evaluate's count). span_take: the spans' ms summed since the last take
+ * or drop, which it empties; it waits for the last one, so call it after a sync. 0, or -1 with
+ * cnn_cuda_error (a span left open: a step that failed). span_drop forgets them (before a repetition). */
+enum { CNN_SPAN_H2D = 0, CNN_SPAN_KERNEL = 1, CNN_SPAN_D2H = 2, CNN_SPANS = 3 };
+int cnn_cuda_span_take(cnn_cuda *c, int which, double *ms);
+void cnn_cuda_span_drop(cnn_cuda *c);
 /* cudnn: the algorithms cudnnFind* (or the heuristic) chose, e.g. "conv1 fwd IMPLICIT_PRECOMP_GEMM, ..."
  * ("" for cuda). */
 const char *cnn_cuda_algorithms(const cnn_cuda *c);

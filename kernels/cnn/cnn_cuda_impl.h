@@ -16,9 +16,11 @@
 extern "C" {
 #include "cnn_cuda.h"
 }
+#include "gpu/gpu_timing.h"
 
 #define CNN_MAX_GRAPHS 8 /* one per batch size seen; an epoch needs two (full, last partial) */
 #define CNN_PHASES 5     /* data, forward, loss, backward, update */
+#define CNN_PHASE_EVERY 8 /* the phase marks are recorded on every 8th step (gpu_marks) */
 
 typedef struct cnn_dnn cnn_dnn; /* the cudnn backend's handles and descriptors (cnn_cudnn.cu) */
 
@@ -57,9 +59,12 @@ struct cnn_cuda {
     unsigned long long *h_count;
 
     /* the step in progress: its batch size (0 between steps), whether one of its calls failed (the
-     * later ones then keep that message), the ops it enqueued, phase events */
-    int step_B, step_failed, step_ops, last_ops, events_ok;
-    cudaEvent_t ev[CNN_PHASES + 1];
+     * later ones then keep that message), the ops it enqueued; device time (kernels/gpu/gpu_timing.h):
+     * the phase marks of every CNN_PHASE_EVERY-th step without a graph, and the spans of every step's
+     * copy and kernels and of the read-backs (cnn_cuda_span_take, CNN_SPAN_*) */
+    int step_B, step_failed, step_ops, last_ops;
+    gpu_marks *marks;
+    gpu_spans *span[CNN_SPANS];
     /* graph mode: one executable graph per batch size, the one to launch, capture in progress */
     int n_graphs, capturing;
     int graph_B[CNN_MAX_GRAPHS];
@@ -93,6 +98,13 @@ int cnn_colsum(cnn_cuda *c, const float *D, int B, int N, float *db);
         cudaError_t e_ = (call);                                                                         \
         if (e_ != cudaSuccess)                                                                           \
             return cnn_fail(c, what, cudaGetErrorString(e_));                                            \
+    } while (0)
+/* A gpu_timing.h call: 0, or cnn_fail with its reason. */
+#define TIMED(call, what)                                                                                \
+    do {                                                                                                 \
+        int r_ = (call);                                                                                 \
+        if (r_)                                                                                          \
+            return cnn_fail(c, what, gpu_timing_error(r_));                                              \
     } while (0)
 /* After a kernel launch: its configuration error, if any, then count it. */
 #define LAUNCHED(what)                                                                                   \

@@ -36,9 +36,9 @@ extern "C" void cnn_cuda_destroy(cnn_cuda *c)
     for (int i = 0; i < 2; i++)
         if (c->staged[i])
             cudaEventDestroy(c->staged[i]);
-    for (int i = 0; i <= CNN_PHASES; i++)
-        if (c->ev[i])
-            cudaEventDestroy(c->ev[i]);
+    gpu_marks_destroy(c->marks);
+    for (int i = 0; i < CNN_SPANS; i++)
+        gpu_spans_destroy(c->span[i]);
     if (c->s)
         cudaStreamDestroy(c->s);
     free(c);
@@ -121,8 +121,13 @@ static int setup(cnn_cuda *c, const uint8_t *train_x, const uint8_t *train_y, co
     CK(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "stream");
     for (int i = 0; i < 2; i++)
         CK(cudaEventCreateWithFlags(&c->staged[i], cudaEventDisableTiming), "event");
-    for (int i = 0; i <= CNN_PHASES; i++)
-        CK(cudaEventCreate(&c->ev[i]), "event");
+    int rc = 0; /* the spans' events for an epoch's steps are created now, not in the timed steps */
+    long steps = (long)(ntr / (size_t)c->max_batch) + 2, reserve[CNN_SPANS] = {steps, steps, 4};
+    if (!(c->marks = gpu_marks_create(CNN_PHASES, CNN_PHASE_EVERY, &rc)))
+        return cnn_fail(c, "phase events", gpu_timing_error(rc));
+    for (int i = 0; i < CNN_SPANS; i++)
+        if (!(c->span[i] = gpu_spans_create(reserve[i], &rc)))
+            return cnn_fail(c, "span events", gpu_timing_error(rc));
     if (alloc_all(c))
         return -1;
     if (ntr) {

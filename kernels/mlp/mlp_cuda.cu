@@ -1,6 +1,8 @@
 /*
  * kernels/mlp/mlp_cuda.cu: the mlp network of mlp_kernels.h on the GPU, both device variants of
- * mlp_cuda.h.
+ * mlp_cuda.h. The host-fed steps are in mlp_cuda_feed.cu (mlp_cuda_impl.h is what the two share); device
+ * time by events in kernels/gpu/gpu_timing.cu (the phase marks, and the spans of every step's copies,
+ * kernels and read-backs that make the record's phases).
  *
  * Design (and why):
  *   - Everything lives in one context on one non-blocking stream: the training and test images as bytes
@@ -38,59 +40,18 @@
  *     call returns -1 with "mlp cuda: <what>: <reason>" in mlp_cuda_error(). Without cuBLAS in the build
  *     (SL_HAVE_CUBLAS 0) the cublas variant fails at create with that message.
  */
-#include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sl_config.h"
-#if SL_HAVE_CUBLAS
-#include <cublas_v2.h>
-#endif
-
-extern "C" {
-#include "mlp_cuda.h"
-}
+#include "mlp_cuda_impl.h"
 #include "gpu/gpu_batch.cuh"
 #include "gpu/gpu_epilogue.cuh"
 #include "gpu/gpu_gemm.cuh"
 
 #define MAX_GRID 4096    /* cap for grid-stride elementwise kernels */
-
-struct mlp_cuda {
-    mlp_dims d;
-    mlp_layout L;
-    int use_cublas, max_batch, slot, sms;
-    long n_train, n_test;
-    cudaStream_t s;
-    cudaEvent_t staged[2];
-#if SL_HAVE_CUBLAS
-    cublasHandle_t h;
-#endif
-    uint8_t *tr_x, *tr_y, *te_x, *te_y, *y;                 /* device */
-    float *P, *G, *X, *a1, *a2, *z3, *d3, *d2, *d1;          /* device */
-    int32_t *idx;                                            /* device */
-    double *rowloss, *acc;                                   /* device */
-    unsigned long long *count;                               /* device */
-    int32_t *h_idx;                                          /* pinned, 2 x max_batch */
-    double *h_loss;                                          /* pinned */
-    unsigned long long *h_count;                             /* pinned */
-    size_t bytes;
-    /* host-fed steps (mlp_cuda_set_feed): two slots of max_batch rows then max_batch labels, on the
-     * host (pinned for OVERLAP) and on the device; the copy stream and each slot's events */
-    int feed, rslot;
-    uint8_t *h_rows, *d_rows;
-    cudaStream_t cs;
-    cudaEvent_t copied[2], consumed[2];
-    /* phase device times (mlp_cuda_phase_mark): events between the phases of every MLP_PHASE_EVERY-th
-     * step, so the event records cost a step nothing on average; sampled: this step records them */
-    cudaEvent_t ev[MLP_PHASES + 1];
-    long steps;
-    int sampled, have_sample;
-    char err[256];
-};
 
 /* ---- kernels (the shared ones are in kernels/gpu/gpu_*.cuh) ----------------------------------- */
 
@@ -102,19 +63,15 @@ __global__ void k_sgd(float *P, const float *G, size_t n, float lr)
 
 /* ---- host helpers --------------------------------------------------------------------------------- */
 
-static int fail(mlp_cuda *c, const char *what, const char *why)
+int mlp_fail(mlp_cuda *c, const char *what, const char *why)
 {
     snprintf(c->err, sizeof c->err, "mlp cuda: %s: %s", what, why);
     return -1;
 }
-#define CK(call, what) \
-    do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return fail(c, what, cudaGetErrorString(e_)); } while (0)
-#define LAUNCHED(what) CK(cudaGetLastError(), "launch " what)
-
 #if SL_HAVE_CUBLAS
 #define CKB(call, what) \
     do { cublasStatus_t s_ = (call); \
-         if (s_ != CUBLAS_STATUS_SUCCESS) return fail(c, what, cublasGetStatusString(s_)); } while (0)
+         if (s_ != CUBLAS_STATUS_SUCCESS) return mlp_fail(c, what, cublasGetStatusString(s_)); } while (0)
 #endif
 
 static unsigned grid_for(size_t n, unsigned threads)
@@ -123,7 +80,7 @@ static unsigned grid_for(size_t n, unsigned threads)
     return (unsigned)(g < 1 ? 1 : g > MAX_GRID ? MAX_GRID : g);
 }
 
-static int dalloc(mlp_cuda *c, void **p, size_t n, const char *what)
+int mlp_dalloc(mlp_cuda *c, void **p, size_t n, const char *what)
 {
     if (n < 16)
         n = 16; /* never a zero-byte allocation (empty test set) */
@@ -159,7 +116,7 @@ static int product(mlp_cuda *c, int ta, int tb, int epi, int M, int N, int K, co
                    float *C, const float *aux, const char *what)
 {
     if (M > 65535 * 16)
-        return fail(c, what, "too many rows for the grid");
+        return mlp_fail(c, what, "too many rows for the grid");
     if (c->use_cublas) {
 #if SL_HAVE_CUBLAS
         const float one = 1.0f, zero = 0.0f;
@@ -178,7 +135,7 @@ static int product(mlp_cuda *c, int ta, int tb, int epi, int M, int N, int K, co
         }
         return 0;
 #else
-        return fail(c, what, "built without cuBLAS");
+        return mlp_fail(c, what, "built without cuBLAS");
 #endif
     }
     if (!ta && !tb && epi == EPI_BIAS_RELU)
@@ -189,21 +146,21 @@ static int product(mlp_cuda *c, int ta, int tb, int epi, int M, int N, int K, co
         return own_gemm<true, false, EPI_STORE>(c, M, N, K, A, Bm, C, aux, what);
     if (!ta && tb && epi == EPI_MASK)
         return own_gemm<false, true, EPI_MASK>(c, M, N, K, A, Bm, C, aux, what);
-    return fail(c, what, "unsupported product shape");
+    return mlp_fail(c, what, "unsupported product shape");
 }
 
-static int check_B(mlp_cuda *c, int B, const char *what)
+int mlp_check_B(mlp_cuda *c, int B, const char *what)
 {
     if (B < 1 || B > c->max_batch) {
         char why[96];
         snprintf(why, sizeof why, "batch %d out of range 1-%d", B, c->max_batch);
-        return fail(c, what, why);
+        return mlp_fail(c, what, why);
     }
     return 0;
 }
 
 /* X, y <- rows of (src_x, src_y): by the device indices c->idx, or contiguous from row0 (use_idx 0). */
-static int gather(mlp_cuda *c, const uint8_t *src_x, const uint8_t *src_y, int use_idx, long row0, int B)
+int mlp_gather(mlp_cuda *c, const uint8_t *src_x, const uint8_t *src_y, int use_idx, long row0, int B)
 {
     unsigned g = (unsigned)(B < MAX_GRID ? B : MAX_GRID);
     k_gpu_gather<<<g, 256, 0, c->s>>>(src_x, src_y, use_idx ? c->idx : NULL, row0, B, c->d.n0, c->X, c->y);
@@ -249,15 +206,13 @@ extern "C" const char *mlp_cuda_error(const mlp_cuda *c) { return c ? c->err : "
 
 extern "C" size_t mlp_cuda_bytes(const mlp_cuda *c) { return c ? c->bytes : 0; }
 
-static void free_feed(mlp_cuda *c);
-
 extern "C" void mlp_cuda_destroy(mlp_cuda *c)
 {
     if (!c)
         return;
     if (c->s)
         cudaStreamSynchronize(c->s); /* nothing queued may still use what is freed below */
-    free_feed(c);
+    mlp_free_feed(c);
 #if SL_HAVE_CUBLAS
     if (c->h)
         cublasDestroy(c->h);
@@ -274,9 +229,9 @@ extern "C" void mlp_cuda_destroy(mlp_cuda *c)
     for (int i = 0; i < 2; i++)
         if (c->staged[i])
             cudaEventDestroy(c->staged[i]);
-    for (int i = 0; i <= MLP_PHASES; i++)
-        if (c->ev[i])
-            cudaEventDestroy(c->ev[i]);
+    gpu_marks_destroy(c->marks);
+    for (int i = 0; i < MLP_SPANS; i++)
+        gpu_spans_destroy(c->span[i]);
     if (c->s)
         cudaStreamDestroy(c->s);
     free(c);
@@ -295,35 +250,40 @@ static int setup(mlp_cuda *c, const uint8_t *train_x, const uint8_t *train_y, co
     CK(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "stream");
     CK(cudaEventCreateWithFlags(&c->staged[0], cudaEventDisableTiming), "event");
     CK(cudaEventCreateWithFlags(&c->staged[1], cudaEventDisableTiming), "event");
-    for (int i = 0; i <= MLP_PHASES; i++)
-        CK(cudaEventCreate(&c->ev[i]), "phase event");
+    int rc = 0; /* the spans' events for an epoch's steps are created now, not in the timed steps */
+    long steps = ntr / mb + 2, reserve[MLP_SPANS] = {steps, steps, 4};
+    if (!(c->marks = gpu_marks_create(MLP_PHASES, MLP_PHASE_EVERY, &rc)))
+        return mlp_fail(c, "phase events", gpu_timing_error(rc));
+    for (int i = 0; i < MLP_SPANS; i++)
+        if (!(c->span[i] = gpu_spans_create(reserve[i], &rc)))
+            return mlp_fail(c, "span events", gpu_timing_error(rc));
     if (c->use_cublas) {
 #if SL_HAVE_CUBLAS
         CKB(cublasCreate(&c->h), "cublasCreate");
         CKB(cublasSetStream(c->h, c->s), "cublasSetStream");
         CKB(cublasSetMathMode(c->h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
 #else
-        return fail(c, "cublas variant", "built without cuBLAS");
+        return mlp_fail(c, "cublas variant", "built without cuBLAS");
 #endif
     }
-    if (dalloc(c, (void **)&c->tr_x, ntr * n0, "cudaMalloc train x") ||
-        dalloc(c, (void **)&c->tr_y, ntr, "cudaMalloc train y") ||
-        dalloc(c, (void **)&c->te_x, nte * n0, "cudaMalloc test x") ||
-        dalloc(c, (void **)&c->te_y, nte, "cudaMalloc test y") ||
-        dalloc(c, (void **)&c->P, c->L.n * sizeof(float), "cudaMalloc P") ||
-        dalloc(c, (void **)&c->G, c->L.n * sizeof(float), "cudaMalloc G") ||
-        dalloc(c, (void **)&c->X, mb * n0 * sizeof(float), "cudaMalloc X") ||
-        dalloc(c, (void **)&c->y, mb, "cudaMalloc y") ||
-        dalloc(c, (void **)&c->idx, mb * sizeof(int32_t), "cudaMalloc idx") ||
-        dalloc(c, (void **)&c->a1, mb * d->n1 * sizeof(float), "cudaMalloc a1") ||
-        dalloc(c, (void **)&c->d1, mb * d->n1 * sizeof(float), "cudaMalloc d1") ||
-        dalloc(c, (void **)&c->a2, mb * d->n2 * sizeof(float), "cudaMalloc a2") ||
-        dalloc(c, (void **)&c->d2, mb * d->n2 * sizeof(float), "cudaMalloc d2") ||
-        dalloc(c, (void **)&c->z3, mb * d->n3 * sizeof(float), "cudaMalloc z3") ||
-        dalloc(c, (void **)&c->d3, mb * d->n3 * sizeof(float), "cudaMalloc d3") ||
-        dalloc(c, (void **)&c->rowloss, mb * sizeof(double), "cudaMalloc rowloss") ||
-        dalloc(c, (void **)&c->acc, sizeof(double), "cudaMalloc loss") ||
-        dalloc(c, (void **)&c->count, sizeof(unsigned long long), "cudaMalloc count"))
+    if (mlp_dalloc(c, (void **)&c->tr_x, ntr * n0, "cudaMalloc train x") ||
+        mlp_dalloc(c, (void **)&c->tr_y, ntr, "cudaMalloc train y") ||
+        mlp_dalloc(c, (void **)&c->te_x, nte * n0, "cudaMalloc test x") ||
+        mlp_dalloc(c, (void **)&c->te_y, nte, "cudaMalloc test y") ||
+        mlp_dalloc(c, (void **)&c->P, c->L.n * sizeof(float), "cudaMalloc P") ||
+        mlp_dalloc(c, (void **)&c->G, c->L.n * sizeof(float), "cudaMalloc G") ||
+        mlp_dalloc(c, (void **)&c->X, mb * n0 * sizeof(float), "cudaMalloc X") ||
+        mlp_dalloc(c, (void **)&c->y, mb, "cudaMalloc y") ||
+        mlp_dalloc(c, (void **)&c->idx, mb * sizeof(int32_t), "cudaMalloc idx") ||
+        mlp_dalloc(c, (void **)&c->a1, mb * d->n1 * sizeof(float), "cudaMalloc a1") ||
+        mlp_dalloc(c, (void **)&c->d1, mb * d->n1 * sizeof(float), "cudaMalloc d1") ||
+        mlp_dalloc(c, (void **)&c->a2, mb * d->n2 * sizeof(float), "cudaMalloc a2") ||
+        mlp_dalloc(c, (void **)&c->d2, mb * d->n2 * sizeof(float), "cudaMalloc d2") ||
+        mlp_dalloc(c, (void **)&c->z3, mb * d->n3 * sizeof(float), "cudaMalloc z3") ||
+        mlp_dalloc(c, (void **)&c->d3, mb * d->n3 * sizeof(float), "cudaMalloc d3") ||
+        mlp_dalloc(c, (void **)&c->rowloss, mb * sizeof(double), "cudaMalloc rowloss") ||
+        mlp_dalloc(c, (void **)&c->acc, sizeof(double), "cudaMalloc loss") ||
+        mlp_dalloc(c, (void **)&c->count, sizeof(unsigned long long), "cudaMalloc count"))
         return -1;
     CK(cudaMallocHost((void **)&c->h_idx, 2 * mb * sizeof(int32_t)), "cudaMallocHost idx");
     CK(cudaMallocHost((void **)&c->h_loss, sizeof(double)), "cudaMallocHost loss");
@@ -423,122 +383,41 @@ extern "C" int mlp_cuda_data(mlp_cuda *c, const int32_t *idx, int B)
 {
     if (!c)
         return -1;
-    if (check_B(c, B, "data"))
+    if (mlp_check_B(c, B, "data"))
         return -1;
     if (!idx)
-        return fail(c, "data", "no indices");
+        return mlp_fail(c, "data", "no indices");
     for (int b = 0; b < B; b++)
         if (idx[b] < 0 || idx[b] >= c->n_train) {
             char why[96];
             snprintf(why, sizeof why, "index %ld at %d outside the %ld training rows", (long)idx[b], b,
                      c->n_train);
-            return fail(c, "data", why);
+            return mlp_fail(c, "data", why);
         }
     /* the slot's previous copy must have read it before the host writes it again */
     c->slot ^= 1;
     int32_t *stage = c->h_idx + (size_t)c->slot * c->max_batch;
     CK(cudaEventSynchronize(c->staged[c->slot]), "data: staging wait");
     memcpy(stage, idx, (size_t)B * sizeof(int32_t));
+    TIMED(gpu_spans_begin(c->span[MLP_SPAN_H2D], c->s), "data: span");
     CK(cudaMemcpyAsync(c->idx, stage, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, c->s),
        "data: copy indices");
+    TIMED(gpu_spans_end(c->span[MLP_SPAN_H2D], c->s), "data: span");
     CK(cudaEventRecord(c->staged[c->slot], c->s), "data: event");
-    return gather(c, c->tr_x, c->tr_y, 1, 0, B);
-}
-
-/* ---- host-fed steps (issue 16, part 5) ------------------------------------------------------------ */
-
-static size_t slot_bytes(const mlp_cuda *c) { return (size_t)c->max_batch * (size_t)(c->d.n0 + 1); }
-
-static void free_feed(mlp_cuda *c)
-{
-    if (c->cs)
-        cudaStreamSynchronize(c->cs);
-    if (c->h_rows && c->feed == MLP_FEED_OVERLAP)
-        cudaFreeHost(c->h_rows);
-    else
-        free(c->h_rows);
-    if (c->d_rows) {
-        cudaFree(c->d_rows);
-        c->bytes -= 2 * slot_bytes(c);
-    }
-    for (int i = 0; i < 2; i++) {
-        if (c->copied[i])
-            cudaEventDestroy(c->copied[i]);
-        if (c->consumed[i])
-            cudaEventDestroy(c->consumed[i]);
-        c->copied[i] = c->consumed[i] = NULL;
-    }
-    if (c->cs)
-        cudaStreamDestroy(c->cs);
-    c->h_rows = c->d_rows = NULL, c->cs = NULL, c->feed = MLP_FEED_RESIDENT;
-}
-
-extern "C" int mlp_cuda_set_feed(mlp_cuda *c, int feed)
-{
-    if (!c)
-        return -1;
-    if (feed != MLP_FEED_RESIDENT && feed != MLP_FEED_SYNC && feed != MLP_FEED_OVERLAP)
-        return fail(c, "feed", "want MLP_FEED_RESIDENT (0), MLP_FEED_SYNC (1) or MLP_FEED_OVERLAP (2)");
-    CK(cudaStreamSynchronize(c->s), "feed: drain the stream");
-    free_feed(c);
-    if (feed == MLP_FEED_RESIDENT)
-        return 0;
-    size_t n = 2 * slot_bytes(c);
-    if (feed == MLP_FEED_OVERLAP)
-        CK(cudaMallocHost((void **)&c->h_rows, n), "feed: cudaMallocHost slots");
-    else if (!(c->h_rows = (uint8_t *)malloc(n)))
-        return fail(c, "feed", "out of host memory for the slots");
-    c->feed = feed; /* from here free_feed frees h_rows the way it was allocated */
-    if (dalloc(c, (void **)&c->d_rows, n, "feed: cudaMalloc slots"))
-        return -1;
-    CK(cudaStreamCreateWithFlags(&c->cs, cudaStreamNonBlocking), "feed: copy stream");
-    for (int i = 0; i < 2; i++) {
-        CK(cudaEventCreateWithFlags(&c->copied[i], cudaEventDisableTiming), "feed: event");
-        CK(cudaEventCreateWithFlags(&c->consumed[i], cudaEventDisableTiming), "feed: event");
-    }
-    return 0;
-}
-
-extern "C" int mlp_cuda_data_host(mlp_cuda *c, const uint8_t *images, const uint8_t *labels, const int32_t *idx,
-                                  int B)
-{
-    if (!c || check_B(c, B, "host data"))
-        return -1;
-    if (c->feed == MLP_FEED_RESIDENT)
-        return fail(c, "host data", "mlp_cuda_set_feed chose no host feed");
-    const size_t n0 = (size_t)c->d.n0, lab = (size_t)c->max_batch * n0; /* the labels' offset in a slot */
-    c->rslot ^= 1;
-    uint8_t *h = c->h_rows + c->rslot * slot_bytes(c), *dv = c->d_rows + c->rslot * slot_bytes(c);
-    /* the slot's last copy must have read these host bytes before the host writes them again */
-    CK(cudaEventSynchronize(c->copied[c->rslot]), "host data: slot wait");
-    for (int b = 0; b < B; b++) {
-        memcpy(h + (size_t)b * n0, images + (size_t)idx[b] * n0, n0);
-        h[lab + (size_t)b] = labels[idx[b]];
-    }
-    cudaStream_t cs = c->feed == MLP_FEED_OVERLAP ? c->cs : c->s;
-    if (cs != c->s) /* and the device slot must have been gathered from before it is overwritten */
-        CK(cudaStreamWaitEvent(cs, c->consumed[c->rslot], 0), "host data: wait for the slot");
-    CK(cudaMemcpyAsync(dv, h, (size_t)B * n0, cudaMemcpyHostToDevice, cs), "host data: copy rows");
-    CK(cudaMemcpyAsync(dv + lab, h + lab, (size_t)B, cudaMemcpyHostToDevice, cs), "host data: copy labels");
-    CK(cudaEventRecord(c->copied[c->rslot], cs), "host data: event");
-    if (cs != c->s)
-        CK(cudaStreamWaitEvent(c->s, c->copied[c->rslot], 0), "host data: wait for the copy");
-    if (gather(c, dv, dv + lab, 0, 0, B))
-        return -1;
-    CK(cudaEventRecord(c->consumed[c->rslot], c->s), "host data: event");
-    return 0;
+    TIMED(gpu_spans_begin(c->span[MLP_SPAN_KERNEL], c->s), "data: span"); /* to update's end */
+    return mlp_gather(c, c->tr_x, c->tr_y, 1, 0, B);
 }
 
 extern "C" int mlp_cuda_forward(mlp_cuda *c, int B)
 {
-    if (!c || check_B(c, B, "forward"))
+    if (!c || mlp_check_B(c, B, "forward"))
         return -1;
     return forward(c, B);
 }
 
 extern "C" int mlp_cuda_loss(mlp_cuda *c, int B)
 {
-    if (!c || check_B(c, B, "loss"))
+    if (!c || mlp_check_B(c, B, "loss"))
         return -1;
     unsigned g = (unsigned)((B + GPU_ROWS_PER_BLOCK - 1) / GPU_ROWS_PER_BLOCK);
     k_gpu_softmax_ce<<<g, 32 * GPU_ROWS_PER_BLOCK, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->d3, c->rowloss);
@@ -550,7 +429,7 @@ extern "C" int mlp_cuda_loss(mlp_cuda *c, int B)
 
 extern "C" int mlp_cuda_backward(mlp_cuda *c, int B)
 {
-    if (!c || check_B(c, B, "backward"))
+    if (!c || mlp_check_B(c, B, "backward"))
         return -1;
     const mlp_dims *d = &c->d;
     const mlp_layout *L = &c->L;
@@ -569,36 +448,40 @@ extern "C" int mlp_cuda_update(mlp_cuda *c, float lr)
         return -1;
     k_sgd<<<grid_for(c->L.n, 256), 256, 0, c->s>>>(c->P, c->G, c->L.n, lr);
     LAUNCHED("sgd");
+    TIMED(gpu_spans_end(c->span[MLP_SPAN_KERNEL], c->s), "update: span");
     return 0;
 }
 
 extern "C" int mlp_cuda_phase_mark(mlp_cuda *c, int i)
 {
-    if (i == 0)
-        c->sampled = c->steps++ % MLP_PHASE_EVERY == 0;
-    if (!c->sampled || i < 0 || i > MLP_PHASES)
-        return 0;
-    if (i == 0) /* the events are about to be overwritten: no complete sample until this one ends */
-        c->have_sample = 0;
-    CK(cudaEventRecord(c->ev[i], c->s), "phase event");
-    if (i == MLP_PHASES)
-        c->have_sample = 1;
+    TIMED(gpu_marks_mark(c->marks, i, c->s), "phase event");
     return 0;
+}
+
+extern "C" int mlp_cuda_phase_poll(mlp_cuda *c, double ms[MLP_PHASES])
+{
+    int rc = gpu_marks_poll(c->marks, ms);
+    return rc <= 1 ? rc : mlp_fail(c, "phase time", gpu_timing_error(rc));
 }
 
 extern "C" int mlp_cuda_phase_ms(mlp_cuda *c, double ms[MLP_PHASES])
 {
-    for (int i = 0; i < MLP_PHASES; i++)
-        ms[i] = NAN;
-    if (!c->have_sample) /* no sampled step has ended yet */
+    int rc = gpu_marks_last(c->marks, ms);
+    return rc <= 0 ? rc : mlp_fail(c, "phase time", gpu_timing_error(rc));
+}
+
+extern "C" int mlp_cuda_span_take(mlp_cuda *c, int which, double *ms)
+{
+    if (!c || which < 0 || which >= MLP_SPANS)
         return -1;
-    CK(cudaEventSynchronize(c->ev[MLP_PHASES]), "phase events");
-    for (int i = 0; i < MLP_PHASES; i++) {
-        float t = 0.0f;
-        CK(cudaEventElapsedTime(&t, c->ev[i], c->ev[i + 1]), "phase time");
-        ms[i] = t;
-    }
+    TIMED(gpu_spans_take(c->span[which], ms), "span time");
     return 0;
+}
+
+extern "C" void mlp_cuda_span_drop(mlp_cuda *c)
+{
+    for (int i = 0; c && i < MLP_SPANS; i++)
+        gpu_spans_drop(c->span[i]);
 }
 
 extern "C" int mlp_cuda_sync(mlp_cuda *c)
@@ -613,7 +496,9 @@ extern "C" int mlp_cuda_take_loss(mlp_cuda *c, double *loss_sum)
 {
     if (!c || !loss_sum)
         return -1;
+    TIMED(gpu_spans_begin(c->span[MLP_SPAN_D2H], c->s), "take loss: span");
     CK(cudaMemcpyAsync(c->h_loss, c->acc, sizeof(double), cudaMemcpyDeviceToHost, c->s), "take loss");
+    TIMED(gpu_spans_end(c->span[MLP_SPAN_D2H], c->s), "take loss: span");
     CK(cudaMemsetAsync(c->acc, 0, sizeof(double), c->s), "take loss: zero");
     CK(cudaStreamSynchronize(c->s), "take loss");
     *loss_sum = *c->h_loss;
@@ -627,13 +512,15 @@ extern "C" int mlp_cuda_evaluate(mlp_cuda *c, long *correct)
     CK(cudaMemsetAsync(c->count, 0, sizeof(unsigned long long), c->s), "evaluate: zero");
     for (long r = 0; r < c->n_test; r += c->max_batch) {
         int B = (int)(c->n_test - r < c->max_batch ? c->n_test - r : c->max_batch);
-        if (gather(c, c->te_x, c->te_y, 0, r, B) || forward(c, B))
+        if (mlp_gather(c, c->te_x, c->te_y, 0, r, B) || forward(c, B))
             return -1;
         k_gpu_count<<<(unsigned)((B + 255) / 256), 256, 0, c->s>>>(c->z3, c->y, B, c->d.n3, c->count);
         LAUNCHED("count");
     }
+    TIMED(gpu_spans_begin(c->span[MLP_SPAN_D2H], c->s), "evaluate: span");
     CK(cudaMemcpyAsync(c->h_count, c->count, sizeof(unsigned long long), cudaMemcpyDeviceToHost, c->s),
        "evaluate: copy count");
+    TIMED(gpu_spans_end(c->span[MLP_SPAN_D2H], c->s), "evaluate: span");
     CK(cudaStreamSynchronize(c->s), "evaluate");
     *correct = (long)*c->h_count;
     return 0;

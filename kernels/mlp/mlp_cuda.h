@@ -57,13 +57,27 @@ enum { MLP_FEED_RESIDENT = 0, MLP_FEED_SYNC = 1, MLP_FEED_OVERLAP = 2 };
 int mlp_cuda_set_feed(mlp_cuda *c, int feed);
 int mlp_cuda_data_host(mlp_cuda *c, const uint8_t *images, const uint8_t *labels, const int32_t *idx, int B);
 
-/* Device time of each phase (issue 18), CUDA events on the stream: call with i = 0 before data, then
- * i = 1..5 after data, forward, loss, backward and update. Every MLP_PHASE_EVERY-th step (from the first)
- * records them; mlp_cuda_phase_ms then gives that sampled step's five phases in ms (waiting for its last
- * event): 0, or -1 when no step was sampled yet (ms NAN). */
+/* Device time of each phase (issue 18), CUDA events on the stream (kernels/gpu/gpu_timing.h): call
+ * with i = 0 before data, then i = 1..5 after data, forward, loss, backward and update. Every
+ * MLP_PHASE_EVERY-th step (from the first) records them. mlp_cuda_phase_poll gives a sampled step's five
+ * phases in ms once it has ended on the device, without waiting: 1, else 0 (or -1 with mlp_cuda_error);
+ * mlp_cuda_phase_ms the last sampled step's, waiting for it: 0, or -1 when none ended yet (ms NAN). */
 enum { MLP_PHASES = 5, MLP_PHASE_EVERY = 64 };
 int mlp_cuda_phase_mark(mlp_cuda *c, int i);
+int mlp_cuda_phase_poll(mlp_cuda *c, double ms[5]);
 int mlp_cuda_phase_ms(mlp_cuda *c, double ms[5]);
+
+/* The record's phases (issue 18): every step's work is timed by an event pair on its stream, nothing
+ * sampled. MLP_SPAN_H2D: the step's host-to-device copies (the batch's indices; with a host feed its rows
+ * and labels instead, on the copy stream with MLP_FEED_OVERLAP); MLP_SPAN_KERNEL: the step's device work
+ * after them, from the gather (after the copy, or after the wait for it) to the update's end;
+ * MLP_SPAN_D2H: the read-backs (take_loss's sum, evaluate's count). span_take: the spans' ms summed
+ * since the last take or drop, which it empties; it waits for the last one, so call it after a sync
+ * (then it waits for nothing). 0, or -1 with mlp_cuda_error (a span left open: a step that failed).
+ * span_drop forgets them (before a repetition). */
+enum { MLP_SPAN_H2D = 0, MLP_SPAN_KERNEL = 1, MLP_SPAN_D2H = 2, MLP_SPANS = 3 };
+int mlp_cuda_span_take(mlp_cuda *c, int which, double *ms);
+void mlp_cuda_span_drop(mlp_cuda *c);
 
 /* Waits for the stream. Then: the sum of the batch-mean losses added since the last take (and zeroes it). */
 int mlp_cuda_sync(mlp_cuda *c);

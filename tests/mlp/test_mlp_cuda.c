@@ -232,6 +232,15 @@ static int run_gpu(int use_cublas, int feed, const float *P0, const uint8_t *trx
                mlp_cuda_error(c));
         fails++;
     }
+    /* issue 18: every step's copies, kernels and read-backs are event spans; a take sums and empties */
+    for (int k = 0; k < MLP_SPANS; k++) {
+        double sum = NAN, again = NAN;
+        if (mlp_cuda_span_take(c, k, &sum) || mlp_cuda_span_take(c, k, &again) || !(sum > 0) || again != 0) {
+            printf("FAIL %s: span %d (h2d, kernel, d2h): %g ms, then %g (want > 0, then 0) %s\n", name, k, sum,
+                   again, mlp_cuda_error(c));
+            fails++;
+        }
+    }
     printf("%s: %d SGD steps (B = 50, 37, 1, ...; lr %g), loss %.6f -> %.6f (cpu %.6f -> %.6f), "
            "worst relative loss difference %.3g at step %d (limit %g)\n",
            name, STEPS, (double)LR, first, last, (double)cpu->losses[0],

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <ftw.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -457,6 +458,53 @@ static void gpu_read_from_traits(void **state)
     free(kp), free(text), free(out), free(path);
 }
 
+/* A repetition whose device time could not be read has null phases (mlp's and cnn's device variants,
+ * experiments/train/train.c): the phases table averages the measured repetitions only, and a case with
+ * none measured gets dashes, not a mean that counts the nulls as 0. */
+static void phases_skip_nulls(void **state)
+{
+    (void)state;
+    char *kp = rep_printf("%s/kernel/run-20261122-100000/results.jsonl", fix), *text = slurp(kp);
+    assert_non_null(text);
+    const char *line5 = text;
+    for (int i = 0; i < 4; i++) /* line 5: entropy_mi cuda at 256, with phases */
+        line5 = strchr(line5, '\n') + 1;
+    json_t *base = json_loads(line5, JSON_DISABLE_EOF_CHECK, NULL);
+    assert_non_null(base);
+    assert_non_null(json_object_get(base, "phases"));
+    char *out = tmpdir(), *path = rep_printf("%s/results.jsonl", out);
+    FILE *f = fopen(path, "w");
+    const char *phases[2] = {
+        "{\"h2d_ms\": [1, null, 3, 1, 1], \"kernel_ms\": [4, null, 4, 4, 4], \"d2h_ms\": [1, null, 1, 1, 1]}",
+        "{\"h2d_ms\": [null, null, null, null, null], \"kernel_ms\": [null, null, null, null, null], "
+        "\"d2h_ms\": [null, null, null, null, null]}"};
+    for (int i = 0; i < 2; i++) {
+        json_t *r = json_deep_copy(base);
+        json_object_set_new(r, "size", json_integer(i == 0 ? 256 : 1024));
+        json_object_set_new(r, "phases", json_loads(phases[i], 0, NULL));
+        char *line = json_dumps(r, JSON_COMPACT);
+        fprintf(f, "%s\n", line);
+        free(line);
+        json_decref(r);
+    }
+    fclose(f);
+    rep_set set = {0};
+    char *paths[] = {out};
+    rep_load(&set, 1, paths, stderr);
+    assert_int_equal(set.nerrors, 0);
+    rep_table *t = rep_tab_phases(&set, 0, "entropy_mi");
+    assert_non_null(t);
+    assert_int_equal(t->nrows, 2);
+    const rep_cell *h = &t->cells[0 * t->ncols + 2], *k = &t->cells[0 * t->ncols + 3];
+    assert_true(h->has_num && fabs(h->num - 1.5) < 1e-12); /* (1 + 3 + 1 + 1) / 4, not / 5 */
+    assert_true(k->has_num && fabs(k->num - 4.0) < 1e-12);
+    assert_string_equal(t->cells[1 * t->ncols + 3].text, "—"); /* none measured */
+    rep_table_free(t);
+    rep_set_free(&set);
+    json_decref(base);
+    free(kp), free(text), free(out), free(path);
+}
+
 static void usage_errors(void **state)
 {
     (void)state;
@@ -773,6 +821,7 @@ int main(void)
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(gpu_read_from_traits),
+        cmocka_unit_test(phases_skip_nulls),
         cmocka_unit_test(compare_same_build),
         cmocka_unit_test(compare_finds_slowdown),
         cmocka_unit_test(compare_flags_noise_and_few_reps),

@@ -349,7 +349,7 @@ static void record_reduced(const cnn_state *s, const train_cfg *ran, sl_record *
 }
 
 #if CNN_DEVICE
-/* The device time of each phase of the last synchronised step, from CUDA events (cnn_cuda_phase_ms):
+/* The device time of each phase of the last sampled step (every 8th), from CUDA events (cnn_cuda_phase_ms):
  * device_data_ms ... device_update_ms; a phase not measured (inside a graph) is left out. */
 static void record_device_phases(cnn_state *s, sl_record *rec)
 {

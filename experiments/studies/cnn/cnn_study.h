@@ -64,6 +64,7 @@ typedef struct cnn_state {
     int vthreads;       /* and its thread count (sl_variant_threads) */
     void *dev;          /* cnn_cuda * for cuda/cudnn (prepare/release) */
     int dev_per_step;   /* device model: read the loss every step (the check) */
+    train_timer timer;  /* device model: its event times (train.h; ctx = dev) */
     double rss_sum;     /* resident memory summed over this repetition's epoch ends, and their count */
     long rss_n;
     train_series series; /* the last repetition's */

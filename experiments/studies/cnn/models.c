@@ -3,8 +3,10 @@
  * step as data (gather + scale), forward, loss, backward, update, each a region, with one region per
  * layer inside forward and backward (cnn_net.c's mark callback), so a profile reads
  * epoch/forward/conv1. The device model calls the same five phases of kernels/cnn/cnn_cuda.h (enqueued
- * on a stream, so their regions measure the host side; "epoch" holds the device time through
- * train_model.sync).
+ * on a stream, so their regions' host time is the enqueue; "epoch" holds the device time through
+ * train_model.sync). Device time (train_timer): the epoch region's device_ms is every step's h2d and
+ * kernel spans, the five regions' the sampled steps' phases (none with a graph), and train_run records
+ * the repetition's phases (docs/nsight.md, docs/results-schema.md).
  */
 #include <math.h>
 
@@ -106,20 +108,27 @@ static int dev_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     cnn_state *s = ctx;
     cnn_cuda *c = s->dev;
     int rc;
+    /* each region also gets a sampled step's device time of its phase, once that step has ended
+     * (train_timer_region: polled, never waited for; none with a graph) */
     prof_begin("data");
     rc = cnn_cuda_data(c, idx, B);
+    train_timer_region(&s->timer, 0);
     prof_end("data");
     prof_begin("forward");
     rc |= cnn_cuda_forward(c, B);
+    train_timer_region(&s->timer, 1);
     prof_end("forward");
     prof_begin("loss");
     rc |= cnn_cuda_loss(c, B);
+    train_timer_region(&s->timer, 2);
     prof_end("loss");
     prof_begin("backward");
     rc |= cnn_cuda_backward(c, B);
+    train_timer_region(&s->timer, 3);
     prof_end("backward");
     prof_begin("update");
     rc |= cnn_cuda_update(c, B, lr, s->momentum);
+    train_timer_region(&s->timer, 4);
     prof_end("update");
     if (rc)
         return dev_fail(s, err);
@@ -149,9 +158,24 @@ static int dev_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *e
     return 0;
 }
 
+/* The seam train_run reads the device's event times through (train_timer, train.h). */
+static int dev_take(void *ctx, int which, double *ms)
+{
+    return cnn_cuda_span_take(ctx, which, ms);
+}
+static void dev_drop(void *ctx) { cnn_cuda_span_drop(ctx); }
+static int dev_poll(void *ctx, double ms[TRAIN_STEP_PHASES])
+{
+    return cnn_cuda_phase_poll(ctx, ms);
+}
+
 train_model cnn_dev_model(cnn_state *s)
 {
-    return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end};
+    _Static_assert((int)CNN_SPAN_H2D == (int)TRAIN_H2D && (int)CNN_SPAN_KERNEL == (int)TRAIN_KERNEL &&
+                   (int)CNN_SPAN_D2H == (int)TRAIN_D2H, "cnn_cuda.h's spans are train.h's");
+    s->timer = (train_timer){.ctx = s->dev, .take = dev_take, .drop = dev_drop, .poll = dev_poll};
+    return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end,
+                         .timer = &s->timer};
 }
 
 /* With graph = 1 the first step of each batch size captures that size's graph (cnn_cuda.h). The check

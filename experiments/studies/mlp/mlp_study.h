@@ -64,6 +64,7 @@ typedef struct mlp_state {
     int vthreads;         /* and its thread count (sl_variant_threads) */
     void *dev;            /* mlp_cuda * for cuda/cublas (prepare/release) */
     int dev_per_step;     /* device model: read the loss every step (checks) */
+    train_timer timer;    /* device model: its event times (train.h; ctx = dev) */
     int feed;             /* --param feed: 0 resident, 1 sync, 2 overlap (MLP_FEED_* of mlp_cuda.h) */
     train_series series;  /* the last repetition's */
     int nreps;            /* timed runs since prepare; acc and secs keep the first MLP_MAX_REPS */

@@ -1,8 +1,10 @@
 /*
  * experiments/studies/mlp/models.c: the mlp variants as train_model adapters. The CPU model runs one
  * step as data (gather + scale), forward, loss, backward, update, each a region; the device model calls
- * the same five steps of kernels/mlp/mlp_cuda.h (enqueued on a stream, so their regions measure the host
- * side; "epoch" holds the device time through train_model.sync).
+ * the same five steps of kernels/mlp/mlp_cuda.h (enqueued on a stream, so their regions' host time is
+ * the enqueue; "epoch" holds the device time through train_model.sync). Device time (train_timer): the
+ * epoch region's device_ms is every step's h2d and kernel spans, the five regions' the sampled steps'
+ * phases, and train_run records the repetition's phases (docs/nsight.md, docs/results-schema.md).
  */
 #include <math.h>
 
@@ -96,24 +98,31 @@ static int dev_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     mlp_state *s = ctx;
     mlp_cuda *c = s->dev;
     int rc = mlp_cuda_phase_mark(c, 0); /* device time per phase, on a sampled step (mlp_cuda.h) */
+    /* each region also gets a sampled step's device time of its phase, once that step has ended
+     * (train_timer_region: polled, never waited for) */
     prof_begin("data");
     rc |= s->feed ? mlp_cuda_data_host(c, s->train.images, s->train.labels, idx, B) : mlp_cuda_data(c, idx, B);
+    train_timer_region(&s->timer, 0);
     prof_end("data");
     rc |= mlp_cuda_phase_mark(c, 1);
     prof_begin("forward");
     rc |= mlp_cuda_forward(c, B);
+    train_timer_region(&s->timer, 1);
     prof_end("forward");
     rc |= mlp_cuda_phase_mark(c, 2);
     prof_begin("loss");
     rc |= mlp_cuda_loss(c, B);
+    train_timer_region(&s->timer, 2);
     prof_end("loss");
     rc |= mlp_cuda_phase_mark(c, 3);
     prof_begin("backward");
     rc |= mlp_cuda_backward(c, B);
+    train_timer_region(&s->timer, 3);
     prof_end("backward");
     rc |= mlp_cuda_phase_mark(c, 4);
     prof_begin("update");
     rc |= mlp_cuda_update(c, lr);
+    train_timer_region(&s->timer, 4);
     prof_end("update");
     rc |= mlp_cuda_phase_mark(c, 5);
     if (rc)
@@ -142,9 +151,25 @@ static int dev_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *e
     return 0;
 }
 
+/* The seam train_run reads the device's event times through (train_timer, train.h). */
+static int dev_take(void *ctx, int which, double *ms)
+{
+    return mlp_cuda_span_take(ctx, which, ms);
+}
+static void dev_drop(void *ctx) { mlp_cuda_span_drop(ctx); }
+static int dev_poll(void *ctx, double ms[TRAIN_STEP_PHASES])
+{
+    return mlp_cuda_phase_poll(ctx, ms);
+}
+
 train_model mlp_dev_model(mlp_state *s)
 {
-    return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end};
+    _Static_assert((int)MLP_SPAN_H2D == (int)TRAIN_H2D && (int)MLP_SPAN_KERNEL == (int)TRAIN_KERNEL &&
+                   (int)MLP_SPAN_D2H == (int)TRAIN_D2H &&
+                   MLP_PHASES == TRAIN_STEP_PHASES, "mlp_cuda.h's spans and phases are train.h's");
+    s->timer = (train_timer){.ctx = s->dev, .take = dev_take, .drop = dev_drop, .poll = dev_poll};
+    return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end,
+                         .timer = &s->timer};
 }
 
 int mlp_dev_prepare(mlp_state *s, int v, sl_error *err)
