@@ -154,6 +154,37 @@ crossover() {
     return ${cpu:-0}
 }
 
+# What the per-step CUDA events cost: mlp's and cnn's device rows again with --param spans=0 (no events,
+# no phases) into spans0/, each median beside the one with events (the runs above). Not a failure
+# either way: the figure for docs/gpu-check.md.
+spans_cost() {
+    local s v data=()
+    [ -d "$deps/data/fashion-mnist" ] && data=(--data "$deps/data/fashion-mnist")
+    for s in mlp cnn; do
+        v=$(gpu_variants "$s")
+        [ -n "$v" ] || continue
+        say "event cost: $s --variants $v --param spans=0"
+        mkdir -p "$out/spans0"  # traced like the runs above, so that only the events differ
+        ./build-gpu/experiments/speedlab run "$s" --variants "$v" --param spans=0 $quick "${data[@]}" \
+            --trace "$out/spans0/trace-$s.json" --out "$out/spans0" >>"$out/run.log" 2>&1
+    done
+    command -v python3 >/dev/null || return 0
+    python3 - "$out" <<'EOF'
+import glob, json, sys
+def medians(pattern):
+    m = {}
+    for f in sorted(glob.glob(pattern)):
+        for line in open(f):
+            r = json.loads(line)
+            if r.get("kind") == "case" and r.get("study") in ("mlp", "cnn") and r.get("status") == "ok":
+                m[(r["study"], r["variant"])] = r["stats"]["median_s"]
+    return m
+on, off = medians(sys.argv[1] + "/run-*/results.jsonl"), medians(sys.argv[1] + "/spans0/run-*/results.jsonl")
+for k in sorted(set(on) & set(off)):
+    print(f"{k[0]:<6} {k[1]:<10} spans=1 {on[k]:.6g} s  spans=0 {off[k]:.6g} s  events cost {100 * (on[k] / off[k] - 1):+.1f} %")
+EOF
+}
+
 # One line per GPU case: status, median, whether the record has phases and peak VRAM.
 summary() {
     if ! command -v python3 >/dev/null; then
@@ -209,6 +240,7 @@ main() {
         GPU_CASES="$GPU_CASES $(echo "$v" | tr ',' '\n' | sed "s|^|$s/|" | tr '\n' ' ')"
         run_study "$s" "$v" || failed=1
     done
+    spans_cost
     [ -n "$quick" ] || crossover || failed=1
     ./build-gpu/experiments/speedlab report "$out"/run-* --out "$out/report" >>"$out/run.log" 2>&1 ||
         say "speedlab report exited non-zero (see $out/run.log)"

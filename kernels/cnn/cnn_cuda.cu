@@ -517,6 +517,14 @@ extern "C" void cnn_cuda_span_drop(cnn_cuda *c)
         gpu_spans_drop(c->span[i]);
 }
 
+extern "C" void cnn_cuda_spans_off(cnn_cuda *c)
+{
+    for (int i = 0; c && i < CNN_SPANS; i++) {
+        gpu_spans_destroy(c->span[i]);
+        c->span[i] = NULL; /* gpu_timing: a NULL log records nothing */
+    }
+}
+
 extern "C" const char *cnn_cuda_algorithms(const cnn_cuda *c)
 {
     return c && cnn_backend_is_dnn(c->backend) && c->dnn ? cnn_dnn_algorithms(c->dnn) : "";

@@ -83,6 +83,9 @@ int cnn_cuda_phase_poll(cnn_cuda *c, double ms[5]);
 enum { CNN_SPAN_H2D = 0, CNN_SPAN_KERNEL = 1, CNN_SPAN_D2H = 2, CNN_SPANS = 3 };
 int cnn_cuda_span_take(cnn_cuda *c, int which, double *ms);
 void cnn_cuda_span_drop(cnn_cuda *c);
+/* No spans from now on (the study's spans=0): the steps record no events but the sampled phase marks,
+ * so their time is free of the events' cost; span_take then gives -1. */
+void cnn_cuda_spans_off(cnn_cuda *c);
 /* cudnn: the algorithms cudnnFind* (or the heuristic) chose, e.g. "conv1 fwd IMPLICIT_PRECOMP_GEMM, ..."
  * ("" for cuda). */
 const char *cnn_cuda_algorithms(const cnn_cuda *c);

@@ -62,6 +62,8 @@ extern "C" void gpu_spans_destroy(gpu_spans *s)
 
 extern "C" int gpu_spans_begin(gpu_spans *s, void *stream)
 {
+    if (!s) /* spans switched off (the study's spans=0): nothing recorded */
+        return 0;
     if (s->open) /* a begin without an end (a failed step): that pair is abandoned, its begin reused */
         s->n--, s->open = 0;
     if (s->n >= GPU_SPANS_MAX) {
@@ -83,7 +85,7 @@ extern "C" int gpu_spans_begin(gpu_spans *s, void *stream)
 
 extern "C" int gpu_spans_end(gpu_spans *s, void *stream)
 {
-    if (!s->open)
+    if (!s || !s->open)
         return 0;
     cudaError_t e = cudaEventRecord(s->ev[2 * (s->n - 1) + 1], (cudaStream_t)stream);
     if (e != cudaSuccess)
@@ -94,12 +96,16 @@ extern "C" int gpu_spans_end(gpu_spans *s, void *stream)
 
 extern "C" void gpu_spans_drop(gpu_spans *s)
 {
+    if (!s)
+        return;
     s->n = 0, s->open = 0, s->overflow = 0;
 }
 
 extern "C" int gpu_spans_take(gpu_spans *s, double *ms)
 {
     *ms = NAN;
+    if (!s)
+        return -1;
     int bad = s->overflow || s->open;
     long n = s->n;
     gpu_spans_drop(s);

@@ -32,7 +32,8 @@ typedef struct gpu_marks gpu_marks;
 gpu_spans *gpu_spans_create(long reserve, int *rc);
 void gpu_spans_destroy(gpu_spans *s);
 /* Records the next pair's begin / end on stream (a cudaStream_t). An end without a begin is ignored;
- * past GPU_SPANS_MAX pairs both record nothing and mark the log overflowed. */
+ * past GPU_SPANS_MAX pairs both record nothing and mark the log overflowed. A NULL log (spans switched
+ * off) records nothing; drop ignores it and take gives -1. */
 int gpu_spans_begin(gpu_spans *s, void *stream);
 int gpu_spans_end(gpu_spans *s, void *stream);
 /* *ms = the sum of the closed pairs' elapsed times since the last take (waits for the last end event,

@@ -484,6 +484,14 @@ extern "C" void mlp_cuda_span_drop(mlp_cuda *c)
         gpu_spans_drop(c->span[i]);
 }
 
+extern "C" void mlp_cuda_spans_off(mlp_cuda *c)
+{
+    for (int i = 0; c && i < MLP_SPANS; i++) {
+        gpu_spans_destroy(c->span[i]);
+        c->span[i] = NULL; /* gpu_timing: a NULL log records nothing */
+    }
+}
+
 extern "C" int mlp_cuda_sync(mlp_cuda *c)
 {
     if (!c)

@@ -78,6 +78,9 @@ int mlp_cuda_phase_ms(mlp_cuda *c, double ms[5]);
 enum { MLP_SPAN_H2D = 0, MLP_SPAN_KERNEL = 1, MLP_SPAN_D2H = 2, MLP_SPANS = 3 };
 int mlp_cuda_span_take(mlp_cuda *c, int which, double *ms);
 void mlp_cuda_span_drop(mlp_cuda *c);
+/* No spans from now on (the study's spans=0): the steps record no events but the sampled phase marks,
+ * so their time is free of the events' cost; span_take then gives -1. */
+void mlp_cuda_spans_off(mlp_cuda *c);
 
 /* Waits for the stream. Then: the sum of the batch-mean losses added since the last take (and zeroes it). */
 int mlp_cuda_sync(mlp_cuda *c);

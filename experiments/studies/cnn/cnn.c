@@ -38,6 +38,9 @@ static const sl_param params[] = {
     {"check_steps", "4", "teacher-forced SGD steps checked against double precision before timing (check.c)", SL_INT(1, 1000000)},
     {"train_rows", "0", "training rows per epoch (0 = all; fewer marks the case reduced)", SL_INT(0, 2147483647)},
     {"graph", "0", "cuda and cudnn: 1 captures each training step as a CUDA graph (CPU variants ignore it)", SL_INT(0, 1)},
+    {"spans", "1", "cuda, cudnn: 1 times every step's copies and kernels with CUDA events (the record's "
+                   "phases, the epoch region's device time); 0 records no phases, for step times free "
+                   "of the events' cost (CPU variants ignore it)", SL_INT(0, 1)},
 };
 static const long sizes[] = {512};
 static const long quick_sizes[] = {512};
@@ -84,7 +87,7 @@ static int load_data(cnn_state *s, const sl_opts *o, sl_error *err)
 
 /* The --param values as given, before any is narrowed to the state's int or float. */
 typedef struct cnn_params {
-    long epochs, naive_epochs, naive_rows, check_steps, train_rows, graph;
+    long epochs, naive_epochs, naive_rows, check_steps, train_rows, graph, spans;
     double lr, momentum;
 } cnn_params;
 
@@ -112,6 +115,8 @@ static int bad_param(const cnn_params *p, sl_error *err)
         name = "train_rows", want = "an integer >= 0 (0 = all)", snprintf(got, sizeof got, "%ld", p->train_rows);
     else if (p->graph != 0 && p->graph != 1)
         name = "graph", want = "0 or 1", snprintf(got, sizeof got, "%ld", p->graph);
+    else if (p->spans != 0 && p->spans != 1)
+        name = "spans", want = "0 or 1", snprintf(got, sizeof got, "%ld", p->spans);
     if (!name)
         return 0;
     sl_error_set(err, "cnn: --param %s=%s is out of range: want %s", name, got, want);
@@ -125,6 +130,7 @@ static int read_params(cnn_state *s, long batch, const sl_opts *o, sl_error *err
                     .naive_rows = sl_param_long(o, st, "naive_rows"),
                     .check_steps = sl_param_long(o, st, "check_steps"),
                     .train_rows = sl_param_long(o, st, "train_rows"), .graph = sl_param_long(o, st, "graph"),
+                    .spans = sl_param_long(o, st, "spans"),
                     .lr = sl_param_double(o, st, "lr"), .momentum = sl_param_double(o, st, "momentum")};
     if (bad_param(&p, err))
         return -1;
@@ -133,7 +139,7 @@ static int read_params(cnn_state *s, long batch, const sl_opts *o, sl_error *err
         return -1;
     }
     s->epochs = (int)p.epochs, s->naive_epochs = (int)p.naive_epochs, s->check_steps = (int)p.check_steps;
-    s->naive_rows = p.naive_rows, s->graph = (int)p.graph, s->momentum = (float)p.momentum;
+    s->naive_rows = p.naive_rows, s->graph = (int)p.graph, s->spans = (int)p.spans, s->momentum = (float)p.momentum;
     s->quick = o->quick;
     long n = p.train_rows > 0 && p.train_rows < s->train.n ? p.train_rows : s->train.n;
     if (s->quick) {

@@ -54,6 +54,7 @@ typedef struct cnn_state {
     train_cfg cfg;      /* epochs, batch, lr, seed, rows, partial_last: the timed runs */
     float momentum;
     int epochs, naive_epochs, check_steps, quick, threads, graph; /* threads: --threads */
+    int spans;            /* --param spans: 0 = no per-step CUDA events (no phases recorded) */
     long naive_rows;    /* training rows per epoch of the naive variant (0 = all) */
     float *P0, *P, *G, *V; /* initial weights (He, from the seed), working copy, gradient, momentum */
     float *wsblock, *X; /* workspace for one batch; the batch (or an evaluation chunk) as floats */

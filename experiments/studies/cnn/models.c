@@ -175,7 +175,7 @@ train_model cnn_dev_model(cnn_state *s)
                    (int)CNN_SPAN_D2H == (int)TRAIN_D2H, "cnn_cuda.h's spans are train.h's");
     s->timer = (train_timer){.ctx = s->dev, .take = dev_take, .drop = dev_drop, .poll = dev_poll};
     return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end,
-                         .timer = &s->timer};
+                         .timer = s->spans ? &s->timer : NULL}; /* spans=0: no phases to record */
 }
 
 /* With graph = 1 the first step of each batch size captures that size's graph (cnn_cuda.h). The check
@@ -210,6 +210,8 @@ int cnn_dev_prepare(cnn_state *s, int v, sl_error *err)
         sl_error_set(err, "cnn: %s", msg);
         return -1;
     }
+    if (!s->spans)
+        cnn_cuda_spans_off(s->dev);
     if (s->graph && capture_graphs(s, err) != 0) {
         cnn_dev_release(s);
         return -1;

@@ -36,6 +36,9 @@ static const sl_param params[] = {
                          "(each batch gathered on the host and copied from pageable memory on the compute "
                          "stream) or overlap (pinned slots copied on a second stream while the last step "
                          "computes); CPU variants ignore it", SL_TEXT("resident|sync|overlap")},
+    {"spans", "1", "cuda, cublas: 1 times every step's copies and kernels with CUDA events (the record's "
+                   "phases, the epoch region's device time); 0 records no phases, for step times free "
+                   "of the events' cost (CPU variants ignore it)", SL_INT(0, 1)},
 };
 static const long sizes[] = {64};
 static const long quick_sizes[] = {64};
@@ -99,6 +102,7 @@ static int read_params(mlp_state *s, long batch, const sl_opts *o, sl_error *err
         sl_error_set(err, "mlp: --param feed=%s: expected resident, sync or overlap", feed);
         return -1;
     }
+    s->spans = sl_param_long(o, &sl_study_mlp, "spans") != 0; /* SL_INT(0, 1): checked before setup */
     s->quick = o->quick;
     long n = rows > 0 && rows < s->train.n ? rows : s->train.n;
     if (s->quick) {

@@ -66,6 +66,7 @@ typedef struct mlp_state {
     int dev_per_step;     /* device model: read the loss every step (checks) */
     train_timer timer;    /* device model: its event times (train.h; ctx = dev) */
     int feed;             /* --param feed: 0 resident, 1 sync, 2 overlap (MLP_FEED_* of mlp_cuda.h) */
+    int spans;            /* --param spans: 0 = no per-step CUDA events (no phases recorded) */
     train_series series;  /* the last repetition's */
     int nreps;            /* timed runs since prepare; acc and secs keep the first MLP_MAX_REPS */
     double acc[MLP_MAX_REPS], secs[MLP_MAX_REPS];

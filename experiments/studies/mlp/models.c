@@ -169,7 +169,7 @@ train_model mlp_dev_model(mlp_state *s)
                    MLP_PHASES == TRAIN_STEP_PHASES, "mlp_cuda.h's spans and phases are train.h's");
     s->timer = (train_timer){.ctx = s->dev, .take = dev_take, .drop = dev_drop, .poll = dev_poll};
     return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end,
-                         .timer = &s->timer};
+                         .timer = s->spans ? &s->timer : NULL}; /* spans=0: no phases to record */
 }
 
 int mlp_dev_prepare(mlp_state *s, int v, sl_error *err)
@@ -186,6 +186,8 @@ int mlp_dev_prepare(mlp_state *s, int v, sl_error *err)
         sl_error_set(err, "mlp: %s", mlp_cuda_error(s->dev));
         return -1;
     }
+    if (!s->spans)
+        mlp_cuda_spans_off(s->dev);
     return 0;
 }
 
