@@ -358,10 +358,12 @@ static const sl_variant variants[] = {
     {"naive", NULL, "plain loops, weights walked with a stride (trains naive_epochs epochs)", NULL,
      SL_REDUCED, &(const mlp_kernels){.forward = mlp_forward_naive, .backward = mlp_backward_naive}},
     {"simd", NULL, "register-blocked products with explicit vectors, one thread", "naive", 0,
-     &(const mlp_kernels){.forward = mlp_forward_simd, .backward = mlp_backward_simd}},
-    /* the threads gather X by columns (at two threads, those they read) and update what they wrote */
+     &(const mlp_kernels){.forward = mlp_forward_simd, .backward = mlp_backward_simd, .step = mlp_step_simd}},
+    /* the threads gather X by columns (at two threads, those they read) and update what they wrote; a
+     * step is one parallel region (mlp_step_omp) */
     {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads", "simd", SL_THREADED,
-     &(const mlp_kernels){mlp_forward_omp, mlp_backward_omp, mlp_update_omp, mlp_gather_omp, 0}},
+     &(const mlp_kernels){.forward = mlp_forward_omp, .backward = mlp_backward_omp, .update = mlp_update_omp,
+                          .gather = mlp_gather_omp, .step = mlp_step_omp}},
     {"blas", "blas", "the products by cblas_sgemm", "naive", SL_THREADED, &(const mlp_kernels)MLP_BLAS_KERNELS},
     {"cuda", "cuda", "own CUDA kernels, data resident on the GPU, batch gathered there", "omp", SL_DEVICE,
      &(const mlp_kernels){.cublas = 0}},
