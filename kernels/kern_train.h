@@ -39,14 +39,16 @@ static inline void kern_he_fill(float *W, size_t n, int fan_in, uint64_t *s)
     }
 }
 
-/* Softmax of the B x K logits z in place (each row max-shifted); g = (softmax - onehot(y)) / B, the
- * gradient of the mean loss; returns the mean cross-entropy, summed in double so that the mean does
- * not depend on B's rounding. -log p_y is taken from p (one pass), clamped so that a saturated wrong
- * answer gives a large finite loss, not inf. */
-static inline float kern_softmax_xent(float *z, float *g, const uint8_t *y, int B, int K)
+/* Softmax of rows r0..r1-1 of the B x K logits z in place (each row max-shifted); g = (softmax -
+ * onehot(y)) / B, the gradient of the mean loss over all B rows; returns the rows' summed
+ * cross-entropy, in double so that the mean does not depend on B's rounding. -log p_y is taken from p
+ * (one pass), clamped so that a saturated wrong answer gives a large finite loss, not inf. A range of
+ * rows lets threads share the rows (mlp's fused omp step) and add their sums. */
+static inline double kern_softmax_xent_rows(float *z, float *g, const uint8_t *y, int r0, int r1, int B,
+                                            int K)
 {
     double total = 0.0;
-    for (int b = 0; b < B; b++) {
+    for (int b = r0; b < r1; b++) {
         float *zb = z + (size_t)b * K, *gb = g + (size_t)b * K;
         float mx = zb[0];
         for (int j = 1; j < K; j++)
@@ -62,7 +64,13 @@ static inline float kern_softmax_xent(float *z, float *g, const uint8_t *y, int 
         }
         total += -log(fmax((double)zb[y[b]], 1e-30));
     }
-    return (float)(total / B);
+    return total;
+}
+
+/* All B rows: the mean cross-entropy. */
+static inline float kern_softmax_xent(float *z, float *g, const uint8_t *y, int B, int K)
+{
+    return (float)(kern_softmax_xent_rows(z, g, y, 0, B, B, K) / B);
 }
 
 /* How many of the B rows of K logits (or probabilities) have their first maximum at y. */

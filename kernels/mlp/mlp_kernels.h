@@ -59,6 +59,18 @@ typedef void (*mlp_update_fn)(const mlp_dims *d, float *P, const float *G, float
 typedef void (*mlp_gather_fn)(const mlp_dims *d, const uint8_t *images, const int32_t *idx, int B,
                               float *X, int threads);
 
+/* A whole SGD step of a variant that has one (NULL in a model's table: gather, forward, mlp_loss,
+ * backward, update as separate calls): the forward, the loss (returned, as mlp_loss) and the backward
+ * with the update P -= lr G fused in, where G is never written (scratch for a batch the fusion does
+ * not cover). images/idx: the variant gathers X itself from images[idx] (its own gather), or, with
+ * images NULL, X already holds the batch. y: the B labels. */
+typedef float (*mlp_step_fn)(const mlp_dims *d, float *P, const uint8_t *images, const int32_t *idx,
+                             float *X, const uint8_t *y, int B, mlp_ws *ws, float *G, float lr, int threads);
+float mlp_step_simd(const mlp_dims *d, float *P, const uint8_t *images, const int32_t *idx, float *X,
+                    const uint8_t *y, int B, mlp_ws *ws, float *G, float lr, int threads);
+float mlp_step_omp(const mlp_dims *d, float *P, const uint8_t *images, const int32_t *idx, float *X,
+                   const uint8_t *y, int B, mlp_ws *ws, float *G, float lr, int threads);
+
 /* The variant kernels, declared by the build line that builds them: for each NAME of mlp_variant_kernels
  * (kernels/mlp/meson.build), NAME.c defines mlp_forward_NAME and mlp_backward_NAME, and the generated
  * mlp_variant_kernels.h has the line MLP_KERNEL(NAME). What each does: its file's first comment (blas is

@@ -52,10 +52,62 @@ typedef struct mlps_op {
     int relu;          /* C = max(C, 0) at the end */
     const float *mask; /* C = mask(r, c) > 0 ? C : 0 at the end (NULL: no mask) */
     size_t ldm;
+    float lr;          /* > 0: C -= lr * (A B), the SGD update fused into the store (C is the weights);
+                        * only where k fits one reduction block (mlps_fused_ok) */
 } mlps_op;
 
-/* Panel[p][c] = B(p0 + p, c0 + c) for p < kn, c < nc; columns nc..NC-1 zero, so a tail vector adds 0. */
-static inline void mlps_pack(const mlps_op *o, int p0, int kn, int c0, int nc, float *panel)
+/* Whether the fused update (mlps_op.lr) can run at batch B: the weight gradient's reduction is the
+ * batch, and C can only take the update once, at the end of a single reduction block. */
+static inline int mlps_fused_ok(int B)
+{
+    return B > 0 && B <= MLPS_KC;
+}
+
+/* The VL x VL block whose rows are src[i * lds ..] (i < VL), transposed into dst[j * ldd ..]: one
+ * stage per bit of the lane index, each swapping that bit of the row index with that bit of the lane
+ * (pairs of rows i, i + s exchange the lanes with bit s set in i for those with it clear in i + s), so
+ * log2(VL) stages of VL two-vector shuffles replace VL * VL scalar moves. The masks are constants once
+ * the lane loops unroll (GCC: one two-source permute per shuffle with AVX-512 and AVX2). */
+static inline __attribute__((always_inline)) void mlps_tstage(vf32 *r, const int sb)
+{
+    vi32 lo, hi;
+    #pragma GCC unroll 16
+    for (int l = 0; l < MLPS_VL; l++) {
+        lo[l] = (l & sb) ? MLPS_VL + l - sb : l;
+        hi[l] = (l & sb) ? MLPS_VL + l : l + sb;
+    }
+    #pragma GCC unroll 16
+    for (int i = 0; i < MLPS_VL; i++)
+        if (!(i & sb)) {
+            vf32 a = r[i], b = r[i + sb];
+            r[i] = __builtin_shuffle(a, b, lo);
+            r[i + sb] = __builtin_shuffle(a, b, hi);
+        }
+}
+
+static inline __attribute__((always_inline)) void mlps_transpose(const float *src, size_t lds, float *dst,
+                                                                 size_t ldd)
+{
+    vf32 r[MLPS_VL];
+    #pragma GCC unroll 16
+    for (int i = 0; i < MLPS_VL; i++)
+        r[i] = vf32_load(src + (size_t)i * lds);
+    if (MLPS_VL > 8) /* the stages with constant bits: masks fold to constants */
+        mlps_tstage(r, 8);
+    if (MLPS_VL > 4)
+        mlps_tstage(r, 4);
+    if (MLPS_VL > 2)
+        mlps_tstage(r, 2);
+    if (MLPS_VL > 1)
+        mlps_tstage(r, 1);
+    #pragma GCC unroll 16
+    for (int j = 0; j < MLPS_VL; j++)
+        vf32_store(dst + (size_t)j * ldd, r[j]);
+}
+
+/* Panel[p][c] = B(p0 + p, c0 + c) for p < kn, c < nc; columns nc..NC-1 zero, so a tail vector adds 0.
+ * Not inlined: once per panel, and kept out of the tiles' register allocation. */
+static __attribute__((noinline)) void mlps_pack(const mlps_op *o, int p0, int kn, int c0, int nc, float *panel)
 {
     const float *s = o->B + (size_t)p0 * o->bps + (size_t)c0 * o->bcs;
     if (o->bcs == 1) { /* rows of B are contiguous: a copy, whole vectors (vf32_load_n zero-fills a tail) */
@@ -65,20 +117,41 @@ static inline void mlps_pack(const mlps_op *o, int p0, int kn, int c0, int nc, f
                            vf32_load_n(s + (size_t)p * o->bps + v * MLPS_VL, nc - v * MLPS_VL));
         return;
     }
-    /* W^T for the delta: read W's rows (contiguous in p), write a panel column */
+    /* W^T for the delta (W's rows contiguous in p, bps 1): whole VL x VL blocks by mlps_transpose
+     * (a third of delta1's time went to this copy when it was scalar), the edges element by element */
     if (nc < MLPS_NC)
         memset(panel, 0, (size_t)kn * MLPS_NC * sizeof(float));
+    int cv = o->bps == 1 ? nc / MLPS_VL * MLPS_VL : 0, pv = kn / MLPS_VL * MLPS_VL;
+    for (int c = 0; c < cv; c += MLPS_VL)
+        for (int p = 0; p < pv; p += MLPS_VL)
+            mlps_transpose(s + (size_t)c * o->bcs + p, o->bcs, panel + (size_t)p * MLPS_NC + c, MLPS_NC);
     for (int c = 0; c < nc; c++)
-        for (int p = 0; p < kn; p++)
+        for (int p = c < cv ? pv : 0; p < kn; p++)
             panel[(size_t)p * MLPS_NC + c] = s[(size_t)c * o->bcs + (size_t)p * o->bps];
 }
 
+/* Vector v of a tile row at p: whole (full, a compile-time constant at every call) or the first n lanes.
+ * Whole vectors matter beyond the tail: vf32_load_n/store_n may call memcpy, and a call in the tile's
+ * epilogue makes GCC spill every accumulator to the stack first (all vector registers are
+ * caller-saved), in every tile, not only in the tail ones. */
+static inline __attribute__((always_inline)) vf32 mlps_ld(const int full, const float *p, int n)
+{
+    return full ? vf32_load(p) : vf32_load_n(p, n);
+}
+static inline __attribute__((always_inline)) void mlps_st(const int full, float *p, vf32 x, int n)
+{
+    if (full)
+        vf32_store(p, x);
+    else
+        vf32_store_n(p, x, n);
+}
+
 /* C tile rows r..r+mr-1, columns c..c+nc-1 over reduction p0..p0+kn-1, held in mr x nv registers;
- * panel row p (B's row p0 + p from column c) at panel + p * ldp. mr and nv are constants at every call,
- * so the loops unroll and acc stays in registers. */
-static inline __attribute__((always_inline)) void mlps_tile(const int mr, const int nv, const mlps_op *o,
-                                                            int r, int c, int nc, int p0, int kn,
-                                                            const float *panel, size_t ldp)
+ * panel row p (B's row p0 + p from column c) at panel + p * ldp. mr, nv and full (nc = nv vectors
+ * exactly) are constants at every call, so the loops unroll and acc stays in registers. */
+static inline __attribute__((always_inline)) void mlps_tile(const int mr, const int nv, const int full,
+                                                            const mlps_op *o, int r, int c, int nc, int p0,
+                                                            int kn, const float *panel, size_t ldp)
 {
     vf32 acc[MLPS_MR][MLPS_NV];
     float *C = o->C + (size_t)r * o->ldc + c;
@@ -86,9 +159,9 @@ static inline __attribute__((always_inline)) void mlps_tile(const int mr, const 
         for (int v = 0; v < nv; v++) {
             int n = nc - v * MLPS_VL;
             if (p0 > 0) /* a later reduction block: continue the sums left in C */
-                acc[i][v] = vf32_load_n(C + (size_t)i * o->ldc + v * MLPS_VL, n);
+                acc[i][v] = mlps_ld(full, C + (size_t)i * o->ldc + v * MLPS_VL, n);
             else if (o->bias)
-                acc[i][v] = vf32_load_n(o->bias + c + v * MLPS_VL, n);
+                acc[i][v] = mlps_ld(full, o->bias + c + v * MLPS_VL, n);
             else
                 acc[i][v] = (vf32){0};
         }
@@ -115,31 +188,34 @@ static inline __attribute__((always_inline)) void mlps_tile(const int mr, const 
             if (last && o->relu) /* fused ReLU: x > 0 is all-ones where kept */
                 x = (vf32)((vi32)x & (x > 0.0f));
             if (last && o->mask) { /* fused relu'(A_prev): A_prev > 0 iff its z > 0 */
-                vf32 m = vf32_load_n(o->mask + (size_t)(r + i) * o->ldm + c + v * MLPS_VL, n);
+                vf32 m = mlps_ld(full, o->mask + (size_t)(r + i) * o->ldm + c + v * MLPS_VL, n);
                 x = (vf32)((vi32)x & (m > 0.0f));
             }
-            vf32_store_n(C + (size_t)i * o->ldc + v * MLPS_VL, x, n);
+            if (o->lr > 0.0f) /* fused SGD (p0 is 0: one block): the weights, less lr times the gradient */
+                x = mlps_ld(full, C + (size_t)i * o->ldc + v * MLPS_VL, n) - o->lr * x;
+            mlps_st(full, C + (size_t)i * o->ldc + v * MLPS_VL, x, n);
         }
 }
 
-/* All MR-row tiles of one panel, with the column count's vector count fixed at compile time. */
-static inline __attribute__((always_inline)) void mlps_rows(const int nv, const mlps_op *o, int r0, int r1,
-                                                            int c, int nc, int p0, int kn,
+/* All MR-row tiles of one panel, with the column count's vector count (and whether it is whole) fixed
+ * at compile time. */
+static inline __attribute__((always_inline)) void mlps_rows(const int nv, const int full, const mlps_op *o,
+                                                            int r0, int r1, int c, int nc, int p0, int kn,
                                                             const float *panel, size_t ldp)
 {
     int r = r0;
     for (; r + MLPS_MR <= r1; r += MLPS_MR)
-        mlps_tile(MLPS_MR, nv, o, r, c, nc, p0, kn, panel, ldp);
+        mlps_tile(MLPS_MR, nv, full, o, r, c, nc, p0, kn, panel, ldp);
     if (r + 4 <= r1) { /* row tails in as few tiles as possible: 4, 2, 1 */
-        mlps_tile(4, nv, o, r, c, nc, p0, kn, panel, ldp);
+        mlps_tile(4, nv, full, o, r, c, nc, p0, kn, panel, ldp);
         r += 4;
     }
     if (r + 2 <= r1) {
-        mlps_tile(2, nv, o, r, c, nc, p0, kn, panel, ldp);
+        mlps_tile(2, nv, full, o, r, c, nc, p0, kn, panel, ldp);
         r += 2;
     }
     if (r < r1)
-        mlps_tile(1, nv, o, r, c, nc, p0, kn, panel, ldp);
+        mlps_tile(1, nv, full, o, r, c, nc, p0, kn, panel, ldp);
 }
 
 /* Rows r0..r1-1 of C = A B (all columns). A narrow block (the 10 logits) uses one-vector tiles rather
@@ -160,10 +236,12 @@ static inline void mlps_gemm(const mlps_op *o, int r0, int r1)
                 ldp = o->bps;
             } else
                 mlps_pack(o, p0, kn, c, nc, panel);
-            if (nc <= MLPS_VL)
-                mlps_rows(1, o, r0, r1, c, nc, p0, kn, pp, ldp);
+            if (nc == MLPS_NC) /* whole vectors: no tail code at all */
+                mlps_rows(MLPS_NV, 1, o, r0, r1, c, nc, p0, kn, pp, ldp);
+            else if (nc <= MLPS_VL)
+                mlps_rows(1, 0, o, r0, r1, c, nc, p0, kn, pp, ldp);
             else
-                mlps_rows(MLPS_NV, o, r0, r1, c, nc, p0, kn, pp, ldp);
+                mlps_rows(MLPS_NV, 0, o, r0, r1, c, nc, p0, kn, pp, ldp);
         }
     }
 }
@@ -203,6 +281,16 @@ static inline void mlps_wgrad_rows(const float *A, const float *D, float *dW, in
     mlps_gemm(&o, k0, k1);
 }
 
+/* W rows k0..k1-1 -= lr * (A^T D)[k0..k1-1]: mlps_wgrad_rows with the update fused (mlps_fused_ok(B)),
+ * so the gradient is never stored and the update is no separate pass over it. */
+static inline void mlps_wgrad_sgd_rows(const float *A, const float *D, float *W, int B, int n_in, int n_out,
+                                       int k0, int k1, float lr)
+{
+    mlps_op o = {.A = A, .ars = 1, .aps = n_in, .B = D, .bps = n_out, .bcs = 1, .C = W, .ldc = n_out,
+                 .n = n_out, .k = B, .lr = lr};
+    mlps_gemm(&o, k0, k1);
+}
+
 /* db[j] = sum_b D[b][j] for j0 <= j < j1 (B x n floats: a few hundred adds, left to the vectoriser). */
 static inline void mlps_colsum(const float *D, float *db, int B, int n, int j0, int j1)
 {
@@ -211,6 +299,19 @@ static inline void mlps_colsum(const float *D, float *db, int B, int n, int j0, 
     for (int b = 0; b < B; b++)
         for (int j = j0; j < j1; j++)
             db[j] += D[(size_t)b * n + j];
+}
+
+/* b[j] -= lr * sum_b D[b][j] for j0 <= j < j1: mlps_colsum with the update fused, in chunks of 64
+ * columns summed on the stack (the same order of adds as mlps_colsum). */
+static inline void mlps_colsum_sgd(const float *D, float *bias, int B, int n, int j0, int j1, float lr)
+{
+    float s[64];
+    for (int c = j0; c < j1; c += 64) {
+        int m = j1 - c < 64 ? j1 - c : 64;
+        mlps_colsum(D + c, s, B, n, 0, m);
+        for (int j = 0; j < m; j++)
+            bias[c + j] -= lr * s[j];
+    }
 }
 
 /* [*lo, *hi) of n items for part t of nt: equal parts rounded up to even counts (whole MR tiles would

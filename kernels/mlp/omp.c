@@ -23,6 +23,7 @@
 #include "mlp_simd.h"
 
 #include "kern_omp.h"
+#include "kern_train.h"
 
 /* Layer 1 for two threads, split by its input index k (the rows of W1 and the columns of X): thread t
  * sums X[:, k_t] W1[k_t, :] over its half of k for every batch row, thread 0 into a1 (with the bias),
@@ -47,26 +48,30 @@ static void layer1_split_k(const mlp_dims *d, const float *P, const float *X, in
     }
 }
 
+/* Thread t of nt's part of the forward (the cuts in the file's comment). */
+static void forward_part(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int t, int nt)
+{
+    int r0, r1;
+    mlps_split(B, t, nt, &r0, &r1);
+    if (nt == 2) { /* layer 1 by k; layers 2 and 3 (an eighth of the work) by rows */
+        mlp_layout L = mlp_layout_of(d);
+        layer1_split_k(d, P, X, B, ws, t);
+        mlps_op o2 = {.A = ws->a1, .ars = d->n1, .aps = 1, .B = P + L.W2, .bps = d->n2, .bcs = 1,
+                      .C = ws->a2, .ldc = d->n2, .n = d->n2, .k = d->n1, .bias = P + L.b2, .relu = 1};
+        mlps_op o3 = {.A = ws->a2, .ars = d->n2, .aps = 1, .B = P + L.W3, .bps = d->n3, .bcs = 1,
+                      .C = ws->z3, .ldc = d->n3, .n = d->n3, .k = d->n2, .bias = P + L.b3, .relu = 0};
+        mlps_gemm(&o2, r0, r1);
+        mlps_gemm(&o3, r0, r1);
+    } else
+        mlps_forward_rows(d, P, X, ws, r0, r1);
+}
+
 void mlp_forward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads)
 {
     if (threads < 1)
         threads = 1;
     #pragma omp parallel num_threads(threads)
-    {
-        int r0, r1, t = kern_tid(), nt = kern_nthreads();
-        mlps_split(B, t, nt, &r0, &r1);
-        if (nt == 2) { /* layer 1 by k; layers 2 and 3 (an eighth of the work) by rows */
-            mlp_layout L = mlp_layout_of(d);
-            layer1_split_k(d, P, X, B, ws, t);
-            mlps_op o2 = {.A = ws->a1, .ars = d->n1, .aps = 1, .B = P + L.W2, .bps = d->n2, .bcs = 1,
-                          .C = ws->a2, .ldc = d->n2, .n = d->n2, .k = d->n1, .bias = P + L.b2, .relu = 1};
-            mlps_op o3 = {.A = ws->a2, .ars = d->n2, .aps = 1, .B = P + L.W3, .bps = d->n3, .bcs = 1,
-                          .C = ws->z3, .ldc = d->n3, .n = d->n3, .k = d->n2, .bias = P + L.b3, .relu = 0};
-            mlps_gemm(&o2, r0, r1);
-            mlps_gemm(&o3, r0, r1);
-        } else
-            mlps_forward_rows(d, P, X, ws, r0, r1);
-    }
+    forward_part(d, P, X, B, ws, kern_tid(), kern_nthreads());
 }
 
 /* Column range of part t of nt for the bias sums (any cut will do: a few hundred adds each). */
@@ -144,26 +149,96 @@ void mlp_update_omp(const mlp_dims *d, float *P, const float *G, float lr, int t
 
 #define GATHER_AHEAD 8 /* rows prefetched ahead, as train_gather (experiments/train/train.c) */
 
+/* Thread t of nt's columns of the batch X (mlp_gather_omp). */
+static void gather_part(const mlp_dims *d, const uint8_t *images, const int32_t *idx, int B, float *X, int t,
+                        int nt)
+{
+    const float scale = 1.0f / 255.0f; /* as train_gather, so every variant sees the same floats */
+    int k0, k1;
+    mlps_split(d->n0, t, nt, &k0, &k1);
+    for (int b = 0; b < B; b++) {
+        const uint8_t *src = images + (size_t)idx[b] * d->n0;
+        if (b + GATHER_AHEAD < B) { /* the rows are random rows of a 47 MB set: fetch ahead */
+            const uint8_t *next = images + (size_t)idx[b + GATHER_AHEAD] * d->n0;
+            for (int k = k0; k < k1; k += 64)
+                __builtin_prefetch(next + k);
+        }
+        float *dst = X + (size_t)b * d->n0;
+        for (int k = k0; k < k1; k++)
+            dst[k] = (float)src[k] * scale;
+    }
+}
+
 void mlp_gather_omp(const mlp_dims *d, const uint8_t *images, const int32_t *idx, int B, float *X,
                     int threads)
 {
-    const float scale = 1.0f / 255.0f; /* as train_gather, so every variant sees the same floats */
     if (threads < 1)
         threads = 1;
     #pragma omp parallel num_threads(threads)
-    {
-        int k0, k1;
-        mlps_split(d->n0, kern_tid(), kern_nthreads(), &k0, &k1);
-        for (int b = 0; b < B; b++) {
-            const uint8_t *src = images + (size_t)idx[b] * d->n0;
-            if (b + GATHER_AHEAD < B) { /* the rows are random rows of a 47 MB set: fetch ahead */
-                const uint8_t *next = images + (size_t)idx[b + GATHER_AHEAD] * d->n0;
-                for (int k = k0; k < k1; k += 64)
-                    __builtin_prefetch(next + k);
-            }
-            float *dst = X + (size_t)b * d->n0;
-            for (int k = k0; k < k1; k++)
-                dst[k] = (float)src[k] * scale;
-        }
+    gather_part(d, images, idx, B, X, kern_tid(), kern_nthreads());
+}
+
+/* Thread t's part of the backward with the update fused (mlps_fused_ok(B)). Phase 1, own batch rows:
+ * d2, then d1, from the old W3 and W2. After the one barrier, by the input index k: each thread's rows
+ * of W3, W2 and W1 (at two threads the W1 rows whose X columns it gathered and whose layer-1 sums it
+ * took) get their gradient and update in one store, and the biases by column. No thread reads W after
+ * the barrier, so the updates race with nothing. */
+static void backward_sgd_part(const mlp_dims *d, float *P, const float *X, int B, mlp_ws *ws, float lr,
+                              int t, int nt)
+{
+    mlp_layout L = mlp_layout_of(d);
+    int lo, hi;
+    mlps_split(B, t, nt, &lo, &hi);
+    mlps_delta_rows(ws->d3, P + L.W3, ws->a2, ws->d2, d->n2, d->n3, lo, hi);
+    mlps_delta_rows(ws->d2, P + L.W2, ws->a1, ws->d1, d->n1, d->n2, lo, hi);
+    #pragma omp barrier
+    mlps_split(d->n2, t, nt, &lo, &hi);
+    mlps_wgrad_sgd_rows(ws->a2, ws->d3, P + L.W3, B, d->n2, d->n3, lo, hi, lr);
+    mlps_split(d->n1, t, nt, &lo, &hi);
+    mlps_wgrad_sgd_rows(ws->a1, ws->d2, P + L.W2, B, d->n1, d->n2, lo, hi, lr);
+    mlps_split(d->n0, t, nt, &lo, &hi);
+    mlps_wgrad_sgd_rows(X, ws->d1, P + L.W1, B, d->n0, d->n1, lo, hi, lr);
+    cols(d->n3, t, nt, &lo, &hi);
+    mlps_colsum_sgd(ws->d3, P + L.b3, B, d->n3, lo, hi, lr);
+    cols(d->n2, t, nt, &lo, &hi);
+    mlps_colsum_sgd(ws->d2, P + L.b2, B, d->n2, lo, hi, lr);
+    cols(d->n1, t, nt, &lo, &hi);
+    mlps_colsum_sgd(ws->d1, P + L.b1, B, d->n1, lo, hi, lr);
+}
+
+/* The whole step in one parallel region: an empty region costs about 3 us on this VM (a fork and a
+ * join, each a cache line crossing between the vCPUs), and gather, forward, backward and update were
+ * four. Inside: the gather by columns (no barrier at two threads: layer 1 reads the columns its thread
+ * wrote), the forward (one barrier in layer1_split_k), the loss of the thread's own batch rows (the
+ * rows its layers 2 and 3 computed), then backward_sgd_part (one barrier). */
+float mlp_step_omp(const mlp_dims *d, float *P, const uint8_t *images, const int32_t *idx, float *X,
+                   const uint8_t *y, int B, mlp_ws *ws, float *G, float lr, int threads)
+{
+    if (threads < 1)
+        threads = 1;
+    if (!mlps_fused_ok(B)) { /* a batch over one reduction block: the separate calls */
+        if (images)
+            mlp_gather_omp(d, images, idx, B, X, threads);
+        mlp_forward_omp(d, P, X, B, ws, threads);
+        float loss = mlp_loss(d, y, B, ws);
+        mlp_backward_omp(d, P, X, B, ws, G, threads);
+        mlp_update_omp(d, P, G, lr, threads);
+        return loss;
     }
+    double total = 0.0;
+    #pragma omp parallel num_threads(threads) reduction(+ : total)
+    {
+        int t = kern_tid(), nt = kern_nthreads(), r0, r1;
+        if (images) {
+            gather_part(d, images, idx, B, X, t, nt);
+            if (nt != 2) { /* the forward by rows reads every column */
+                #pragma omp barrier
+            }
+        }
+        forward_part(d, P, X, B, ws, t, nt);
+        mlps_split(B, t, nt, &r0, &r1);
+        total += kern_softmax_xent_rows(ws->z3, ws->d3, y, r0, r1, B, d->n3);
+        backward_sgd_part(d, P, X, B, ws, lr, t, nt);
+    }
+    return (float)(total / B);
 }

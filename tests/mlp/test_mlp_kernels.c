@@ -9,6 +9,9 @@
  * Shapes: the study's 784-128-128-10 at B = 64 (and 1, 7), and odd ones (13-9-5-3, 100-37-19-10 at
  * B = 1, 7, 33, 64) whose widths are not multiples of any vector width, so every row and column tail
  * runs. omp with 1, 2 and 3 threads agrees with simd to the same tolerance (it runs the same blocks).
+ * The fused steps (mlp_step_simd, mlp_step_omp: forward, loss, backward with the update in the
+ * gradient's store, omp gathering the batch itself) against naive's forward, loss, backward and
+ * mlp_sgd, at B = 130 too, where the fusion gives way to the separate calls.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -192,6 +195,81 @@ static void test_wide_odd_shape(void **state)
     run_case(&d, 130, 31);
 }
 
+typedef struct stepper {
+    const char *name;
+    mlp_step_fn step;
+    int threads, gathers; /* gathers: given images and idx, rather than X */
+} stepper;
+
+static const stepper steppers[] = {
+    {"simd step", mlp_step_simd, 1, 0},
+    {"omp1 step", mlp_step_omp, 1, 1},
+    {"omp2 step", mlp_step_omp, 2, 1},
+    {"omp3 step", mlp_step_omp, 3, 1},
+    {"omp2 step, X given", mlp_step_omp, 2, 0},
+};
+
+/* One step of each stepper from the same weights and batch against naive's; lr 0.5 makes the update
+ * large against the weights, so a missing or doubled update is far outside TOL. */
+static void run_step_case(const mlp_dims *d, int B, uint32_t seed)
+{
+    mlp_layout L = mlp_layout_of(d);
+    const int rows = 2 * B + 3; /* images to gather from, more than the batch */
+    const float lr = 0.5f;
+    size_t nx = (size_t)B * d->n0;
+    float *P = malloc(L.n * sizeof(float)), *Pref = malloc(L.n * sizeof(float)), *Pv = malloc(L.n * sizeof(float));
+    float *G = malloc(L.n * sizeof(float)), *X = malloc(nx * sizeof(float)), *Xv = malloc(nx * sizeof(float));
+    uint8_t *img = malloc((size_t)rows * d->n0), *y = malloc((size_t)B);
+    int32_t *idx = malloc((size_t)B * sizeof(int32_t));
+    assert_true(P && Pref && Pv && G && X && Xv && img && y && idx);
+    mlp_init_he(d, P, seed);
+    uint32_t s = seed;
+    for (size_t i = 0; i < L.n; i++)
+        P[i] += 0.1f * (unif(&s) - 0.5f);
+    for (size_t i = 0; i < (size_t)rows * d->n0; i++)
+        img[i] = (uint8_t)(lcg(&s) & 255u);
+    for (int b = 0; b < B; b++) {
+        idx[b] = (int32_t)((lcg(&s) % (uint32_t)rows));
+        y[b] = (uint8_t)(lcg(&s) % (uint32_t)d->n3);
+        for (int k = 0; k < d->n0; k++) /* as train_gather */
+            X[(size_t)b * d->n0 + k] = (float)img[(size_t)idx[b] * d->n0 + k] * (1.0f / 255.0f);
+    }
+    wsbuf ref = ws_new(d, B), v = ws_new(d, B);
+    mlp_forward_naive(d, P, X, B, &ref.ws, 1);
+    float loss = mlp_loss(d, y, B, &ref.ws);
+    mlp_backward_naive(d, P, X, B, &ref.ws, G, 1);
+    memcpy(Pref, P, L.n * sizeof(float));
+    mlp_sgd(Pref, G, L.n, lr);
+    for (size_t k = 0; k < sizeof steppers / sizeof steppers[0]; k++) {
+        const stepper *S = &steppers[k];
+        memcpy(Pv, P, L.n * sizeof(float));
+        for (size_t i = 0; i < nx; i++)
+            Xv[i] = S->gathers ? NAN : X[i];
+        float lv = S->step(d, Pv, S->gathers ? img : NULL, idx, Xv, y, B, &v.ws, G, lr, S->threads);
+        check("X", S->name, d, B, Xv, X, nx);
+        check("W1 after", S->name, d, B, Pv + L.W1, Pref + L.W1, L.b1 - L.W1);
+        check("b1 after", S->name, d, B, Pv + L.b1, Pref + L.b1, L.W2 - L.b1);
+        check("W2 after", S->name, d, B, Pv + L.W2, Pref + L.W2, L.b2 - L.W2);
+        check("b2 after", S->name, d, B, Pv + L.b2, Pref + L.b2, L.W3 - L.b2);
+        check("W3 after", S->name, d, B, Pv + L.W3, Pref + L.W3, L.b3 - L.W3);
+        check("b3 after", S->name, d, B, Pv + L.b3, Pref + L.b3, L.n - L.b3);
+        check("loss", S->name, d, B, &lv, &loss, 1);
+    }
+    free(ref.block); free(v.block);
+    free(P); free(Pref); free(Pv); free(G); free(X); free(Xv); free(img); free(y); free(idx);
+}
+
+static void test_fused_step(void **state)
+{
+    (void)state;
+    mlp_dims study = {784, 128, 128, 10}, odd = {13, 9, 5, 3}, wide = {300, 141, 133, 17};
+    run_step_case(&study, 64, 40);
+    run_step_case(&study, 7, 41);
+    run_step_case(&odd, 33, 42);
+    run_step_case(&wide, 33, 43);
+    run_step_case(&wide, 130, 44); /* over one reduction block: the unfused path */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_small_odd_shape),
         cmocka_unit_test(test_mid_odd_shape),
         cmocka_unit_test(test_wide_odd_shape),
+        cmocka_unit_test(test_fused_step),
     };
     return cmocka_run_group_tests_name("mlp_kernels", tests, NULL, NULL);
 }

@@ -36,6 +36,9 @@ static const sl_param params[] = {
                          "(each batch gathered on the host and copied from pageable memory on the compute "
                          "stream) or overlap (pinned slots copied on a second stream while the last step "
                          "computes); CPU variants ignore it", SL_TEXT("resident|sync|overlap")},
+    {"fused", "1", "simd and omp: 1 runs their fused step (one call, the update inside the gradient's store; "
+                   "regions data and step), 0 the separate calls with a region per phase (data, forward, "
+                   "loss, backward, update), for the per-phase profile at some cost in speed", SL_INT(0, 1)},
     {"spans", "1", "cuda, cublas: 1 times every step's copies and kernels with CUDA events (the record's "
                    "phases, the epoch region's device time); 0 records no phases, for step times free "
                    "of the events' cost (CPU variants ignore it)", SL_INT(0, 1)},
@@ -103,6 +106,7 @@ static int read_params(mlp_state *s, long batch, const sl_opts *o, sl_error *err
         return -1;
     }
     s->spans = sl_param_long(o, &sl_study_mlp, "spans") != 0; /* SL_INT(0, 1): checked before setup */
+    s->fused = sl_param_long(o, &sl_study_mlp, "fused") != 0;
     s->quick = o->quick;
     long n = rows > 0 && rows < s->train.n ? rows : s->train.n;
     if (s->quick) {
@@ -362,10 +366,12 @@ static const sl_variant variants[] = {
     {"naive", NULL, "plain loops, weights walked with a stride (trains naive_epochs epochs)", NULL,
      SL_REDUCED, &(const mlp_kernels){.forward = mlp_forward_naive, .backward = mlp_backward_naive}},
     {"simd", NULL, "register-blocked products with explicit vectors, one thread", "naive", 0,
-     &(const mlp_kernels){.forward = mlp_forward_simd, .backward = mlp_backward_simd}},
-    /* the threads gather X by columns (at two threads, those they read) and update what they wrote */
+     &(const mlp_kernels){.forward = mlp_forward_simd, .backward = mlp_backward_simd, .step = mlp_step_simd}},
+    /* the threads gather X by columns (at two threads, those they read) and update what they wrote; a
+     * step is one parallel region (mlp_step_omp) */
     {"omp", "openmp", "simd's blocks shared among --threads OpenMP threads", "simd", SL_THREADED,
-     &(const mlp_kernels){mlp_forward_omp, mlp_backward_omp, mlp_update_omp, mlp_gather_omp, 0}},
+     &(const mlp_kernels){.forward = mlp_forward_omp, .backward = mlp_backward_omp, .update = mlp_update_omp,
+                          .gather = mlp_gather_omp, .step = mlp_step_omp}},
     {"blas", "blas", "the products by cblas_sgemm", "naive", SL_THREADED, &(const mlp_kernels)MLP_BLAS_KERNELS},
     {"cuda", "cuda", "own CUDA kernels, data resident on the GPU, batch gathered there", "omp", SL_DEVICE,
      &(const mlp_kernels){.cublas = 0}},

@@ -15,7 +15,8 @@
 #define MLP_DEVICE SL_HAVE_CUDA
 
 /* What a variant row's `kernels` points to (mlp.c's table). A CPU variant: its kernels
- * (kernels/mlp/mlp_kernels.h; a NULL update is mlp_sgd, a NULL gather is train_gather on one thread), run
+ * (kernels/mlp/mlp_kernels.h; a NULL update is mlp_sgd, a NULL gather is train_gather on one thread; with
+ * a step, the model calls that instead of forward ... update, after the gather when it has none), run
  * by the CPU model
  * (models.c). An SL_DEVICE variant: the device model's options (mlp_cuda.h). */
 typedef struct mlp_kernels {
@@ -24,6 +25,7 @@ typedef struct mlp_kernels {
     mlp_update_fn update;
     mlp_gather_fn gather;
     int cublas; /* SL_DEVICE: the products by cuBLAS rather than the own kernels */
+    mlp_step_fn step; /* NULL, or the whole step in one call (the CPU model's "step" region) */
 } mlp_kernels;
 
 extern const sl_study sl_study_mlp;
@@ -67,6 +69,7 @@ typedef struct mlp_state {
     train_timer timer;    /* device model: its event times (train.h; ctx = dev) */
     int feed;             /* --param feed: 0 resident, 1 sync, 2 overlap (MLP_FEED_* of mlp_cuda.h) */
     int spans;            /* --param spans: 0 = no per-step CUDA events (no phases recorded) */
+    int fused;            /* --param fused: 0 = simd/omp run the separate calls, a region per phase */
     train_series series;  /* the last repetition's */
     int nreps;            /* timed runs since prepare; acc and secs keep the first MLP_MAX_REPS */
     double acc[MLP_MAX_REPS], secs[MLP_MAX_REPS];

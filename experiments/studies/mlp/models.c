@@ -1,10 +1,12 @@
 /*
  * experiments/studies/mlp/models.c: the mlp variants as train_model adapters. The CPU model runs one
- * step as data (gather + scale), forward, loss, backward, update, each a region; the device model calls
- * the same five steps of kernels/mlp/mlp_cuda.h (enqueued on a stream, so their regions' host time is
- * the enqueue; "epoch" holds the device time through train_model.sync). Device time (train_timer): the
- * epoch region's device_ms is every step's h2d and kernel spans, the five regions' the sampled steps'
- * phases, and train_run records the repetition's phases (docs/nsight.md, docs/results-schema.md).
+ * step as data (gather + scale), forward, loss, backward, update, each a region, or, for a variant
+ * with a fused step (simd, omp) unless --param fused=0, as that one call (region "step", after "data"
+ * when the model gathers); the device model calls the same five steps of kernels/mlp/mlp_cuda.h
+ * (enqueued on a stream, so their regions' host time is the enqueue; "epoch" holds the device time
+ * through train_model.sync). Device time (train_timer): the epoch region's device_ms is every step's h2d
+ * and kernel spans, the five regions' the sampled steps' phases, and train_run records the repetition's
+ * phases (docs/nsight.md, docs/results-schema.md).
  */
 #include <math.h>
 
@@ -28,10 +30,38 @@ static void gather(const mlp_state *s, const mlp_kernels *k, const idx_set *set,
         s->y[b] = set->labels[idx[b]];
 }
 
+/* A variant's fused step (mlp_kernels.step): the gather here only when the variant has none of its
+ * own; one region "step" for the rest (the phases run inside one call, with no boundaries to time). */
+static float fused_step(mlp_state *s, const mlp_kernels *k, const int32_t *idx, int B, float lr)
+{
+    const uint8_t *images = NULL;
+    if (k->gather) {
+        images = s->train.images;
+        for (int b = 0; b < B; b++)
+            s->y[b] = s->train.labels[idx[b]];
+    } else {
+        prof_begin("data");
+        train_gather(&s->train, idx, B, s->X, s->y);
+        prof_end("data");
+    }
+    prof_begin("step");
+    float loss = k->step(&s->dims, s->P, images, idx, s->X, s->y, B, &s->ws, s->G, lr, s->vthreads);
+    prof_end("step");
+    return loss;
+}
+
 static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
 {
     mlp_state *s = ctx;
     const mlp_kernels *k = mlp_kernels_of(s->v);
+    if (k->step && s->fused) {
+        *loss = fused_step(s, k, idx, B, lr);
+        if (!isfinite(*loss)) {
+            sl_error_set(err, "mlp: the training loss is %g (diverged: lower --param lr)", *loss);
+            return -1;
+        }
+        return 0;
+    }
     if (!k->forward) { /* a row whose kernels this build lacks (blas without BLAS): never run, but say so */
         sl_error_set(err, "mlp: variant %s has no CPU kernels in this build", sl_study_mlp.variants[s->v].name);
         return -1;
