@@ -107,6 +107,20 @@ SIMD_INLINE vf32 vf32_max(vf32 a, vf32 b)
     vi32 m = a > b;
     return (vf32)((m & (vi32)a) | (~m & (vi32)b));
 }
+/* Two-source shuffle: lane l of the result is lane m[l] of the concatenation [a b] (m[l] < 2 lanes).
+ * GCC's builtin takes an index vector at any width (one permute once m is a constant); clang has only
+ * the constant-index __builtin_shufflevector, so there lane by lane (clang builds: the fuzzers). */
+SIMD_INLINE vf32 vf32_shuffle2(vf32 a, vf32 b, vi32 m)
+{
+#if defined(__GNUC__) && !defined(__clang__)
+    return __builtin_shuffle(a, b, m);
+#else
+    vf32 r;
+    for (int l = 0; l < VF32_LANES; l++)
+        r[l] = m[l] < VF32_LANES ? a[m[l]] : b[m[l] - VF32_LANES];
+    return r;
+#endif
+}
 SIMD_INLINE float vf32_hmax(vf32 v)
 {
     float m = v[0];

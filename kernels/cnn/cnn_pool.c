@@ -13,21 +13,13 @@
 
 #include <string.h>
 
-/* The even and the odd lanes of the 2L floats a:b (a window row's left and right inputs): GCC's
- * shuffle builtin, whose index vector works at any width; elsewhere lane by lane. */
+/* The even and the odd lanes of the 2L floats a:b (a window row's left and right inputs). */
 static inline vf32 lanes_from(vf32 a, vf32 b, int first)
 {
     vi32 m;
     for (int l = 0; l < VF32_LANES; l++)
         m[l] = 2 * l + first;
-#if defined(__GNUC__) && !defined(__clang__)
-    return __builtin_shuffle(a, b, m);
-#else
-    vf32 r;
-    for (int l = 0; l < VF32_LANES; l++)
-        r[l] = m[l] < VF32_LANES ? a[m[l]] : b[m[l] - VF32_LANES];
-    return r;
-#endif
+    return vf32_shuffle2(a, b, m);
 }
 static inline vf32 even_lanes(vf32 a, vf32 b) { return lanes_from(a, b, 0); }
 static inline vf32 odd_lanes(vf32 a, vf32 b) { return lanes_from(a, b, 1); }

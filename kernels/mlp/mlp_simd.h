@@ -63,21 +63,6 @@ static inline int mlps_fused_ok(int B)
     return B > 0 && B <= MLPS_KC;
 }
 
-/* Two-source shuffle: lane l of the result is lane m[l] of the concatenation [a b]. GCC's builtin takes
- * a run-time index vector (constant here once the loops unroll); clang has only the constant-index
- * __builtin_shufflevector, so elsewhere lane by lane (clang builds: the fuzzers, not timed). */
-static inline __attribute__((always_inline)) vf32 mlps_shuffle2(vf32 a, vf32 b, vi32 m)
-{
-#if defined(__GNUC__) && !defined(__clang__)
-    return __builtin_shuffle(a, b, m);
-#else
-    vf32 r;
-    for (int l = 0; l < MLPS_VL; l++)
-        r[l] = m[l] < MLPS_VL ? a[m[l]] : b[m[l] - MLPS_VL];
-    return r;
-#endif
-}
-
 /* The VL x VL block whose rows are src[i * lds ..] (i < VL), transposed into dst[j * ldd ..]: one
  * stage per bit of the lane index, each swapping that bit of the row index with that bit of the lane
  * (pairs of rows i, i + s exchange the lanes with bit s set in i for those with it clear in i + s), so
@@ -95,8 +80,8 @@ static inline __attribute__((always_inline)) void mlps_tstage(vf32 *r, const int
     for (int i = 0; i < MLPS_VL; i++)
         if (!(i & sb)) {
             vf32 a = r[i], b = r[i + sb];
-            r[i] = mlps_shuffle2(a, b, lo);
-            r[i + sb] = mlps_shuffle2(a, b, hi);
+            r[i] = vf32_shuffle2(a, b, lo);
+            r[i + sb] = vf32_shuffle2(a, b, hi);
         }
 }
 
