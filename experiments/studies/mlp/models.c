@@ -18,6 +18,13 @@
 #include "mlp/mlp_cuda.h"
 #endif
 
+/* y := the labels of rows idx of set (a variant with its own gather fills X itself). */
+static void labels(const mlp_state *s, const idx_set *set, const int32_t *idx, int B)
+{
+    for (int b = 0; b < B; b++)
+        s->y[b] = set->labels[idx[b]];
+}
+
 /* X, y := rows idx of set, with variant k's gather. */
 static void gather(const mlp_state *s, const mlp_kernels *k, const idx_set *set, const int32_t *idx, int B)
 {
@@ -26,8 +33,7 @@ static void gather(const mlp_state *s, const mlp_kernels *k, const idx_set *set,
         return;
     }
     k->gather(&s->dims, set->images, idx, B, s->X, s->vthreads);
-    for (int b = 0; b < B; b++)
-        s->y[b] = set->labels[idx[b]];
+    labels(s, set, idx, B);
 }
 
 /* A variant's fused step (mlp_kernels.step): the gather here only when the variant has none of its
@@ -37,8 +43,7 @@ static float fused_step(mlp_state *s, const mlp_kernels *k, const int32_t *idx, 
     const uint8_t *images = NULL;
     if (k->gather) {
         images = s->train.images;
-        for (int b = 0; b < B; b++)
-            s->y[b] = s->train.labels[idx[b]];
+        labels(s, &s->train, idx, B);
     } else {
         prof_begin("data");
         train_gather(&s->train, idx, B, s->X, s->y);
@@ -50,22 +55,10 @@ static float fused_step(mlp_state *s, const mlp_kernels *k, const int32_t *idx, 
     return loss;
 }
 
-static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
+/* The step as separate calls, a region each. */
+static float separate_step(mlp_state *s, const mlp_kernels *k, const int32_t *idx, int B, float lr)
 {
-    mlp_state *s = ctx;
-    const mlp_kernels *k = mlp_kernels_of(s->v);
-    if (k->step && s->fused) {
-        *loss = fused_step(s, k, idx, B, lr);
-        if (!isfinite(*loss)) {
-            sl_error_set(err, "mlp: the training loss is %g (diverged: lower --param lr)", *loss);
-            return -1;
-        }
-        return 0;
-    }
-    if (!k->forward) { /* a row whose kernels this build lacks (blas without BLAS): never run, but say so */
-        sl_error_set(err, "mlp: variant %s has no CPU kernels in this build", sl_study_mlp.variants[s->v].name);
-        return -1;
-    }
+    float loss;
     prof_begin("data");
     gather(s, k, &s->train, idx, B);
     prof_end("data");
@@ -73,7 +66,7 @@ static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     k->forward(&s->dims, s->P, s->X, B, &s->ws, s->vthreads);
     prof_end("forward");
     prof_begin("loss");
-    *loss = mlp_loss(&s->dims, s->y, B, &s->ws);
+    loss = mlp_loss(&s->dims, s->y, B, &s->ws);
     prof_end("loss");
     prof_begin("backward");
     k->backward(&s->dims, s->P, s->X, B, &s->ws, s->G, s->vthreads);
@@ -84,6 +77,18 @@ static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss
     else
         mlp_sgd(s->P, s->G, s->L.n, lr);
     prof_end("update");
+    return loss;
+}
+
+static int cpu_step(void *ctx, const int32_t *idx, int B, float lr, double *loss, sl_error *err)
+{
+    mlp_state *s = ctx;
+    const mlp_kernels *k = mlp_kernels_of(s->v);
+    if (!k->forward) { /* a row whose kernels this build lacks (blas without BLAS): never run, but say so */
+        sl_error_set(err, "mlp: variant %s has no CPU kernels in this build", sl_study_mlp.variants[s->v].name);
+        return -1;
+    }
+    *loss = k->step && s->fused ? fused_step(s, k, idx, B, lr) : separate_step(s, k, idx, B, lr);
     if (!isfinite(*loss)) {
         sl_error_set(err, "mlp: the training loss is %g (diverged: lower --param lr)", *loss);
         return -1;
