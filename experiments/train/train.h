@@ -18,7 +18,7 @@
  * and cnn_cuda.h's span and phase calls; a fake in tests/experiments/test_train_phases.c).
  *   take: the ms of the completed spans of one kind (TRAIN_H2D, TRAIN_KERNEL, TRAIN_D2H) since the last
  *     take or drop, summed (every span measured, nothing sampled), and forgets them; 0, or -1 (not
- *     measured: the repetition then records no phases). Called after the stream drained (sync,
+ *     measured: the repetition's phases are then NAN, null in the record). Called after the stream drained (sync,
  *     epoch_end), so it waits for nothing.
  *   drop: forgets every span (what the check or an earlier run left).
  *   poll: may be NULL: one sampled step's TRAIN_STEP_PHASES phase times (data, forward, loss, backward,
