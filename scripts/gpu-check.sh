@@ -7,9 +7,11 @@
 #   scripts/gpu-check.sh [--quick] [OUT]
 #                                       on the GPU machine, from the source root: build with CUDA into
 #                                       build-gpu/, run every CUDA test, every GPU variant of every study
-#                                       (default sizes; --quick: quick sizes), a crossover sweep of the
-#                                       kernel studies, all into OUT (default results-gpu/), then OUT's
-#                                       report, and print a summary. Exit 0 when everything passed.
+#                                       (default sizes; --quick: quick sizes), mlp's and cnn's GPU variants
+#                                       again with --param spans=0 (what the per-step events cost, into
+#                                       OUT/spans0), a crossover sweep of the kernel studies, all into OUT
+#                                       (default results-gpu/), then OUT's report, and print a summary.
+#                                       Exit 0 when everything passed.
 #
 # What a bare GPU machine may lack, and how it gets here (docs/gpu-check.md says the same):
 #   - the -dev packages jansson, cmocka, PAPI (and zlib, OpenBLAS): `fetch-deps` runs `apt-get download`
