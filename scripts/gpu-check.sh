@@ -254,6 +254,6 @@ main() {
 
 case "${1:-}" in
     fetch-deps) fetch_deps ;;
-    -h|--help) sed -n '2,27p' "$0" ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" ;;
     *) main "$@" ;;
 esac
