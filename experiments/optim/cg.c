@@ -10,10 +10,11 @@
 
 /* ---- objective with SciPy's ScalarFunction cache (one x, its f and g) ------------------------- */
 typedef struct obj {
-    cg_fun f; cg_grad g; void *ctx; size_t n;
+    cg_fun f; cg_grad g; cg_fungrad fg; void *ctx; size_t n;
     double *cx, *cg, *xt;  /* cached x, cached gradient, trial point */
     double cf; int has_x, has_f, has_g;
-    long nfev, ngev;
+    int g_by_fg;           /* the cached gradient came with f (fg) and has not been asked for yet */
+    long nfev, ngev, ngev_from_f;
 } obj;
 
 static void set_x(obj *o, const double *x)
@@ -21,18 +22,22 @@ static void set_x(obj *o, const double *x)
     if (o->has_x && memcmp(o->cx, x, o->n * sizeof *x) == 0)
         return;
     memcpy(o->cx, x, o->n * sizeof *x);
-    o->has_x = 1; o->has_f = 0; o->has_g = 0;
+    o->has_x = 1; o->has_f = 0; o->has_g = 0; o->g_by_fg = 0;
 }
 static double fun(obj *o, const double *x)
 {
     set_x(o, x);
-    if (!o->has_f) { o->cf = o->f(o->cx, o->ctx); o->has_f = 1; o->nfev++; }
+    if (!o->has_f && o->fg && !o->has_g) {
+        o->cf = o->fg(o->cx, o->cg, o->ctx);
+        o->has_f = o->has_g = o->g_by_fg = 1; o->nfev++;
+    } else if (!o->has_f) { o->cf = o->f(o->cx, o->ctx); o->has_f = 1; o->nfev++; }
     return o->cf;
 }
 static const double *grad(obj *o, const double *x)
 {
     set_x(o, x);
     if (!o->has_g) { o->g(o->cx, o->cg, o->ctx); o->has_g = 1; o->ngev++; }
+    else if (o->g_by_fg) { o->g_by_fg = 0; o->ngev++; o->ngev_from_f++; } /* counted when asked for */
     return o->cg;
 }
 static double dot(const double *a, const double *b, size_t n)
@@ -288,7 +293,7 @@ size_t cg_work_doubles(size_t n) { return 10 * n; }
 
 cg_result cg_minimize(cg_fun f, cg_grad g, void *ctx, double *x, size_t n, const cg_options *o, double *work)
 {
-    obj ob = {.f = f, .g = g, .ctx = ctx, .n = n, .cx = work, .cg = work + n, .xt = work + 2 * n};
+    obj ob = {.f = f, .g = g, .fg = o->fg, .ctx = ctx, .n = n, .cx = work, .cg = work + n, .xt = work + 2 * n};
     double *gfk = work + 3 * n, *pk = work + 4 * n, *gval = work + 5 * n;
     cgst s = {.n = n, .gtol = o->gtol, .cx = work + 6 * n, .cp = work + 7 * n, .cgv = work + 8 * n};
     double *xk = work + 9 * n;
@@ -325,7 +330,8 @@ cg_result cg_minimize(cg_fun f, cg_grad g, void *ctx, double *x, size_t n, const
         k++;
         if (o->callback && o->callback(k, xk, old_fval, ctx)) break;
     }
-    cg_result r = {.f = old_fval, .iterations = k, .nfev = ob.nfev, .ngev = ob.ngev, .status = CG_SUCCESS};
+    cg_result r = {.f = old_fval, .iterations = k, .nfev = ob.nfev, .ngev = ob.ngev,
+                   .ngev_from_f = ob.ngev_from_f, .status = CG_SUCCESS};
     if (warnflag == 2) r.status = CG_PR_LOSS;
     else if (k >= maxiter) r.status = CG_MAXITER;
     else if (isnan(gnorm) || isnan(old_fval)) r.status = CG_NAN;

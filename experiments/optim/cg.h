@@ -12,6 +12,8 @@
 
 typedef double (*cg_fun)(const double *x, void *ctx);
 typedef void (*cg_grad)(const double *x, double *g, void *ctx);
+/* Cost and gradient from one call (SciPy's jac=True): returns f at x and writes g. */
+typedef double (*cg_fungrad)(const double *x, double *g, void *ctx);
 /* Called after each iteration k (1-based) with the new point and its cost; nonzero stops. */
 typedef int (*cg_callback)(int k, const double *x, double f, void *ctx);
 /* Hooks around each line search (the glue opens a profiler region); may be NULL. */
@@ -23,6 +25,11 @@ typedef struct cg_options {
     double c1, c2; /* 1e-4, 0.4 */
     cg_callback callback;
     cg_hook ls_begin, ls_end;
+    /* May be NULL. When set, every cost request calls it instead of f and keeps its gradient in the
+     * one-point cache, so a gradient request at the same x (the line search makes one after every cost
+     * request) is answered without a call; g then serves only a gradient at a point with no cost yet.
+     * The counts stay SciPy's: each request counts, answered from the cache or not. */
+    cg_fungrad fg;
 } cg_options;
 
 enum cg_status { CG_SUCCESS = 0, CG_MAXITER = 1, CG_PR_LOSS = 2, CG_NAN = 3 };
@@ -31,6 +38,7 @@ typedef struct cg_result {
     double f;       /* cost at the returned x */
     int iterations;
     long nfev, ngev;
+    long ngev_from_f; /* of ngev, the gradient requests answered by the fg call of a cost request */
     int status;     /* enum cg_status, SciPy's warnflag */
 } cg_result;
 

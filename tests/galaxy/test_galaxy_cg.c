@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <math.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "optim/cg.h"
@@ -78,6 +79,32 @@ static void test_rosenbrock(void **state)
     assert_true(r.nfev >= r.iterations + 1 && r.ngev >= r.iterations + 1);
 }
 
+/* The same with cost and gradient from one call (cg_options.fg, SciPy's jac=True): the same iterates,
+ * bit for bit, and the same counts; every gradient request answered by the cost request's call, so
+ * rosen_der is never called. */
+static long rfg;
+static double rosen_fg(const double *x, double *g, void *c) { rfg++; rf--; rosen_der(x, g, c); rg--; return rosen(x, c); }
+static void test_rosenbrock_fg(void **state)
+{
+    (void)state;
+    double x0[5] = {1.3, 0.7, 0.8, 1.9, 1.2}, x[5], xf[5], work[50];
+    cg_options o; cg_default_options(&o);
+    memcpy(x, x0, sizeof x), memcpy(xf, x0, sizeof xf);
+    cg_result r = cg_minimize(rosen, rosen_der, NULL, x, 5, &o, work);
+    o.fg = rosen_fg;
+    rf = rg = rfg = 0;
+    cg_result q = cg_minimize(rosen, rosen_der, NULL, xf, 5, &o, work);
+    assert_memory_equal(x, xf, sizeof x);
+    assert_int_equal(q.iterations, r.iterations);
+    assert_int_equal(q.nfev, r.nfev);
+    assert_int_equal(q.ngev, r.ngev);
+    assert_int_equal(r.ngev_from_f, 0);
+    assert_int_equal(q.ngev_from_f, q.ngev);
+    assert_int_equal(rfg, q.nfev); /* one fg call per cost request, no f or g call */
+    assert_int_equal(rf, 0);
+    assert_int_equal(rg, 0);
+}
+
 /* Convex quadratic sum d_i x_i^2 / 2: exact line minimisation would finish in n steps; with Wolfe steps
  * it must still converge, each iteration making at least one f and one g call. */
 static double qf(const double *x, void *c) { (void)c; double s = 0; for (int i = 0; i < 10; i++) s += 0.5 * (i + 1) * x[i] * x[i]; return s; }
@@ -109,7 +136,7 @@ static void test_maxiter(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scipy_maxent_counts), cmocka_unit_test(test_rosenbrock),
+        cmocka_unit_test(test_scipy_maxent_counts), cmocka_unit_test(test_rosenbrock), cmocka_unit_test(test_rosenbrock_fg),
         cmocka_unit_test(test_quadratic), cmocka_unit_test(test_maxiter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

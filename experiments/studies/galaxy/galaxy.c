@@ -1,11 +1,11 @@
 /*
  * experiments/studies/galaxy/galaxy.c: the galaxy study (seed 002): Mocz's 1024-8-3 network trained by
  * the SciPy-style nonlinear CG (experiments/optim/cg.c) for max_iter iterations. One repetition = one
- * whole training from the same seeded initial weights. Regions: line_search, cost_function (valgrad:
- * cost_and_gradient), gradient
+ * whole training from the same seeded initial weights. Regions: line_search, cost_function and
+ * gradient (valgrad: cost_and_gradient)
  * (for `default` also its statement groups: forward, error3, error2, accumulate), predict.
  * Variants: default, layout (kernels/galaxy/{default,layout}.c), simd, omp, blas (fused blocks,
- * kernels/galaxy/fused.h), valgrad (omp's pass giving cost and gradient at once: see cost_cb), cuda
+ * kernels/galaxy/fused.h), valgrad (omp's pass giving cost and gradient at once: cost_grad_cb), cuda
  * (kernels/galaxy/galaxy_cuda.h: X uploaded in prepare).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -53,11 +53,7 @@ typedef struct gstate {
     sl_record *rec;  /* the running repetition's record: told each CG iteration (progress) */
     double train_acc, test_acc, train_time_s;
     double ext_cost0; /* an external baseline's cost at theta0 (its gradient goes to grad_tmp) */
-    /* A .cost_grad row's last pass: the gradient at vg_x, kept for the gradient call that follows
-     * (vg_ok: it is valid); vg_hits counts the gradient calls it answered in this repetition. */
-    double *vg_x, *vg_g;
-    int vg_ok;
-    long vg_hits;
+    double *gscratch; /* a .cost_grad row's gradient when only its cost is wanted (check) */
 } gstate;
 
 /* A device variant's path: the data set goes to the device in prepare, cost and gradient run there. */
@@ -82,9 +78,9 @@ typedef struct gx_kernels {
     double (*cost_threaded)(const galaxy_problem *p, const double *theta, double *ws, int threads);
     void (*grad_threaded)(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads);
     void (*grad_lines)(gstate *s, const double *th, double *g);
-    /* Cost and gradient from one pass (a row with this has no other CPU functions): the cost call
-     * computes the gradient too and keeps it; the line search asks for the gradient at the same point
-     * next (SciPy's dcsrch evaluates phi and derphi at every trial step), which is then a copy. */
+    /* Cost and gradient from one pass (a row with this has no other CPU functions): CG's cost requests
+     * call it (cg_options.fg) and its one-point cache keeps the gradient, which the line search asks
+     * for next at the same point (SciPy's dcsrch evaluates phi and derphi at every trial step). */
     double (*cost_grad_threaded)(const galaxy_problem *p, const double *theta, double *grad, double *ws,
                                  int threads);
     const gx_device *device;
@@ -145,7 +141,7 @@ static void teardown(void *vs)
     galaxy_set_free(&s->train); galaxy_set_free(&s->test);
     free(s->theta0); free(s->theta); free(s->ws); free(s->wst); free(s->work);
     free(s->grad_ref); free(s->grad_tmp); free(s->pred); free(s->cost_series); free(s->iter_series);
-    free(s->vg_x); free(s->vg_g);
+    free(s->gscratch);
     free(s);
 }
 
@@ -175,7 +171,7 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     s->nt = galaxy_n_theta(&s->p);
     s->theta0 = malloc(s->nt * sizeof(double)); s->theta = malloc(s->nt * sizeof(double));
     s->grad_ref = malloc(s->nt * sizeof(double)); s->grad_tmp = malloc(s->nt * sizeof(double));
-    s->vg_x = malloc(s->nt * sizeof(double)); s->vg_g = malloc(s->nt * sizeof(double));
+    s->gscratch = malloc(s->nt * sizeof(double));
     s->threads = o->threads > 0 ? o->threads : 1;
     /* one workspace that fits every CPU variant (galaxy_kernels.h's and fused.h's), so no row has to say which */
     size_t wsd = galaxy_ws_doubles(&s->p), fwsd = galaxy_fused_ws_doubles(&s->p, s->threads);
@@ -187,7 +183,7 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
      * in size_t so that no int can wrap (max_iter=2147483647 once made it 0 and crashed) */
     s->cost_series = malloc(((size_t)s->max_iter + 1) * sizeof(double));
     s->iter_series = malloc(((size_t)s->max_iter + 1) * sizeof(double));
-    if (!s->theta0 || !s->theta || !s->grad_ref || !s->grad_tmp || !s->vg_x || !s->vg_g || !s->ws || !s->wst || !s->work ||
+    if (!s->theta0 || !s->theta || !s->grad_ref || !s->grad_tmp || !s->gscratch || !s->ws || !s->wst || !s->work ||
         !s->pred || !s->cost_series || !s->iter_series) {
         sl_error_set(err, "galaxy: out of memory for the workspaces (%zu parameters, %ld rows)", s->nt,
                      (long)s->p.m);
@@ -225,12 +221,9 @@ static double variant_cost(gstate *s, int v, const double *th)
             s->dev_failed = 1, J = NAN;
         return J;
     }
-    if (k->cost_grad_threaded) { /* the gradient too, kept for the call that follows */
-        J = k->cost_grad_threaded(&s->p, th, s->vg_g, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
-        memcpy(s->vg_x, th, s->nt * sizeof *th);
-        s->vg_ok = 1;
-        return J;
-    }
+    if (k->cost_grad_threaded) /* the gradient comes too, unwanted here */
+        return k->cost_grad_threaded(&s->p, th, s->gscratch, ws,
+                                     sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
     if (k->cost_threaded)
         return k->cost_threaded(&s->p, th, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
     return k->cost(&s->p, th, ws);
@@ -244,13 +237,9 @@ static void variant_grad(gstate *s, int v, const double *th, double *g)
             return;
         s->dev_failed = 1;
         for (size_t i = 0; i < s->nt; i++) g[i] = NAN;
-    } else if (k->cost_grad_threaded) {
-        if (s->vg_ok && memcmp(th, s->vg_x, s->nt * sizeof *th) == 0) { /* the last cost call's point */
-            memcpy(g, s->vg_g, s->nt * sizeof *g);
-            s->vg_hits++;
-        } else
-            k->cost_grad_threaded(&s->p, th, g, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
-    } else if (k->grad_threaded)
+    } else if (k->cost_grad_threaded)
+        k->cost_grad_threaded(&s->p, th, g, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
+    else if (k->grad_threaded)
         k->grad_threaded(&s->p, th, g, ws, sl_variant_threads(&sl_study_galaxy.variants[v], s->threads));
     else
         k->grad(&s->p, th, g, ws);
@@ -258,11 +247,9 @@ static void variant_grad(gstate *s, int v, const double *th, double *g)
 static double cost_cb(const double *th, void *ctx)
 {
     gstate *s = ctx;
-    /* a .cost_grad row's cost call is the whole pass: its region says so */
-    const char *region = kernels_of(s->v)->cost_grad_threaded ? "cost_and_gradient" : "cost_function";
-    prof_begin(region);
+    prof_begin("cost_function");
     double J = variant_cost(s, s->v, th);
-    prof_end(region);
+    prof_end("cost_function");
     return J;
 }
 static void grad_cb(const double *th, double *g, void *ctx)
@@ -272,6 +259,16 @@ static void grad_cb(const double *th, double *g, void *ctx)
     if (s->lines && kernels_of(s->v)->grad_lines) kernels_of(s->v)->grad_lines(s, th, g);
     else variant_grad(s, s->v, th, g);
     prof_end("gradient");
+}
+/* A .cost_grad row's cost request: cost and gradient from one pass (CG keeps the gradient). */
+static double cost_grad_cb(const double *th, double *g, void *ctx)
+{
+    gstate *s = ctx;
+    const gx_kernels *k = kernels_of(s->v);
+    prof_begin("cost_and_gradient");
+    double J = k->cost_grad_threaded(&s->p, th, g, s->ws, sl_variant_threads(&sl_study_galaxy.variants[s->v], s->threads));
+    prof_end("cost_and_gradient");
+    return J;
 }
 static void ls_begin(void *ctx) { (void)ctx; prof_begin("line_search"); }
 static void ls_end(void *ctx) { (void)ctx; prof_end("line_search"); }
@@ -358,10 +355,10 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     s->v = v;
     s->rec = rec;
     s->dev_failed = 0;
-    s->vg_ok = 0, s->vg_hits = 0;
     memcpy(s->theta, s->theta0, s->nt * sizeof(double));
     cg_options o; cg_default_options(&o);
     o.maxiter = s->max_iter; o.callback = iter_cb; o.ls_begin = ls_begin; o.ls_end = ls_end;
+    o.fg = kernels_of(v)->cost_grad_threaded ? cost_grad_cb : NULL;
     s->iter_series[0] = 0; s->cost_series[0] = NAN;
     const gx_device *dev = kernels_of(v)->device;
     double ms[3];
@@ -411,7 +408,7 @@ static void finish(void *vs, int v, sl_record *rec)
     sl_record_metric(rec, "cost_calls", (double)s->res.nfev);
     sl_record_metric(rec, "grad_calls", (double)s->res.ngev);
     if (kernels_of(v)->cost_grad_threaded) /* of grad_calls, those copied from the cost call's pass */
-        sl_record_metric(rec, "grad_calls_from_cost", (double)s->vg_hits);
+        sl_record_metric(rec, "grad_calls_from_cost", (double)s->res.ngev_from_f);
     sl_record_metric(rec, "final_cost", s->res.f);
     sl_record_metric(rec, "train_time_s", s->train_time_s);
     sl_record_metric(rec, "cg_status", s->res.status);
@@ -422,7 +419,7 @@ static void finish(void *vs, int v, sl_record *rec)
      * bytes are what any variant must move at least: X once (the fused variants do just that). */
     const galaxy_problem *p = &s->p;
     double mnh = (double)p->m * p->n_in * p->n_hid, xbytes = (double)p->m * p->n_in * sizeof(double);
-    if (kernels_of(v)->cost_grad_threaded) { /* the gradient region is then a copy: no work of its own */
+    if (kernels_of(v)->cost_grad_threaded) { /* CG's cache answers the gradient requests: no region */
         sl_record_region_work(rec, "cost_and_gradient", 4 * mnh, xbytes, "fp64");
     } else {
         sl_record_region_work(rec, "gradient", 4 * mnh, xbytes, "fp64");
@@ -519,7 +516,7 @@ static const sl_variant variants[] = {
      &(const gx_kernels){.cost_threaded = galaxy_cost_omp, .grad_threaded = galaxy_grad_omp}},
     {"blas", "blas", "fused blocks with the two products by cblas_dgemm", "simd", SL_THREADED,
      &(const gx_kernels)GX_BLAS_KERNELS},
-    {"valgrad", "openmp", "omp's pass giving cost and gradient at once: the line search's gradient call is a copy",
+    {"valgrad", "openmp", "omp's pass giving cost and gradient at once: CG's cache answers the gradient requests",
      "omp", SL_THREADED, &(const gx_kernels){.cost_grad_threaded = galaxy_cost_grad_omp}},
     {"cuda", "cuda", "warp per row forward + column-block backward on the GPU (X uploaded once)", "omp",
      SL_DEVICE, &(const gx_kernels){.device = &cuda_path}},
