@@ -513,16 +513,14 @@ extern "C" int cnn_cuda_span_take(cnn_cuda *c, int which, double *ms)
 
 extern "C" void cnn_cuda_span_drop(cnn_cuda *c)
 {
-    for (int i = 0; c && i < CNN_SPANS; i++)
-        gpu_spans_drop(c->span[i]);
+    if (c)
+        gpu_spans_drop_all(c->span, CNN_SPANS);
 }
 
 extern "C" void cnn_cuda_spans_off(cnn_cuda *c)
 {
-    for (int i = 0; c && i < CNN_SPANS; i++) {
-        gpu_spans_destroy(c->span[i]);
-        c->span[i] = NULL; /* gpu_timing: a NULL log records nothing */
-    }
+    if (c)
+        gpu_spans_destroy_all(c->span, CNN_SPANS);
 }
 
 extern "C" const char *cnn_cuda_algorithms(const cnn_cuda *c)

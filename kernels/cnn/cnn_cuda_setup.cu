@@ -37,8 +37,7 @@ extern "C" void cnn_cuda_destroy(cnn_cuda *c)
         if (c->staged[i])
             cudaEventDestroy(c->staged[i]);
     gpu_marks_destroy(c->marks);
-    for (int i = 0; i < CNN_SPANS; i++)
-        gpu_spans_destroy(c->span[i]);
+    gpu_spans_destroy_all(c->span, CNN_SPANS);
     if (c->s)
         cudaStreamDestroy(c->s);
     free(c);

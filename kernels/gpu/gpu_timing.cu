@@ -101,6 +101,20 @@ extern "C" void gpu_spans_drop(gpu_spans *s)
     s->n = 0, s->open = 0, s->overflow = 0;
 }
 
+extern "C" void gpu_spans_drop_all(gpu_spans **s, int n)
+{
+    for (int i = 0; i < n; i++)
+        gpu_spans_drop(s[i]);
+}
+
+extern "C" void gpu_spans_destroy_all(gpu_spans **s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        gpu_spans_destroy(s[i]);
+        s[i] = NULL;
+    }
+}
+
 extern "C" int gpu_spans_take(gpu_spans *s, double *ms)
 {
     *ms = NAN;

@@ -42,6 +42,10 @@ int gpu_spans_end(gpu_spans *s, void *stream);
 int gpu_spans_take(gpu_spans *s, double *ms);
 /* Empties the log without reading it (before a repetition: what a check or warm-up left). */
 void gpu_spans_drop(gpu_spans *s);
+/* The same for each of n logs; destroy_all also sets each to NULL (a NULL log records nothing: how a
+ * device variant switches its spans off). */
+void gpu_spans_drop_all(gpu_spans **s, int n);
+void gpu_spans_destroy_all(gpu_spans **s, int n);
 
 /* n phases (1..GPU_MARKS_MAX), sampled on every `every`-th step from the first; NULL with *rc. */
 gpu_marks *gpu_marks_create(int n, int every, int *rc);

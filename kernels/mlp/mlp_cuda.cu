@@ -230,8 +230,7 @@ extern "C" void mlp_cuda_destroy(mlp_cuda *c)
         if (c->staged[i])
             cudaEventDestroy(c->staged[i]);
     gpu_marks_destroy(c->marks);
-    for (int i = 0; i < MLP_SPANS; i++)
-        gpu_spans_destroy(c->span[i]);
+    gpu_spans_destroy_all(c->span, MLP_SPANS);
     if (c->s)
         cudaStreamDestroy(c->s);
     free(c);
@@ -480,16 +479,14 @@ extern "C" int mlp_cuda_span_take(mlp_cuda *c, int which, double *ms)
 
 extern "C" void mlp_cuda_span_drop(mlp_cuda *c)
 {
-    for (int i = 0; c && i < MLP_SPANS; i++)
-        gpu_spans_drop(c->span[i]);
+    if (c)
+        gpu_spans_drop_all(c->span, MLP_SPANS);
 }
 
 extern "C" void mlp_cuda_spans_off(mlp_cuda *c)
 {
-    for (int i = 0; c && i < MLP_SPANS; i++) {
-        gpu_spans_destroy(c->span[i]);
-        c->span[i] = NULL; /* gpu_timing: a NULL log records nothing */
-    }
+    if (c)
+        gpu_spans_destroy_all(c->span, MLP_SPANS);
 }
 
 extern "C" int mlp_cuda_sync(mlp_cuda *c)
