@@ -8,8 +8,9 @@
  *
  * Workspace: galaxy_fused_ws_doubles(p, threads) doubles, preallocated by the caller; `threads` must
  * not exceed the value the workspace was sized for. It holds GALAXY_SEGMENTS segment gradients
- * (n_theta each), then one slice per thread (galaxy_fused_slice: Z, GALAXY_FUSED_BLOCK x H, and
- * Theta1's weights packed for the forward); simd and blas use slice 0.
+ * (galaxy_fused_seg: n_theta each, placed away from X's page offsets), then one slice per thread
+ * (galaxy_fused_slice: Z, GALAXY_FUSED_BLOCK x H, and Theta1's weights packed for the forward); simd and
+ * blas use slice 0.
  */
 #ifndef SL_KERNELS_GALAXY_FUSED_H
 #define SL_KERNELS_GALAXY_FUSED_H
@@ -20,6 +21,8 @@
 size_t galaxy_fused_ws_doubles(const galaxy_problem *p, int threads);
 size_t galaxy_fused_slice_doubles(const galaxy_problem *p);
 double *galaxy_fused_slice(const galaxy_problem *p, double *ws, int thread);
+/* Segment s's gradient sum (n_theta doubles) in the workspace. */
+double *galaxy_fused_seg(const galaxy_problem *p, double *ws, int s);
 
 /* The variants' cost and gradient (galaxy_cost_NAME, galaxy_grad_NAME) are declared in galaxy_kernels.h
  * from kernels/galaxy/meson.build's lists. simd: one thread, explicit vectors (kernels/simd.h: as wide

@@ -18,7 +18,8 @@
 double galaxy_cost_grad_omp(const galaxy_problem *p, const double *theta, double *grad, double *ws, int threads)
 {
     const size_t nt = galaxy_n_theta(p);
-    double Jseg[GALAXY_SEGMENTS];
+    double Jseg[GALAXY_SEGMENTS], *Gs[GALAXY_SEGMENTS];
+    for (int s = 0; s < GALAXY_SEGMENTS; s++) Gs[s] = galaxy_fused_seg(p, ws, s);
     if (threads < 1) threads = 1;
     #pragma omp parallel num_threads(threads)
     {
@@ -26,7 +27,7 @@ double galaxy_cost_grad_omp(const galaxy_problem *p, const double *theta, double
         const double *T1p = galaxy_fused_pack(p, theta, Z);   /* each thread its own copy, in its L2 */
         #pragma omp for schedule(static)
         for (int s = 0; s < GALAXY_SEGMENTS; s++) {
-            double *G = grad ? ws + (size_t)s * nt : NULL;  /* segment s's own sum */
+            double *G = grad ? Gs[s] : NULL;  /* segment s's own sum */
             if (G) memset(G, 0, nt * sizeof *G);
             Jseg[s] = galaxy_fused_segment(p, theta, T1p, s, Z, G);
         }
@@ -36,7 +37,7 @@ double galaxy_cost_grad_omp(const galaxy_problem *p, const double *theta, double
             #pragma omp for schedule(static)
             for (size_t i = 0; i < nt; i++) {
                 double v = 0.0;
-                for (int s = 0; s < GALAXY_SEGMENTS; s++) v += ws[(size_t)s * nt + i];
+                for (int s = 0; s < GALAXY_SEGMENTS; s++) v += Gs[s][i];
                 grad[i] = v;
             }
         }

@@ -61,15 +61,31 @@ size_t galaxy_fused_slice_doubles(const galaxy_problem *p)
     return (size_t)GALAXY_FUSED_BLOCK * (size_t)p->n_hid + pack + 8;
 }
 
+/* Segment gradients sit a whole number of 4 KiB pages apart (PAGE_D doubles), shifted as a group so that
+ * they start half a page away from X in address bits 0-11. Why: the Theta1 gradient stores a register
+ * tile into G, then at once loads the rows of X at the next columns; where G and X have the same offset
+ * within a 4 KiB page, those loads wait on the unrelated stores (4K aliasing: the core matches loads
+ * against pending stores by the low 12 address bits first). With G at the start of a malloc'd
+ * workspace and X from another large allocation, both page-aligned plus the same header, that cost 25 %
+ * of the AVX2 gradient call on a Zen 4 VM (kernels/galaxy/bench/galaxy_parts.c; docs/study-galaxy.md). */
+#define PAGE_D 512
+static size_t seg_stride(const galaxy_problem *p) { return (galaxy_n_theta(p) + PAGE_D - 1) / PAGE_D * PAGE_D; }
+
 size_t galaxy_fused_ws_doubles(const galaxy_problem *p, int threads)
 {
     if (threads < 1) threads = 1;
-    return GALAXY_SEGMENTS * galaxy_n_theta(p) + (size_t)threads * galaxy_fused_slice_doubles(p) + 64;
+    return GALAXY_SEGMENTS * seg_stride(p) + PAGE_D + (size_t)threads * galaxy_fused_slice_doubles(p) + 64;
+}
+
+double *galaxy_fused_seg(const galaxy_problem *p, double *ws, int s)
+{
+    uintptr_t half = ((uintptr_t)p->X + 2048 - (uintptr_t)ws) % 4096;  /* bytes: ws + half ~ X + 2 KiB */
+    return ws + half / sizeof(double) + (size_t)s * seg_stride(p);
 }
 
 double *galaxy_fused_slice(const galaxy_problem *p, double *ws, int thread)
 {
-    return ws + GALAXY_SEGMENTS * galaxy_n_theta(p) + (size_t)thread * galaxy_fused_slice_doubles(p);
+    return ws + GALAXY_SEGMENTS * seg_stride(p) + PAGE_D + (size_t)thread * galaxy_fused_slice_doubles(p);
 }
 
 const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, double *slice)
@@ -310,7 +326,7 @@ double galaxy_cost_simd(const galaxy_problem *p, const double *theta, double *ws
 void galaxy_grad_simd(const galaxy_problem *p, const double *theta, double *grad, double *ws)
 {
     const size_t nt = galaxy_n_theta(p);
-    double *Z = galaxy_fused_slice(p, ws, 0), *G = ws;   /* G: one segment's sum at a time */
+    double *Z = galaxy_fused_slice(p, ws, 0), *G = galaxy_fused_seg(p, ws, 0); /* one segment at a time */
     const double *T1p = galaxy_fused_pack(p, theta, Z);
     memset(grad, 0, nt * sizeof *grad);
     memset(G, 0, nt * sizeof *G);
