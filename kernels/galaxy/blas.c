@@ -16,7 +16,8 @@ static void block_forward(const galaxy_problem *p, const double *theta, long t0,
     const int N = p->n_in, H = p->n_hid;
     for (int t = 0; t < nb; t++)
         for (int h = 0; h < H; h++) Z[t * H + h] = theta[(size_t)h * (N + 1)];
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, H, N, 1.0, p->X + (size_t)t0 * N, N,
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, H, N, 1.0, p->X + (size_t)t0 * galaxy_ldx(p),
+                (int)galaxy_ldx(p),
                 theta + 1, N + 1, 1.0, Z, H);
 }
 
@@ -45,7 +46,7 @@ void galaxy_grad_blas(const galaxy_problem *p, const double *theta, double *grad
         for (int t = 0; t < nb; t++)
             for (int h = 0; h < H; h++) grad[(size_t)h * (N + 1)] += Z[t * H + h];
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, N, nb, 1.0, Z, H,
-                    p->X + (size_t)t0 * N, N, 1.0, grad + 1, N + 1);
+                    p->X + (size_t)t0 * galaxy_ldx(p), (int)galaxy_ldx(p), 1.0, grad + 1, N + 1);
     }
     galaxy_grad_finish(p, theta, grad);
 }

@@ -131,7 +131,9 @@ static int upload(galaxy_cuda *c)
     CK(cudaMalloc(&c->dJ, sizeof(double)), "cudaMalloc J");
     c->bytes = (size_t)p->m * p->n_in * sizeof(double) + (size_t)p->m + 2 * c->nt * sizeof(double) +
                (size_t)p->m * p->n_hid * sizeof(double) + sizeof(double);
-    CK(cudaMemcpy(c->dX, p->X, (size_t)p->m * p->n_in * sizeof(double), cudaMemcpyHostToDevice), "copy X");
+    /* rows packed on the device (the host's may be padded: galaxy_ldx) */
+    CK(cudaMemcpy2D(c->dX, (size_t)p->n_in * sizeof(double), p->X, galaxy_ldx(p) * sizeof(double),
+                    (size_t)p->n_in * sizeof(double), (size_t)p->m, cudaMemcpyHostToDevice), "copy X");
     CK(cudaMemcpy(c->dy, p->y, (size_t)p->m, cudaMemcpyHostToDevice), "copy y");
     return 0;
 }

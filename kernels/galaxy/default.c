@@ -57,7 +57,7 @@ void galaxy_default_forward(const galaxy_problem *p, const double *theta, long t
     const int N = p->n_in, N1 = N + 1, H = p->n_hid, K = p->n_out;
     const double *T2 = theta + (size_t)H * N1;
     w.a1[0] = 1.0;                                       /* a1 = vstack((1, x_t)) */
-    memcpy(w.a1 + 1, p->X + (size_t)t * N, (size_t)N * sizeof(double));
+    memcpy(w.a1 + 1, p->X + (size_t)t * galaxy_ldx(p), (size_t)N * sizeof(double));
     for (int h = 0; h < H; h++)                          /* z2 = Theta1 @ a1 */
         w.z2[h] = theta[(size_t)h * N1] + galaxy_dot(theta + (size_t)h * N1 + 1, w.a1 + 1, N);
     w.a2[0] = 1.0;                                       /* a2 = vstack((1, g(z2))) */

@@ -15,7 +15,7 @@ static void forward(const galaxy_problem *p, const double *theta, double *Z2, do
     const int N = p->n_in, N1 = N + 1, H = p->n_hid, K = p->n_out;
     const double *T2 = theta + (size_t)H * N1;
     for (long t = 0; t < p->m; t++) {
-        const double *x = p->X + (size_t)t * N;
+        const double *x = p->X + (size_t)t * galaxy_ldx(p);
         double *z = Z2 + (size_t)t * H, *a3 = A3 + (size_t)t * K, a2[64];
         for (int h = 0; h < H; h++)
             z[h] = theta[(size_t)h * N1] + galaxy_dot(theta + (size_t)h * N1 + 1, x, N);
@@ -71,7 +71,7 @@ static void segment_grad(const galaxy_problem *p, const double *theta, long r0, 
         double *g1 = P1 + (size_t)h * N1;
         for (long t = r0; t < r1; t++) {
             double d = D2[(size_t)t * H + h];
-            const double *x = p->X + (size_t)t * N;
+            const double *x = p->X + (size_t)t * galaxy_ldx(p);
             g1[0] += d;
             for (int k = 0; k < N; k++)
                 g1[k + 1] = galaxy_fma(d, x[k], g1[k + 1]);

@@ -106,7 +106,7 @@ const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, do
 }
 
 /* nr (<= FW_MR) rows of X at once against nu (<= FW_NU) rows of T: each T vector feeds nr FMAs. Row r is
- * x + r * N. The sums stay canonical 8-lane groups (G8 vectors): they are added to z[r * 8 * G8 + ...]
+ * x + r * N (N: X's row stride here). The sums stay canonical 8-lane groups (G8 vectors): they are added to z[r * 8 * G8 + ...]
  * (in L1) at the end of a KC chunk and reduced to scalars once per row, after the last chunk (a
  * horizontal sum costs as much as 8 FMAs). pf: prefetch X PF_ROWS rows ahead (the first pass only). */
 static inline __attribute__((always_inline)) void
@@ -165,7 +165,7 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const do
                           int nb, double *Z)
 {
     const int N = p->n_in, H = p->n_hid;
-    const size_t N1 = (size_t)N + 1;
+    const size_t N1 = (size_t)N + 1, ldx = galaxy_ldx(p);
     for (int t = 0; t < nb; t++)
         for (int h = 0; h < H; h++) Z[t * H + h] = theta[h * N1];          /* the bias column */
     /* The fast path (packed Theta1, a block of at most GALAXY_FUSED_BLOCK rows): FW_MR rows at a time,
@@ -178,7 +178,7 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const do
             for (int i = 0; i < nb * 8 * G8; i++) acc[i] = (vf64){0};
             for (int k0 = 0; k0 < N; k0 += KC, Tp += 8 * KC) {
                 int kn = N - k0 < KC ? N - k0 : KC;
-                dots_block(Tp, p->X + (size_t)t0 * N + k0, N, nb, kn, acc);
+                dots_block(Tp, p->X + (size_t)t0 * ldx + k0, (int)ldx, nb, kn, acc);
             }
             for (int t = 0; t < nb; t++)
                 for (int j = 0; j < 8; j++) Z[t * H + h0 + j] += hsum8(&acc[(t * 8 + j) * G8]);
@@ -187,7 +187,7 @@ void galaxy_fused_forward(const galaxy_problem *p, const double *theta, const do
     }
     for (int t = 0; t < nb; t++)        /* the same sums, one at a time (canon.h's galaxy_dot) */
         for (int h = 0; h < H; h++)
-            Z[t * H + h] += galaxy_dot(theta + h * N1 + 1, p->X + (size_t)(t0 + t) * N, N);
+            Z[t * H + h] += galaxy_dot(theta + h * N1 + 1, p->X + (size_t)(t0 + t) * ldx, N);
 }
 
 /* The block's output layer as whole-block passes (so the exp and log run a vector at a time): hidden
@@ -226,7 +226,7 @@ void galaxy_fused_output(const galaxy_problem *p, const double *theta, long t0, 
  * each broadcast of D feeds nv FMAs. When t < nbn the same lines of the next block's row t are
  * prefetched into L2 (see galaxy_fused_backward). */
 static inline __attribute__((always_inline)) void
-tile(const double *X, int N, int nb, const double *D, int H, double *G, size_t ld, int k, const int nv,
+tile(const double *X, size_t ldx, int nb, const double *D, int H, double *G, size_t ld, int k, const int nv,
      const int nu, const double *Xn, int nbn)
 {
     vf64 a[BW_NV][BW_NU];
@@ -234,9 +234,9 @@ tile(const double *X, int N, int nb, const double *D, int H, double *G, size_t l
         for (int j = 0; j < nu; j++) a[v][j] = vf64_load(G + j * ld + k + v * VL);
     for (int t = 0; t < nb; t++) {
         vf64 x[BW_NV];
-        for (int v = 0; v < nv; v++) x[v] = vf64_load(X + (size_t)t * N + k + v * VL);
+        for (int v = 0; v < nv; v++) x[v] = vf64_load(X + (size_t)t * ldx + k + v * VL);
         if (t < nbn)
-            for (int v = 0; v < nv; v++) __builtin_prefetch(Xn + (size_t)t * N + k + v * VL, 0, 2);
+            for (int v = 0; v < nv; v++) __builtin_prefetch(Xn + (size_t)t * ldx + k + v * VL, 0, 2);
         for (int j = 0; j < nu; j++) {
             vf64 dv = vf64_splat(D[t * H + j]);
             SIMD_KEEP_IN_REG(dv);
@@ -250,23 +250,23 @@ tile(const double *X, int N, int nb, const double *D, int H, double *G, size_t l
 /* G[j] += sum_t d[t][j] x_t over the block, for hb (<= 8) hidden units; G rows have stride ld. The
  * next block's lines are prefetched by the first BW_NU units' pass only. */
 static inline __attribute__((always_inline)) void
-rank_update(const double *X, int N, int nb, const double *D, int H, int hb, double *G, size_t ld,
+rank_update(const double *X, size_t ldx, int N, int nb, const double *D, int H, int hb, double *G, size_t ld,
             const double *Xn, int nbn)
 {
     int k = 0;
     if (hb == 8) {
         for (; k + BW_NV * VL <= N; k += BW_NV * VL)
             for (int j0 = 0; j0 < 8; j0 += BW_NU)
-                tile(X, N, nb, D + j0, H, G + j0 * ld, ld, k, BW_NV, BW_NU, Xn, j0 ? 0 : nbn);
+                tile(X, ldx, nb, D + j0, H, G + j0 * ld, ld, k, BW_NV, BW_NU, Xn, j0 ? 0 : nbn);
         for (; k + VL <= N; k += VL)
             for (int j0 = 0; j0 < 8; j0 += BW_NU)
-                tile(X, N, nb, D + j0, H, G + j0 * ld, ld, k, 1, BW_NU, Xn, j0 ? 0 : nbn);
+                tile(X, ldx, nb, D + j0, H, G + j0 * ld, ld, k, 1, BW_NU, Xn, j0 ? 0 : nbn);
     }
     for (; k + VL <= N; k += VL) {
         vf64 acc[8];
         for (int j = 0; j < hb; j++) acc[j] = vf64_load(G + j * ld + k);
         for (int t = 0; t < nb; t++) {
-            vf64 xv = vf64_load(X + (size_t)t * N + k);
+            vf64 xv = vf64_load(X + (size_t)t * ldx + k);
             for (int j = 0; j < hb; j++) acc[j] += D[t * H + j] * xv;
         }
         for (int j = 0; j < hb; j++) vf64_store(G + j * ld + k, acc[j]);
@@ -274,7 +274,7 @@ rank_update(const double *X, int N, int nb, const double *D, int H, int hb, doub
     for (; k < N; k++)
         for (int j = 0; j < hb; j++) {
             double s = G[j * ld + k];
-            for (int t = 0; t < nb; t++) s = galaxy_fma(D[t * H + j], X[(size_t)t * N + k], s);
+            for (int t = 0; t < nb; t++) s = galaxy_fma(D[t * H + j], X[(size_t)t * ldx + k], s);
             G[j * ld + k] = s;
         }
 }
@@ -283,17 +283,18 @@ void galaxy_fused_backward(const galaxy_problem *p, long t0, int nb, const doubl
 {
     const int N = p->n_in, H = p->n_hid;
     const size_t N1 = (size_t)N + 1;
-    const double *X = p->X + (size_t)t0 * N;
+    const size_t ldx = galaxy_ldx(p);
+    const double *X = p->X + (size_t)t0 * ldx;
     for (int t = 0; t < nb; t++)
         for (int h = 0; h < H; h++) G1[h * N1] += D[t * H + h];              /* bias column */
     /* While this block's gradient is computed (from L2), the next block's rows are fetched into L2,
      * so the next forward does not wait on memory (by the first group of 8 hidden units only). */
     long left = p->m - (t0 + nb);
     int nbn = left < nb ? (int)left : nb;
-    const double *Xn = X + (size_t)nb * N;
+    const double *Xn = X + (size_t)nb * ldx;
     for (int h0 = 0; h0 < H; h0 += 8) {
-        if (H - h0 >= 8) rank_update(X, N, nb, D + h0, H, 8, G1 + h0 * N1 + 1, N1, Xn, h0 ? 0 : nbn);
-        else rank_update(X, N, nb, D + h0, H, H - h0, G1 + h0 * N1 + 1, N1, Xn, 0);
+        if (H - h0 >= 8) rank_update(X, ldx, N, nb, D + h0, H, 8, G1 + h0 * N1 + 1, N1, Xn, h0 ? 0 : nbn);
+        else rank_update(X, ldx, N, nb, D + h0, H, H - h0, G1 + h0 * N1 + 1, N1, Xn, 0);
     }
 }
 

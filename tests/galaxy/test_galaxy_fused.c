@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "galaxy/fused.h"
 #include "sl_config.h"
@@ -95,6 +96,44 @@ static void test_same_bits_odd_shapes(void **state)
     same_bits_shape(5, 64, 8);          /* fewer blocks than segments: empty segments */
 }
 
+/* X with padded rows (galaxy_padded_ldx, as the study lays it out; the pad filled with NaN, so a kernel
+ * that read it would say so): every variant returns the bits it returns on packed rows. */
+static void padded_rows_shape(long m, int n, int h)
+{
+    fx f = make(m, n, h);
+    const int vs[] = {LAYOUT, SIMD, OMP1, OMP2, VALGRAD2, BLAS};
+    enum { NV = sizeof vs / sizeof *vs };
+    double c[NV], *g[NV];
+    for (int i = 0; i < NV; i++) {
+        g[i] = malloc(f.nt * sizeof(double));
+        diff(&f, vs[i]);
+        c[i] = f.c1;
+        memcpy(g[i], f.g1, f.nt * sizeof(double));
+    }
+    const long ldx = galaxy_padded_ldx(n);
+    assert_true(ldx > n);
+    double *Xp = malloc((size_t)m * (size_t)ldx * sizeof(double)), *packed = f.X;
+    for (long t = 0; t < m; t++)
+        for (long k = 0; k < ldx; k++) Xp[t * ldx + k] = k < n ? packed[t * n + k] : NAN;
+    f.p.X = Xp;
+    f.p.ldx = ldx;
+    for (int i = 0; i < NV; i++) {
+        if (diff(&f, vs[i]) == INFINITY) continue;  /* blas without BLAS */
+        assert_memory_equal(&c[i], &f.c1, sizeof c[i]);
+        assert_memory_equal(g[i], f.g1, f.nt * sizeof(double));
+    }
+    for (int i = 0; i < NV; i++) free(g[i]);
+    f.p.X = packed;
+    free(Xp);
+    drop(&f);
+}
+static void test_padded_rows(void **state)
+{
+    (void)state;
+    padded_rows_shape(301, 1024, 8);
+    padded_rows_shape(70, 37, 5);
+}
+
 static void run_shape(long m, int n, int h)
 {
     fx f = make(m, n, h);
@@ -130,6 +169,7 @@ int main(void)
         cmocka_unit_test(test_packed_groups),
         cmocka_unit_test(test_same_bits_real_shape),
         cmocka_unit_test(test_same_bits_odd_shapes),
+        cmocka_unit_test(test_padded_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

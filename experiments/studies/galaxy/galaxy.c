@@ -145,6 +145,31 @@ static void teardown(void *vs)
     free(s);
 }
 
+/* X's rows moved to galaxy_padded_ldx's stride (galaxy_kernels.h: why), the pad zeroed. */
+static int pad_rows(galaxy_set *set, long ldx)
+{
+    size_t bytes = (size_t)set->m * (size_t)ldx * sizeof(double);
+    double *a = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!a) return -1;
+    for (long t = 0; t < set->m; t++) {
+        memcpy(a + t * ldx, set->X + t * GALAXY_PIXELS, GALAXY_PIXELS * sizeof(double));
+        memset(a + t * ldx + GALAXY_PIXELS, 0, (size_t)(ldx - GALAXY_PIXELS) * sizeof(double));
+    }
+    free(set->X);
+    set->X = a;
+    return 0;
+}
+
+/* The rows of a padded set, packed again (m x GALAXY_PIXELS), for the baselines' input files. */
+static double *packed_rows(const galaxy_set *set, long ldx)
+{
+    double *a = malloc((size_t)set->m * GALAXY_PIXELS * sizeof(double) + 1);
+    if (a)
+        for (long t = 0; t < set->m; t++)
+            memcpy(a + t * GALAXY_PIXELS, set->X + t * ldx, GALAXY_PIXELS * sizeof(double));
+    return a;
+}
+
 static void *setup(long size, const sl_opts *o, sl_error *err)
 {
     char dir[900], p[1024], msg[512];
@@ -166,7 +191,14 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     s->max_iter = (int)mi;
     s->quick = s->max_iter < 300;
     s->lines = sl_param_long(o, &sl_study_galaxy, "lines") != 0;
-    s->p = (galaxy_problem){s->train.X, s->train.y, s->train.m, GALAXY_PIXELS, (int)h, GALAXY_CLASSES, lambda};
+    const long ldx = galaxy_padded_ldx(GALAXY_PIXELS);
+    if (pad_rows(&s->train, ldx) || pad_rows(&s->test, ldx)) {
+        sl_error_set(err, "galaxy: out of memory for the data set's rows");
+        teardown(s);
+        return NULL;
+    }
+    s->p = (galaxy_problem){s->train.X, s->train.y, s->train.m, GALAXY_PIXELS, (int)h, GALAXY_CLASSES, lambda,
+                            ldx};
     s->pt = s->p; s->pt.X = s->test.X; s->pt.y = s->test.y; s->pt.m = s->test.m;
     s->nt = galaxy_n_theta(&s->p);
     s->theta0 = malloc(s->nt * sizeof(double)); s->theta = malloc(s->nt * sizeof(double));
@@ -447,9 +479,16 @@ static int external_inputs(void *vs, sl_inputs *in, sl_error *err)
 {
     gstate *s = vs;
     const long tr[2] = {s->train.m, GALAXY_PIXELS}, te[2] = {s->test.m, GALAXY_PIXELS}, nt = (long)s->nt;
-    if (sl_input_f64(in, "X", s->train.X, 2, tr, err) || sl_input_u8(in, "y", s->train.y, 1, &tr[0], err) ||
-        sl_input_f64(in, "X_test", s->test.X, 2, te, err) ||
-        sl_input_u8(in, "y_test", s->test.y, 1, &te[0], err) || sl_input_f64(in, "theta0", s->theta0, 1, &nt, err))
+    double *X = packed_rows(&s->train, s->p.ldx), *Xt = packed_rows(&s->test, s->p.ldx);
+    int rc = !X || !Xt;
+    if (rc)
+        sl_error_set(err, "galaxy: out of memory for the baselines' copy of the data set");
+    rc = rc || sl_input_f64(in, "X", X, 2, tr, err) || sl_input_u8(in, "y", s->train.y, 1, &tr[0], err) ||
+         sl_input_f64(in, "X_test", Xt, 2, te, err) || sl_input_u8(in, "y_test", s->test.y, 1, &te[0], err) ||
+         sl_input_f64(in, "theta0", s->theta0, 1, &nt, err);
+    free(X);
+    free(Xt);
+    if (rc)
         return -1;
     sl_input_number(in, "hidden", s->p.n_hid);
     sl_input_number(in, "lambda", s->p.lambda);

@@ -30,12 +30,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [ROWS]  (ROWS >= 1; default 2700, the study's training set)\n", argv[0]);
         return 2;
     }
-    double *X = aligned_alloc(64, sizeof(double) * (size_t)m * N_IN); /* as the study's loader */
+    const long ldx = galaxy_padded_ldx(N_IN); /* rows padded and 64-byte aligned, as the study lays X out */
+    double *X = aligned_alloc(64, sizeof(double) * (size_t)m * (size_t)ldx);
     unsigned char *y = malloc((size_t)m);
     srand(1);
-    for (long i = 0; i < m * N_IN; i++) X[i] = (rand() % 256) / 255.0;
+    for (long i = 0; i < m * ldx; i++) X[i] = (rand() % 256) / 255.0;
     for (long i = 0; i < m; i++) y[i] = (unsigned char)(rand() % N_OUT);
-    galaxy_problem p = {X, y, m, N_IN, N_HID, N_OUT, 1.0};
+    galaxy_problem p = {X, y, m, N_IN, N_HID, N_OUT, 1.0, ldx};
     size_t nt = galaxy_n_theta(&p);
     double *theta = malloc(nt * sizeof *theta), *g = malloc(nt * sizeof *g);
     double *ws = malloc(galaxy_fused_ws_doubles(&p, 1) * sizeof *ws);
