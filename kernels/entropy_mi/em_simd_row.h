@@ -108,4 +108,30 @@ static inline void em_row_simd(const float *x, const float *y, long D, float *hr
     *mr = em_pair_sum(e, f, D) * (is * is) * (it * it);
 }
 
+/* sum_i p_i^2 and sum_j q_j^2 of the softmaxes of x and y, the two rows' passes interleaved. */
+static inline void em_sum_p2_pair(const float *x, const float *y, long D, float *hp, float *hq)
+{
+    const long Dv = D / EM_W * EM_W;
+    const float mx = em_row_max(x, D, Dv), my = em_row_max(y, D, Dv);
+    vf32 sx1 = {0}, sx2 = {0}, sy1 = {0}, sy2 = {0};
+    for (long i = 0; i < Dv; i += EM_W) {
+        const vf32 ex = vf32_exp_neg(vf32_load(x + i) - mx);
+        const vf32 ey = vf32_exp_neg(vf32_load(y + i) - my);
+        sx1 += ex;
+        sx2 += ex * ex;
+        sy1 += ey;
+        sy2 += ey * ey;
+    }
+    if (Dv < D) {
+        const vf32 ex = em_tail_exp(x, D, Dv, mx), ey = em_tail_exp(y, D, Dv, my);
+        sx1 += ex;
+        sx2 += ex * ex;
+        sy1 += ey;
+        sy2 += ey * ey;
+    }
+    const float tx = vf32_hsum(sx1), ty = vf32_hsum(sy1);
+    *hp = vf32_hsum(sx2) / (tx * tx);
+    *hq = vf32_hsum(sy2) / (ty * ty);
+}
+
 #endif

@@ -88,6 +88,7 @@ static void test_naive(void **st) { (void)st; check_variant(em_naive, 1.0f); }
 static void test_simd(void **st) { (void)st; check_variant(em_simd, 1.0f); }
 static void test_omp(void **st) { (void)st; check_variant(em_omp, 1.0f); }
 static void test_factorized(void **st) { (void)st; check_variant(em_factorized, 1.0f); }
+static void test_factorized_omp(void **st) { (void)st; check_variant(em_factorized_omp, 1.0f); }
 
 /* Large logits: the softmax must subtract the row max (exp(80) overflows float). */
 static void test_stable_softmax(void **st)
@@ -96,6 +97,7 @@ static void test_stable_softmax(void **st)
     check_variant(em_naive, 40.0f);
     check_variant(em_simd, 40.0f);
     check_variant(em_factorized, 40.0f);
+    check_variant(em_factorized_omp, 40.0f);
 }
 
 /* The identity behind `factorized`, in double, on the reference's own numbers. */
@@ -135,10 +137,10 @@ static void test_identity(void **st)
 static void test_bad_arguments(void **st)
 {
     (void)st;
-    const em_fn fns[] = {em_naive, em_simd, em_omp, em_factorized};
+    const em_fn fns[] = {em_naive, em_simd, em_omp, em_factorized, em_factorized_omp};
     float x[4] = {0};
     double h, mi;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         assert_int_equal(fns[k](x, x, 0, 4, &h, &mi, 1), -1);
         assert_int_equal(fns[k](x, x, 1, 0, &h, &mi, 1), -1);
         assert_int_equal(fns[k](x, x, 1, EM_MAX_D + 1, &h, &mi, 1), -1);
@@ -150,6 +152,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_naive),          cmocka_unit_test(test_simd),
         cmocka_unit_test(test_omp),            cmocka_unit_test(test_factorized),
+        cmocka_unit_test(test_factorized_omp),
         cmocka_unit_test(test_stable_softmax), cmocka_unit_test(test_identity),
         cmocka_unit_test(test_bad_arguments),
     };

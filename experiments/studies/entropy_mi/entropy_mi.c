@@ -310,6 +310,11 @@ static const sl_variant em_variants[] = {
      &(const em_kernels){.run = em_factorized, .own_flops = em_factorized_flops,
                          .own_work_note = "algorithmic change: O(D) per row; its own work, B (16 D + 2) "
                                           "flops, is recorded"}},
+    {"factorized_omp", "openmp", "factorized with rows split across OpenMP threads (memory-bound)", "factorized",
+     SL_THREADED,
+     &(const em_kernels){.run = em_factorized_omp, .own_flops = em_factorized_flops,
+                         .own_work_note = "algorithmic change: O(D) per row; its own work, B (16 D + 2) "
+                                          "flops, is recorded"}},
     /* Framework baselines (docs/baselines.md): baselines/entropy_mi.py, the form named by the row. */
     {"numpy", "python:numpy", "NumPy: row softmaxes, sums of squares (factorised pair sum)", NULL, SL_EXTERNAL,
      &(const em_kernels){0}},
