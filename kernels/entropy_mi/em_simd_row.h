@@ -2,9 +2,10 @@
  * and one row of the D x D sum, in kernels/simd.h's vectors (VF32_LANES floats: 16 with AVX-512, 8 with
  * AVX2, 4 with SSE). The D x D sum runs on the softmax's numerators e = exp(x - max) and is scaled by
  * the normalisation once per row (em_row_simd): the same terms (p_i q_j)^2 up to float rounding, one
- * pass per row fewer. On a Zen 4 VM (2026-11-26, B = 16384, three interleaved rounds, `speedlab run
- * entropy_mi --variants naive,simd,omp` at SPEEDLAB_ISA=v3 and v4) simd went 40.9 -> 40.4 ms (AVX2) and
- * 40.4 -> 39.9 ms (AVX-512): 94 % of the 37.6 ms that a multiply and an FMA per term allow there. */
+ * pass per row fewer; x's and y's exp passes run interleaved. On a Zen 4 VM (2026-11-26, B = 16384,
+ * three interleaved rounds each, `speedlab run entropy_mi --variants naive,simd` at SPEEDLAB_ISA=v3 and
+ * v4) simd went 40.9 -> 40.4 ms (numerators) -> 39.9-40.2 ms (interleaved) with AVX2, and 40.4 -> 39.9 ->
+ * 39.7-39.8 ms with AVX-512: about 92 % of the 36.6 ms that a multiply and an FMA per term allow there. */
 #ifndef KERNELS_ENTROPY_MI_SIMD_ROW_H
 #define KERNELS_ENTROPY_MI_SIMD_ROW_H
 
@@ -46,28 +47,37 @@ static inline float em_row_max(const float *x, long D, long Dv)
     return m;
 }
 
-/* e = exp(x - max x) of one row into e, zero-padded to a multiple of EM_W (e holds at least that many),
- * with s1 = sum e_i and s2 = sum e_i^2. The softmax p = e / s1 is never formed: the row's sums scale by
- * 1 / s1^2 (H) and 1 / (s1^2 t1^2) (MI) once at the end, which saves a normalising pass over each row. */
-static inline void em_exp_row(const float *x, long D, float *e, float *s1, float *s2)
+/* e = exp(x - max x) and f = exp(y - max y) of a row pair, zero-padded to a multiple of EM_W (e and f
+ * hold at least that many), with s1 = sum e_i, s2 = sum e_i^2 and t1 = sum f_j. The softmaxes p = e / s1
+ * and q = f / t1 are never formed: the row's sums scale by 1 / s1^2 (H) and 1 / (s1^2 t1^2) (MI) once at
+ * the end, which saves a normalising pass over each row. The two rows go through together, so one
+ * row's dependent chain (max, then the sums) overlaps the other's, as in em_sum_p2_pair. */
+static inline void em_exp_pair(const float *x, const float *y, long D, float *e, float *f, float *s1,
+                               float *s2, float *t1)
 {
     const long Dv = D / EM_W * EM_W;
-    const float m = em_row_max(x, D, Dv);
-    vf32 v1 = {0}, v2 = {0};
+    const float mx = em_row_max(x, D, Dv), my = em_row_max(y, D, Dv);
+    vf32 a1 = {0}, a2 = {0}, b1 = {0};
     for (long i = 0; i < Dv; i += EM_W) {
-        const vf32 v = vf32_exp_neg(vf32_load(x + i) - m);
-        vf32_store(e + i, v);
-        v1 += v;
-        v2 += v * v;
+        const vf32 u = vf32_exp_neg(vf32_load(x + i) - mx);
+        const vf32 v = vf32_exp_neg(vf32_load(y + i) - my);
+        vf32_store(e + i, u);
+        vf32_store(f + i, v);
+        a1 += u;
+        a2 += u * u;
+        b1 += v;
     }
     if (Dv < D) {
-        const vf32 v = em_tail_exp(x, D, Dv, m);
-        vf32_store(e + Dv, v);
-        v1 += v;
-        v2 += v * v;
+        const vf32 u = em_tail_exp(x, D, Dv, mx), v = em_tail_exp(y, D, Dv, my);
+        vf32_store(e + Dv, u);
+        vf32_store(f + Dv, v);
+        a1 += u;
+        a2 += u * u;
+        b1 += v;
     }
-    *s1 = vf32_hsum(v1);
-    *s2 = vf32_hsum(v2);
+    *s1 = vf32_hsum(a1);
+    *s2 = vf32_hsum(a2);
+    *t1 = vf32_hsum(b1);
 }
 
 /* sum_i sum_j (e_i f_j)^2 over a row, vectorised over j with EM_IB rows of i in flight. */
@@ -100,9 +110,8 @@ static inline float em_pair_sum(const float *e, const float *f, long D)
 static inline void em_row_simd(const float *x, const float *y, long D, float *hr, float *mr)
 {
     _Alignas(64) float e[EM_MAX_D + EM_W], f[EM_MAX_D + EM_W];
-    float s1, s2, t1, t2;
-    em_exp_row(x, D, e, &s1, &s2);
-    em_exp_row(y, D, f, &t1, &t2);
+    float s1, s2, t1;
+    em_exp_pair(x, y, D, e, f, &s1, &s2, &t1);
     const float is = 1.0f / s1, it = 1.0f / t1;
     *hr = s2 * is * is;
     *mr = em_pair_sum(e, f, D) * (is * is) * (it * it);
