@@ -12,11 +12,16 @@
 
 #define GALAXY_PIXELS 1024
 #define GALAXY_CLASSES 3
+/* X's row stride: the 1024 pixels and one 64-byte line of zeros. A row of exactly 8 KiB would put the
+ * same column of every row in the same L1 set (kernels/galaxy/galaxy_kernels.h, galaxy_padded_ldx: the
+ * kernels' gradient walks down 32 rows a few columns at a time). */
+#define GALAXY_ROW_STRIDE (GALAXY_PIXELS + 8)
 
 typedef struct galaxy_set {
-    double *X;          /* m x 1024, row-major, pixel / 255 */
+    double *X;          /* m rows of 1024 pixels / 255, row t at X + t * ldx, 64-byte aligned */
     unsigned char *y;   /* m labels */
     long m;
+    long ldx;           /* GALAXY_ROW_STRIDE */
 } galaxy_set;
 
 /* Puts DIR/NAME.csv in path (n bytes) when that file is readable, else DIR/NAME.csv.gz: 0 if the one

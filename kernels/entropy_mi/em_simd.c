@@ -1,8 +1,9 @@
 /*
- * entropy_mi, simd: one thread, vector softmax, and the D x D sum vectorised over j with eight rows of i
- * in flight (eight independent accumulators hide the FMA latency; each q vector loaded once serves
- * eight multiply + FMA pairs). q is zero-padded to the vector width, so a D that is not a multiple of
- * the lane count needs no separate tail loop: the padding lanes add (p_i * 0)^2 = 0.
+ * entropy_mi, simd: one thread, vector exp pass, and the D x D sum vectorised over j with eight rows of i
+ * in flight (eight independent accumulators hide the FMA latency; each vector of f loaded once serves
+ * eight multiply + FMA pairs). The sum runs on the softmax numerators e and f and is scaled once per
+ * row (em_simd_row.h). f is zero-padded to the vector width, so a D that is not a multiple of the lane
+ * count needs no separate tail loop: the padding lanes add (e_i * 0)^2 = 0.
  */
 #include "em_simd_row.h"
 

@@ -2,7 +2,7 @@
  * kernels/galaxy/fused.h: the fused variants of the galaxy network (simd, omp, blas). Same problem,
  * same theta layout as galaxy_kernels.h's default, but one pass over blocks of rows of X: the forward pass of
  * a block, its output layer and errors, and the Theta1 gradient update of the block all run while the
- * block (GALAXY_FUSED_BLOCK rows, 256 KiB) is still in L2, so X streams from memory once per gradient
+ * block (GALAXY_FUSED_BLOCK rows, 256 KiB of pixels) is still in L2, so X streams from memory once per gradient
  * call and once per cost call. simd and omp follow canon.h's order and return default's bits exactly;
  * blas agrees to rounding (OpenBLAS sums in its own order).
  *

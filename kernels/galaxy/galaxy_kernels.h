@@ -3,10 +3,10 @@
  * on both layers, bias units, regularised logistic cost), double precision, one function pair per variant.
  *
  * theta = [Theta1 (H x (N+1)) row-major, Theta2 (K x (H+1)) row-major], column 0 of each is the bias.
- * X is m x N row-major (pixels / 255), row t at X + t * galaxy_ldx(p), y holds labels 0..K-1; H <= 64
- * and K <= 16 (the sizes of the
- * kernels' per-row scratch arrays; the study refuses larger). Kernels do no I/O and no allocation:
- * the caller preallocates galaxy_ws_doubles() doubles (fused.h's variants: galaxy_fused_ws_doubles()).
+ * X holds m rows of N pixels / 255, row t at X + t * galaxy_ldx(p); y holds labels 0..K-1; H <= 64 and
+ * K <= 16 (the sizes of the kernels' per-row scratch arrays; the study refuses larger). Kernels do no
+ * I/O and no allocation: the caller preallocates galaxy_ws_doubles() doubles (fused.h's variants:
+ * galaxy_fused_ws_doubles()).
  */
 #ifndef SL_KERNELS_GALAXY_KERNELS_H
 #define SL_KERNELS_GALAXY_KERNELS_H
@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 typedef struct galaxy_problem {
-    const double *X;        /* m x n_in */
+    const double *X;        /* m rows of n_in, ldx apart */
     const unsigned char *y; /* m labels */
     long m;
     int n_in, n_hid, n_out;
@@ -22,11 +22,12 @@ typedef struct galaxy_problem {
     long ldx;               /* X's row stride in doubles: n_in (0 says the same) or more, padded */
 } galaxy_problem;
 
-/* X's row stride. A caller that can should pad rows to galaxy_padded_ldx(n_in): with 1024 pixels a row
- * is exactly 8 KiB, so the same column of every row falls in the same L1 set (AMD's 8- and 12-way L1s),
- * and the Theta1 gradient, which walks down 32 rows at a few columns at a time, misses L1 on every pass
- * over them. One 64-byte line of padding per row moves each row to the next set: the AVX2 gradient call
- * 13 % faster on a Zen 4 VM (docs/study-galaxy.md). The results do not change: nothing reads the pad. */
+/* X's row stride. A caller that can should pad rows to galaxy_padded_ldx(n_in) (the study's loader
+ * does: experiments/data/galaxy_csv.h): with 1024 pixels a row is exactly 8 KiB, so the same column of
+ * every row falls in the same L1 set (AMD's 8- and 12-way L1s), and the Theta1 gradient, which walks
+ * down 32 rows a few columns at a time, misses L1 on every pass over them. One 64-byte line of padding
+ * per row moves each row to the next set: the AVX2 gradient call 10-25 % faster on a Zen 4 VM
+ * (docs/study-galaxy.md). The results do not change: nothing reads the pad. */
 static inline size_t galaxy_ldx(const galaxy_problem *p)
 {
     return p->ldx > p->n_in ? (size_t)p->ldx : (size_t)p->n_in;

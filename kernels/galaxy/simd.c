@@ -9,7 +9,7 @@
  * Forward: Theta1 is packed once per call into aligned 8 x KC chunks; a chunk stays in L1 while every
  * row of the block passes over it, FW_MR rows per Theta1 load (the tiles below follow the vector width
  * and register count of kernels/simd.h); the sums stay vectors across the chunks and are reduced once
- * per row; X is also prefetched PF_ROWS rows ahead (a row is read in KC-double pieces N doubles apart).
+ * per row; X is also prefetched PF_ROWS rows ahead (a row is read in KC-double pieces, rows ldx apart).
  * Output layer: whole-block passes so exp and log run a vector at a time (canon.c). Theta1 gradient: a
  * BW_NV x BW_NU register tile (vectors of k x hidden units).
  * Every sum follows canon.h's order, so the result is default's, bit for bit.
@@ -65,9 +65,12 @@ size_t galaxy_fused_slice_doubles(const galaxy_problem *p)
  * they start half a page away from X in address bits 0-11. Why: the Theta1 gradient stores a register
  * tile into G, then at once loads the rows of X at the next columns; where G and X have the same offset
  * within a 4 KiB page, those loads wait on the unrelated stores (4K aliasing: the core matches loads
- * against pending stores by the low 12 address bits first). With G at the start of a malloc'd
- * workspace and X from another large allocation, both page-aligned plus the same header, that cost 25 %
- * of the AVX2 gradient call on a Zen 4 VM (kernels/galaxy/bench/galaxy_parts.c; docs/study-galaxy.md). */
+ * against pending stores by the low 12 address bits first). With packed 8 KiB rows (ldx = n_in = 1024)
+ * every row has X's page offset; G at the start of a malloc'd workspace, X from another large
+ * allocation, both page-aligned plus the same header, made galaxy_parts' AVX2 gradient call 25 % longer
+ * on a Zen 4 VM (docs/study-galaxy.md). With padded rows (galaxy_padded_ldx, as the study's loader
+ * gives them) the rows' offsets step by 64 bytes, only one or two rows in 64 can meet G's, and the
+ * placement measured no difference: it is kept for callers with packed rows. */
 #define PAGE_D 512
 static size_t seg_stride(const galaxy_problem *p) { return (galaxy_n_theta(p) + PAGE_D - 1) / PAGE_D * PAGE_D; }
 
@@ -106,14 +109,14 @@ const double *galaxy_fused_pack(const galaxy_problem *p, const double *theta, do
 }
 
 /* nr (<= FW_MR) rows of X at once against nu (<= FW_NU) rows of T: each T vector feeds nr FMAs. Row r is
- * x + r * N (N: X's row stride here). The sums stay canonical 8-lane groups (G8 vectors): they are added to z[r * 8 * G8 + ...]
+ * x + r * ldx. The sums stay canonical 8-lane groups (G8 vectors): they are added to z[r * 8 * G8 + ...]
  * (in L1) at the end of a KC chunk and reduced to scalars once per row, after the last chunk (a
  * horizontal sum costs as much as 8 FMAs). pf: prefetch X PF_ROWS rows ahead (the first pass only). */
 static inline __attribute__((always_inline)) void
-dots_rows(const double *T, size_t ld, const double *x, int N, const int nr, const int nu, int kn, int pf,
+dots_rows(const double *T, size_t ld, const double *x, int ldx, const int nr, const int nu, int kn, int pf,
           vf64 *z)
 {
-    const ptrdiff_t ahead = (ptrdiff_t)PF_ROWS * N;
+    const ptrdiff_t ahead = (ptrdiff_t)PF_ROWS * ldx;
     vf64 a[FW_MR][FW_NU][G8];
     for (int r = 0; r < nr; r++)
         for (int j = 0; j < nu; j++)
@@ -121,8 +124,8 @@ dots_rows(const double *T, size_t ld, const double *x, int N, const int nr, cons
     for (int k = 0; k < kn; k += 8) {
         vf64 u[FW_MR][G8];
         for (int r = 0; r < nr; r++) {
-            for (int g = 0; g < G8; g++) u[r][g] = vf64_load(x + (size_t)r * N + k + g * VL);
-            if (pf) __builtin_prefetch(x + (size_t)r * N + ahead + k);
+            for (int g = 0; g < G8; g++) u[r][g] = vf64_load(x + (size_t)r * ldx + k + g * VL);
+            if (pf) __builtin_prefetch(x + (size_t)r * ldx + ahead + k);
         }
         for (int j = 0; j < nu; j++)
             for (int g = 0; g < G8; g++) {
@@ -139,16 +142,16 @@ dots_rows(const double *T, size_t ld, const double *x, int N, const int nr, cons
 /* Rows [0, nb) of the block against the packed chunk Tp, FW_MR rows at a time, each row group through
  * the 8 / FW_NU passes of FW_NU units while its rows are in L1 (X is prefetched by the first pass). */
 static inline __attribute__((always_inline)) void
-dots_block(const double *Tp, const double *x, int N, int nb, int kn, vf64 *acc)
+dots_block(const double *Tp, const double *x, int ldx, int nb, int kn, vf64 *acc)
 {
     int t = 0;
     for (; t + FW_MR <= nb; t += FW_MR)
         for (int j0 = 0; j0 < 8; j0 += FW_NU)
-            dots_rows(Tp + (size_t)j0 * KC, KC, x + (size_t)t * N, N, FW_MR, FW_NU, kn, j0 == 0,
+            dots_rows(Tp + (size_t)j0 * KC, KC, x + (size_t)t * ldx, ldx, FW_MR, FW_NU, kn, j0 == 0,
                       acc + (t * 8 + j0) * G8);
     for (; t < nb; t++)
         for (int j0 = 0; j0 < 8; j0 += FW_NU)
-            dots_rows(Tp + (size_t)j0 * KC, KC, x + (size_t)t * N, N, 1, FW_NU, kn, j0 == 0,
+            dots_rows(Tp + (size_t)j0 * KC, KC, x + (size_t)t * ldx, ldx, 1, FW_NU, kn, j0 == 0,
                       acc + (t * 8 + j0) * G8);
 }
 

@@ -86,7 +86,9 @@ static void test_good(void **st)
     assert_int_equal(galaxy_csv_load(path, &s, err, sizeof err), 0);
     assert_int_equal(s.m, 4);
     assert_int_equal(s.y[2], 2);
-    assert_true(s.X[1 * 1024 + 4] == (double)((1 + 5) % 256) / 255.0);
+    assert_int_equal(s.ldx, GALAXY_ROW_STRIDE);
+    assert_true(s.X[1 * s.ldx + 4] == (double)((1 + 5) % 256) / 255.0);
+    assert_true(s.X[1 * s.ldx + GALAXY_PIXELS] == 0.0); /* the row's pad */
     galaxy_set_free(&s);
     unlink(path);
 }
@@ -106,7 +108,9 @@ static void test_gz_good(void **st)
     if (galaxy_csv_load(path, &s, err, sizeof err)) fail_msg("%s", err);
     assert_int_equal(s.m, 4);
     assert_int_equal(s.y[2], 2);
-    assert_true(s.X[1 * 1024 + 4] == (double)((1 + 5) % 256) / 255.0);
+    assert_int_equal(s.ldx, GALAXY_ROW_STRIDE);
+    assert_true(s.X[1 * s.ldx + 4] == (double)((1 + 5) % 256) / 255.0);
+    assert_true(s.X[1 * s.ldx + GALAXY_PIXELS] == 0.0); /* the row's pad */
     galaxy_set_free(&s);
     unlink(path);
 }
@@ -234,8 +238,8 @@ static void test_find(void **st)
 
 static int equal_sets(const galaxy_set *a, const galaxy_set *b)
 {
-    return a->m == b->m && memcmp(a->y, b->y, (size_t)a->m) == 0 &&
-           memcmp(a->X, b->X, (size_t)a->m * GALAXY_PIXELS * sizeof(double)) == 0;
+    return a->m == b->m && a->ldx == b->ldx && memcmp(a->y, b->y, (size_t)a->m) == 0 &&
+           memcmp(a->X, b->X, (size_t)a->m * (size_t)a->ldx * sizeof(double)) == 0;
 }
 
 /* The repository's data/galaxy: 675 test rows and 2700 training rows, 225 and 900 per class; and each

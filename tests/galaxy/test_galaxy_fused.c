@@ -103,13 +103,15 @@ static void padded_rows_shape(long m, int n, int h)
     fx f = make(m, n, h);
     const int vs[] = {LAYOUT, SIMD, OMP1, OMP2, VALGRAD2, BLAS};
     enum { NV = sizeof vs / sizeof *vs };
-    double c[NV], *g[NV];
+    double c[NV], *g[NV], c0, *g0 = malloc(f.nt * sizeof(double));
     for (int i = 0; i < NV; i++) {
         g[i] = malloc(f.nt * sizeof(double));
         diff(&f, vs[i]);
         c[i] = f.c1;
         memcpy(g[i], f.g1, f.nt * sizeof(double));
     }
+    c0 = f.c0; /* default's, computed by diff on the packed rows */
+    memcpy(g0, f.g0, f.nt * sizeof(double));
     const long ldx = galaxy_padded_ldx(n);
     assert_true(ldx > n);
     double *Xp = malloc((size_t)m * (size_t)ldx * sizeof(double)), *packed = f.X;
@@ -121,8 +123,11 @@ static void padded_rows_shape(long m, int n, int h)
         if (diff(&f, vs[i]) == INFINITY) continue;  /* blas without BLAS */
         assert_memory_equal(&c[i], &f.c1, sizeof c[i]);
         assert_memory_equal(g[i], f.g1, f.nt * sizeof(double));
+        assert_memory_equal(&c0, &f.c0, sizeof c0); /* and default's, on the padded rows */
+        assert_memory_equal(g0, f.g0, f.nt * sizeof(double));
     }
     for (int i = 0; i < NV; i++) free(g[i]);
+    free(g0);
     f.p.X = packed;
     free(Xp);
     drop(&f);
@@ -132,6 +137,26 @@ static void test_padded_rows(void **state)
     (void)state;
     padded_rows_shape(301, 1024, 8);
     padded_rows_shape(70, 37, 5);
+}
+
+/* The fused workspace may start anywhere a double may (galaxy_fused_seg places the segments from its
+ * address): one double past malloc's alignment, the same bits, and nothing written past its size
+ * (ASan's redzone is right after it in the sanitizer build). */
+static void test_workspace_offset(void **state)
+{
+    (void)state;
+    fx f = make(301, 1024, 8);
+    const size_t n = galaxy_fused_ws_doubles(&f.p, 2);
+    double *ws = malloc((n + 1) * sizeof(double)), *g = malloc(f.nt * sizeof(double));
+    const double c = galaxy_cost_grad_omp(&f.p, f.th, g, f.fws, 2);
+    const double c1 = galaxy_cost_grad_omp(&f.p, f.th, f.g1, ws + 1, 2);
+    assert_memory_equal(&c, &c1, sizeof c);
+    assert_memory_equal(g, f.g1, f.nt * sizeof(double));
+    galaxy_grad_simd(&f.p, f.th, f.g1, ws + 1);
+    assert_memory_equal(g, f.g1, f.nt * sizeof(double));
+    free(ws);
+    free(g);
+    drop(&f);
 }
 
 static void run_shape(long m, int n, int h)
@@ -170,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_same_bits_real_shape),
         cmocka_unit_test(test_same_bits_odd_shapes),
         cmocka_unit_test(test_padded_rows),
+        cmocka_unit_test(test_workspace_offset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,8 +93,9 @@ static void test_declared_work(void **state)
     assert_true(e->tolerance == 1e-3 && t->tolerance == 1e-3);
 }
 
-/* factorized (and factorized_omp) does O(D) work per row: its record carries that work, B (16 D + 2) flops, not the study's
- * D x D count (which put it at 6-10x its roofline bound); the D x D variants leave the declared work. */
+/* factorized and factorized_omp do O(D) work per row: their records carry that work, B (16 D + 2)
+ * flops, not the study's D x D count (which put factorized at 6-10x its roofline bound); the D x D
+ * variants leave the declared work. */
 static void test_factorized_records_own_work(void **state)
 {
     (void)state;

@@ -145,25 +145,11 @@ static void teardown(void *vs)
     free(s);
 }
 
-/* X's rows moved to galaxy_padded_ldx's stride (galaxy_kernels.h: why), the pad zeroed. */
-static int pad_rows(galaxy_set *set, long ldx)
+/* The rows of a set (padded: galaxy_csv.h), packed again (m x GALAXY_PIXELS) for the baselines' input files. */
+static double *packed_rows(const galaxy_set *set)
 {
-    size_t bytes = (size_t)set->m * (size_t)ldx * sizeof(double);
-    double *a = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!a) return -1;
-    for (long t = 0; t < set->m; t++) {
-        memcpy(a + t * ldx, set->X + t * GALAXY_PIXELS, GALAXY_PIXELS * sizeof(double));
-        memset(a + t * ldx + GALAXY_PIXELS, 0, (size_t)(ldx - GALAXY_PIXELS) * sizeof(double));
-    }
-    free(set->X);
-    set->X = a;
-    return 0;
-}
-
-/* The rows of a padded set, packed again (m x GALAXY_PIXELS), for the baselines' input files. */
-static double *packed_rows(const galaxy_set *set, long ldx)
-{
-    double *a = malloc((size_t)set->m * GALAXY_PIXELS * sizeof(double) + 1);
+    const long ldx = set->ldx;
+    double *a = malloc((size_t)set->m * GALAXY_PIXELS * sizeof(double));
     if (a)
         for (long t = 0; t < set->m; t++)
             memcpy(a + t * GALAXY_PIXELS, set->X + t * ldx, GALAXY_PIXELS * sizeof(double));
@@ -191,15 +177,10 @@ static void *setup(long size, const sl_opts *o, sl_error *err)
     s->max_iter = (int)mi;
     s->quick = s->max_iter < 300;
     s->lines = sl_param_long(o, &sl_study_galaxy, "lines") != 0;
-    const long ldx = galaxy_padded_ldx(GALAXY_PIXELS);
-    if (pad_rows(&s->train, ldx) || pad_rows(&s->test, ldx)) {
-        sl_error_set(err, "galaxy: out of memory for the data set's rows");
-        teardown(s);
-        return NULL;
-    }
+    /* the loader's row stride, padded as the kernels want it (galaxy_kernels.h, galaxy_ldx) */
     s->p = (galaxy_problem){s->train.X, s->train.y, s->train.m, GALAXY_PIXELS, (int)h, GALAXY_CLASSES, lambda,
-                            ldx};
-    s->pt = s->p; s->pt.X = s->test.X; s->pt.y = s->test.y; s->pt.m = s->test.m;
+                            s->train.ldx};
+    s->pt = s->p; s->pt.X = s->test.X; s->pt.y = s->test.y; s->pt.m = s->test.m; s->pt.ldx = s->test.ldx;
     s->nt = galaxy_n_theta(&s->p);
     s->theta0 = malloc(s->nt * sizeof(double)); s->theta = malloc(s->nt * sizeof(double));
     s->grad_ref = malloc(s->nt * sizeof(double)); s->grad_tmp = malloc(s->nt * sizeof(double));
@@ -479,7 +460,7 @@ static int external_inputs(void *vs, sl_inputs *in, sl_error *err)
 {
     gstate *s = vs;
     const long tr[2] = {s->train.m, GALAXY_PIXELS}, te[2] = {s->test.m, GALAXY_PIXELS}, nt = (long)s->nt;
-    double *X = packed_rows(&s->train, s->p.ldx), *Xt = packed_rows(&s->test, s->p.ldx);
+    double *X = packed_rows(&s->train), *Xt = packed_rows(&s->test);
     int rc = !X || !Xt;
     if (rc)
         sl_error_set(err, "galaxy: out of memory for the baselines' copy of the data set");
