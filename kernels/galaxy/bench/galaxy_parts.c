@@ -3,9 +3,11 @@
  * Times the three building blocks of fused.h over every block of a random m x 1024 x 8 problem
  * (forward, output layer, Theta1 gradient), then the whole galaxy_grad_simd, 50 calls each, and prints
  * ms per gradient call; three rounds, so a reader sees the spread. Built on request, never by the tests:
- *     ninja -C build kernels/galaxy_parts && ./build/kernels/galaxy_parts [m]
+ *     ninja -C build kernels/galaxy_parts && ./build/kernels/galaxy_parts [m [ldx]]
  * m defaults to the study's 2700 rows; a small m (270) keeps X in cache and shows what the same code
- * does when it does not wait on memory. docs/study-galaxy.md quotes it.
+ * does when it does not wait on memory. ldx is X's row stride in doubles, by default the study's
+ * padded one (galaxy_padded_ldx: 1032); 1024 gives packed rows, to see what the padding buys.
+ * docs/study-galaxy.md quotes it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -26,11 +28,13 @@ static double now_s(void)
 int main(int argc, char **argv)
 {
     long m = argc > 1 ? atol(argv[1]) : 2700;
-    if (m < 1) {
-        fprintf(stderr, "usage: %s [ROWS]  (ROWS >= 1; default 2700, the study's training set)\n", argv[0]);
+    const long ldx = argc > 2 ? atol(argv[2]) : galaxy_padded_ldx(N_IN); /* the study's layout */
+    if (m < 1 || ldx < N_IN || ldx % 8) {
+        fprintf(stderr, "usage: %s [ROWS [LDX]]  (ROWS >= 1, default 2700, the study's training set; LDX, X's "
+                "row stride in doubles, a multiple of 8 >= %d, default %ld, the study's padded rows)\n",
+                argv[0], N_IN, galaxy_padded_ldx(N_IN));
         return 2;
     }
-    const long ldx = galaxy_padded_ldx(N_IN); /* rows padded and 64-byte aligned, as the study lays X out */
     double *X = aligned_alloc(64, sizeof(double) * (size_t)m * (size_t)ldx);
     unsigned char *y = malloc((size_t)m);
     srand(1);
@@ -47,7 +51,8 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < nt; i++) theta[i] = (rand() / (double)RAND_MAX - 0.5) * 0.4;
     const size_t off2 = (size_t)N_HID * (N_IN + 1);
-    printf("galaxy_parts: %ld x %d x %d, ms per gradient call (one thread, %d calls)\n", m, N_IN, N_HID, CALLS);
+    printf("galaxy_parts: %ld x %d x %d, rows %ld doubles apart, ms per gradient call (one thread, %d calls)\n", m,
+           N_IN, N_HID, ldx, CALLS);
     for (int round = 0; round < 3; round++) {
         double tf = 0, to = 0, tb = 0, J = 0;
         for (int c = 0; c < CALLS; c++) {
