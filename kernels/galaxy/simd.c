@@ -68,7 +68,7 @@ size_t galaxy_fused_slice_doubles(const galaxy_problem *p)
  * against pending stores by the low 12 address bits first). With packed 8 KiB rows (ldx = n_in = 1024)
  * every row has X's page offset; G at the start of a malloc'd workspace, X from another large
  * allocation, both page-aligned plus the same header, made galaxy_parts' AVX2 gradient call 25 % longer
- * on a Zen 4 VM (docs/study-galaxy.md). With padded rows (galaxy_padded_ldx, as the study's loader
+ * on a Zen 4 VM, its AVX-512 one (one pass over the rows) 2 % at most (docs/study-galaxy.md). With padded rows (galaxy_padded_ldx, as the study's loader
  * gives them) the rows' offsets step by 64 bytes, only one or two rows in 64 can meet G's, and the
  * placement measured no difference: it is kept for callers with packed rows. */
 #define PAGE_D 512

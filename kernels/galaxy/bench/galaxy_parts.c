@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "galaxy/fused.h"
@@ -27,13 +28,14 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    long m = argc > 1 ? atol(argv[1]) : 2700;
+    const int help = argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+    long m = argc > 1 && !help ? atol(argv[1]) : 2700;
     const long ldx = argc > 2 ? atol(argv[2]) : galaxy_padded_ldx(N_IN); /* the study's layout */
-    if (m < 1 || ldx < N_IN || ldx % 8) {
-        fprintf(stderr, "usage: %s [ROWS [LDX]]  (ROWS >= 1, default 2700, the study's training set; LDX, X's "
-                "row stride in doubles, a multiple of 8 >= %d, default %ld, the study's padded rows)\n",
-                argv[0], N_IN, galaxy_padded_ldx(N_IN));
-        return 2;
+    if (help || m < 1 || ldx < N_IN || ldx % 8) {
+        fprintf(help ? stdout : stderr, "usage: %s [ROWS [LDX]]  (ROWS >= 1, default 2700, the study's training "
+                "set; LDX, X's row stride in doubles, a multiple of 8 >= %d, default %ld, the study's padded "
+                "rows; 1024 for packed ones)\n", argv[0], N_IN, galaxy_padded_ldx(N_IN));
+        return help ? 0 : 2;
     }
     double *X = aligned_alloc(64, sizeof(double) * (size_t)m * (size_t)ldx);
     unsigned char *y = malloc((size_t)m);
