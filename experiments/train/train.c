@@ -204,19 +204,32 @@ int train_run(const train_cfg *cfg, const train_model *m, long set_n, int32_t *p
     return 0;
 }
 
+const char *train_mnist_dir(const sl_opts *o)
+{
+    static char dir[1024];
+    if (o && o->data_dir)
+        return o->data_dir;
+    const char *root = getenv("SPEEDLAB_DATA_DIR");
+    if (!root || !*root)
+        return SL_DEFAULT_FASHION_MNIST;
+    snprintf(dir, sizeof dir, "%s/fashion-mnist", root);
+    return dir;
+}
+
 int train_mnist_missing(const char *study, char *why, size_t n)
 {
-    if (idx_dir_complete(SL_DEFAULT_FASHION_MNIST))
+    const char *dir = train_mnist_dir(NULL);
+    if (idx_dir_complete(dir))
         return 0;
     snprintf(why, n, "%s: no Fashion-MNIST in %s: " IDX_MISSING_HINT " (sh scripts/setup.sh installs it)", study,
-             SL_DEFAULT_FASHION_MNIST);
+             dir);
     return 1;
 }
 
 int train_load_mnist(const char *study, const char *net, int side, const sl_opts *o, idx_set *train,
                      idx_set *test, sl_error *err)
 {
-    const char *dir = o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST;
+    const char *dir = train_mnist_dir(o);
     char msg[1024];
     if (idx_load_split(dir, "train", 10, train, msg, sizeof msg) ||
         idx_load_split(dir, "t10k", 10, test, msg, sizeof msg)) {

@@ -100,6 +100,10 @@ void train_gather(const idx_set *set, const int32_t *idx, int B, float *X, uint8
  * is wrong). */
 int train_load_mnist(const char *study, const char *net, int side, const sl_opts *o, idx_set *train,
                      idx_set *test, sl_error *err);
+/* Where a training study's Fashion-MNIST is: --data DIR; else $SPEEDLAB_DATA_DIR/fashion-mnist when that
+ * variable is set (a relocated tree, such as the GPU bundle, sets it); else SL_DEFAULT_FASHION_MNIST.
+ * o may be NULL (no --data). The result may be a static buffer, valid until the next call. */
+const char *train_mnist_dir(const sl_opts *o);
 /* A study's data_missing hook for that default: 0 when the files are there, else 1 with why. */
 int train_mnist_missing(const char *study, char *why, size_t n);
 

@@ -79,7 +79,7 @@ static int load_data(cnn_state *s, const sl_opts *o, sl_error *err)
         return -1;
     if (cnn_dims_init(&s->dims, s->train.rows, s->train.cols) != 0) {
         sl_error_set(err, "cnn: %s: images are %dx%d; the two conv + pool stages need at least 10x10",
-                     o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST, s->train.rows, s->train.cols);
+                     train_mnist_dir(o), s->train.rows, s->train.cols);
         return -1;
     }
     return 0;

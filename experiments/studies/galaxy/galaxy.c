@@ -93,10 +93,20 @@ static const gx_kernels *kernels_of(int v)
     return sl_study_galaxy.variants[v].kernels;
 }
 
-/* Where the data set is looked for without --data: the repository's copy in the source tree the build
- * was configured from, else the installed copy (meson install puts data/galaxy there). */
+/* Where the data set is looked for without --data: $SPEEDLAB_DATA_DIR/galaxy when that variable is set (a
+ * relocated tree, such as the GPU bundle, sets it), else the repository's copy in the source tree the
+ * build was configured from, else the installed copy (meson install puts data/galaxy there). */
 static const char *const default_dirs[] = {SL_SOURCE_ROOT "/data/galaxy", SL_GALAXY_INSTALL_DIR};
 #define N_DEFAULT_DIRS (sizeof default_dirs / sizeof default_dirs[0])
+
+static int env_dir(char *dir, size_t n)
+{
+    const char *root = getenv("SPEEDLAB_DATA_DIR");
+    if (!root || !*root)
+        return 0;
+    snprintf(dir, n, "%s/galaxy", root);
+    return 1;
+}
 
 /* Whether DIR holds train and test, each as .csv or .csv.gz. */
 static int dir_complete(const char *dir)
@@ -112,6 +122,12 @@ static int find_dir(const sl_opts *o, char *dir, size_t n, sl_error *err)
         if (dir_complete(dir)) return 0;
         sl_error_set(err, "galaxy: no train.csv[.gz] and test.csv[.gz] in %s: pass --data DIR with both "
                      "(rows label,p0,...,p1023; the repository's data/galaxy holds them)", dir);
+        return -1;
+    }
+    if (env_dir(dir, n)) {
+        if (dir_complete(dir)) return 0;
+        sl_error_set(err, "galaxy: no train.csv[.gz] and test.csv[.gz] in %s ($SPEEDLAB_DATA_DIR/galaxy): put "
+                     "the repository's data/galaxy there, unset SPEEDLAB_DATA_DIR, or pass --data DIR", dir);
         return -1;
     }
     for (size_t i = 0; i < N_DEFAULT_DIRS; i++)

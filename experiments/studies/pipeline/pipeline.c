@@ -50,7 +50,7 @@ static const pl_kernels *row(int v)
 
 static const char *data_dir(const sl_opts *o)
 {
-    return o && o->data_dir ? o->data_dir : SL_DEFAULT_FASHION_MNIST;
+    return train_mnist_dir(o);
 }
 
 static size_t payload_or_guess(const sl_opts *o)

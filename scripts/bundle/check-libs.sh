@@ -1,0 +1,59 @@
+#!/bin/sh
+# check-libs.sh BUNDLE: does every program and library in a GPU bundle load from the bundle alone?
+#
+# For every ELF file under BUNDLE/bin and BUNDLE/lib, each shared library it needs (readelf's NEEDED
+# entries, resolved by the loader as ldd shows them, with LD_LIBRARY_PATH cleared so only the files'
+# own RUNPATH and the system count) must be either
+#   - resolved inside BUNDLE/lib, or
+#   - on the short list a GPU node is expected to supply itself: glibc (libc, libm, libmvec, libpthread,
+#     libdl, librt, the loader), libgcc_s, libstdc++, the driver (libcuda) and the CUDA libraries too
+#     large to carry (libcublas, libcublasLt, libcudnn*), found or not.
+# Anything else (found on this machine outside the bundle, or not found) would be missing on a bare node:
+# each is printed as "FILE: LIB => WHERE" and the exit status is 1. Exit 0: every file loads from the
+# bundle plus the list. Used by scripts/gpu-bundle.sh after packing, and tested on fixtures
+# (tests/bundle/test_check_libs.sh).
+set -u
+if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
+    sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+    [ $# -eq 1 ] && exit 0 || exit 2
+fi
+bundle=$(cd "$1" 2>/dev/null && pwd) || { echo "check-libs: no such folder: $1" >&2; exit 2; }
+[ -d "$bundle/bin" ] || { echo "check-libs: $bundle has no bin/ (not a bundle?)" >&2; exit 2; }
+
+allowed() {
+    case $1 in
+        linux-vdso.so.*|ld-linux*.so.*|libc.so.*|libm.so.*|libmvec.so.*|libpthread.so.*|libdl.so.*|\
+        librt.so.*|libgcc_s.so.*|libstdc++.so.*|libcuda.so.*|libcublas.so.*|libcublasLt.so.*|libcudnn*.so*)
+            return 0 ;;
+    esac
+    return 1
+}
+
+bad=0 files=0
+for f in $(find "$bundle/bin" "$bundle/lib" -type f 2>/dev/null | sort); do
+    head -c 4 "$f" | grep -q 'ELF' || continue
+    files=$((files + 1))
+    # ldd: "name => path (addr)", "name => not found", or "path (addr)" for the loader and vdso
+    out=$(env -u LD_LIBRARY_PATH -u LD_PRELOAD ldd "$f" 2>&1) || {
+        echo "$f: ldd failed: $out"; bad=1; continue; }
+    printf '%s\n' "$out" | while read -r name arrow where rest; do
+        [ "$arrow" = "=>" ] || continue
+        [ -e "$where" ] && where=$(readlink -f "$where")
+        case $where in
+            "$bundle"/lib/*) continue ;;
+        esac
+        allowed "$name" && continue
+        [ "$where" = not ] && where="not found"
+        echo "${f#"$bundle"/}: $name => $where"
+    done | grep . && bad=1
+done
+if [ $files -eq 0 ]; then
+    echo "check-libs: no ELF files under $bundle/bin or $bundle/lib" >&2
+    exit 1
+fi
+if [ $bad -ne 0 ]; then
+    echo "check-libs: the libraries above are neither in $bundle/lib nor on the list a GPU node supplies" >&2
+    echo "check-libs: copy them into lib/ (scripts/gpu-bundle.sh does, from what ldd resolves here)" >&2
+    exit 1
+fi
+echo "check-libs: $files ELF files; every library they need is in lib/ or supplied by the node"
