@@ -59,7 +59,7 @@ double sl_mem_available(void)
     return strtod(v, NULL) * 1024.0; /* the kernel writes kB, meaning KiB */
 }
 
-/* `git describe --always --dirty` of the source tree, or 0 chars when git or the repository is absent. */
+/* `git describe --always --dirty` of the source tree; else $SPEEDLAB_GIT_DESCRIBE; else 0 chars. */
 static void git_describe(char *out, size_t n)
 {
     out[0] = '\0';
@@ -75,6 +75,10 @@ static void git_describe(char *out, size_t n)
     out[strcspn(out, "\n")] = '\0';
     if (pclose(p) != 0)
         out[0] = '\0';
+    /* a relocated build (the GPU bundle) has no source tree: it names the commit it was built from */
+    const char *given = getenv("SPEEDLAB_GIT_DESCRIBE");
+    if (!out[0] && given)
+        snprintf(out, n, "%s", given);
 }
 
 static void set_str(json_t *o, const char *key, const char *v)

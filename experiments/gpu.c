@@ -39,6 +39,9 @@ int sl_gpu_mem_used(double *used, double *total)
 #if SL_HAVE_CUBLAS
 #include <cublas_v2.h>
 #endif
+#if SL_HAVE_CUDNN
+#include <cudnn.h>
+#endif
 
 int sl_gpu_available(char *why, size_t n)
 {
@@ -96,6 +99,12 @@ void sl_gpu_env(json_t *env)
         version_string(buf, sizeof buf, rt);
         json_object_set_new(env, "cuda_runtime", json_string(buf));
     }
+#if SL_HAVE_CUDNN
+    /* the library loaded, which may differ from the headers built with (the node's own cuDNN 9) */
+    size_t v = cudnnGetVersion(); /* cuDNN 9: major * 10000 + minor * 100 + patch */
+    snprintf(buf, sizeof buf, "%zu.%zu.%zu", v / 10000, v / 100 % 100, v % 100);
+    json_object_set_new(env, "cudnn_version", json_string(buf));
+#endif
 }
 
 /* Best of `reps` copies of `bytes` from src to dst, in GB/s (10^9 bytes per second). */

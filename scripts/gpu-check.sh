@@ -1,259 +1,410 @@
 #!/bin/bash
-# gpu-check.sh: the one-command check of speedlab on a machine with an NVIDIA GPU (issue 18, item 4).
+# gpu-check.sh: prove speedlab's CUDA half on a GPU node, from a bundle, in one command. Builds nothing.
 #
-#   scripts/gpu-check.sh fetch-deps     on a machine WITH a Debian package registry (same release as the
-#                                       GPU machine, Debian 12 here): put what a bare GPU machine may lack
-#                                       into .deps/ (ignored by git), to carry there
-#   scripts/gpu-check.sh [--quick] [OUT]
-#                                       on the GPU machine, from the source root: build with CUDA into
-#                                       build-gpu/, run every CUDA test, every GPU variant of every study
-#                                       (default sizes; --quick: quick sizes), mlp's and cnn's GPU variants
-#                                       again with --param spans=0 (what the per-step events cost, into
-#                                       OUT/spans0), a crossover sweep of the kernel studies, all into OUT
-#                                       (default results-gpu/), then OUT's report, and print a summary.
-#                                       Exit 0 when everything passed.
+#   speedlab-gpu/gpu-check.sh [--out DIR] [--budget SECONDS]
 #
-# What a bare GPU machine may lack, and how it gets here (docs/gpu-check.md says the same):
-#   - the -dev packages jansson, cmocka, PAPI (and zlib, OpenBLAS): `fetch-deps` runs `apt-get download`
-#     for them into .deps/debs/; on the GPU machine they are unpacked with `dpkg -x` into .deps/prefix/
-#     (never into /), their pkg-config files pointed there, and the compiler and loader told about it
-#     (PKG_CONFIG_PATH, CPATH, LIBRARY_PATH, LD_LIBRARY_PATH). Nothing is installed system-wide.
-#   - meson and ninja: `fetch-deps` puts their wheels in .deps/wheels/; pip installs them into .deps/py/.
-#   - Fashion-MNIST (mlp, cnn): `fetch-deps` copies /usr/share/datasets/fashion-mnist into .deps/data/.
-#   - gnuplot is optional: without it the report writes figure data and no images.
-# Carry .deps/ with the source tree (the device tool: carry [".deps"]; 64 MiB at most, fetch-deps prints
-# the size). The CUDA toolkit (nvcc, cuBLAS, cuDNN, NVTX3) must already be on the GPU machine.
+# Runs inside a bundle made by scripts/gpu-bundle.sh (copy speedlab-gpu.tar.xz to the node, tar xJf it).
+#   --out DIR         where the eight output files go (default: results-gpu); created, must be empty
+#   --budget SECONDS  wall-clock budget (default 480): no step starts past it, a running step is stopped
+#                     at it, and the summary names what was skipped; the report and the packing run
+#                     after it in the last 30 s reserved for them
+#
+# Steps, in this order (each one line in the summary: ok, failed (why), skipped (why)):
+#   node        the GPU (nvidia-smi), driver, CUDA runtime (static in the bundle), cuBLAS and cuDNN found
+#               (where, which version), OS, glibc against the bundle's minimum, CPU; every library the
+#               bundle's programs need loads here (share/speedlab/check-libs.sh)
+#   tests       every CUDA test (bin/test_*_cuda); with a GPU present a skip (exit 77) is a failure
+#   memcheck    the CUDA tests again under compute-sanitizer --tool memcheck
+#   quick       every GPU variant of every study at its quick sizes (speedlab run --quick), traced;
+#               mlp's and cnn's GPU variants again with --param spans=0 (what the per-step events cost)
+#   ncu         Nsight Compute on one GPU variant per study, filtered by speedlab's NVTX ranges
+#               (ncu --nvtx --nvtx-include 'speedlab@STUDY/'): proves an NVIDIA profiler sees them
+#   nsys        Nsight Systems on mlp's cuda variant, with nsys stats' NVTX and kernel summaries
+#   default     every GPU variant at the study's default sizes, study by study, while the budget lasts
+#   racecheck   compute-sanitizer --tool racecheck on the tests whose kernels use shared memory
+#   report      speedlab report over every run
+# A tool the node lacks (compute-sanitizer, ncu, nsys) makes its step "skipped (not on this node)".
+#
+# Outputs, all directly in DIR (a copy-back step or a job scheduler brings them home):
+#   summary.txt      one screen: the node, each step, each GPU case (study, variant, size, status or
+#                    why not, device phases, peak VRAM), sanitizer findings, the verdict
+#   node.txt         the node in full: nvidia-smi, the libraries found, the bundle's BUNDLE file, lscpu
+#   tests.log        the CUDA tests' output, plain, under memcheck and under racecheck
+#   studies.log      every speedlab run's output
+#   records.jsonl    every case record of every run (the quick and default runs; not the profiled ones)
+#   runs.tar.gz      the run directories (records, environment, traces): `speedlab report` reads them
+#   report.tar.gz    the report (REPORT.md, tables, figures)
+#   profiles.tar.gz  the Nsight Compute and Nsight Systems reports, and their text output
+# While it runs, everything is in DIR/work/, which is removed once packed (kept if packing fails).
+#
+# Exit status: 0 a GPU was found and every step that ran passed; 1 a step failed; 3 no GPU (every GPU
+# case "unavailable", nothing failed: what a node without a device, or the bundle's selftest, gives);
+# 2 bad arguments or not inside a bundle.
 set -u
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-deps=$here/.deps
-cd "$here" || exit 2
+here=$(cd "$(dirname "$0")" && pwd)
+out=results-gpu
+budget=480
+reserve=30     # seconds kept for the report and the packing
 
-say() { printf 'gpu-check: %s\n' "$*"; }
-die() { printf 'gpu-check: error: %s\n' "$*" >&2; exit 1; }
+say() { printf 'gpu-check: %s\n' "$*" >&2; }
+die() { printf 'gpu-check: error: %s\n' "$*" >&2; exit 2; }
+usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
-# ---- fetch-deps (the machine with a registry) ---------------------------------------------------
-DEBS="libjansson-dev libjansson4 libcmocka-dev libcmocka0 libpapi-dev libpapi7.0 libpfm4 zlib1g-dev \
-libopenblas-dev libopenblas0 libopenblas0-pthread libopenblas-pthread-dev"
+while [ $# -gt 0 ]; do
+    case $1 in
+        --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
+        --budget) [ $# -ge 2 ] || die "--budget needs seconds"; budget=$2; shift 2 ;;
+        -h|--help) usage; exit 0 ;;
+        *) usage >&2; die "unknown argument '$1' (see above)" ;;
+    esac
+done
+case $budget in ''|*[!0-9]*) die "--budget $budget: want whole seconds, at least 60" ;; esac
+[ "$budget" -ge 60 ] || die "--budget $budget: want at least 60 seconds (the report and packing need 30)"
+[ -f "$here/BUNDLE" ] && [ -x "$here/bin/speedlab" ] ||
+    die "$here is not a GPU bundle (no BUNDLE, bin/speedlab): build one with scripts/gpu-bundle.sh and run its copy of this script"
+if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
+    die "$out is not empty: name a new folder with --out (nothing there is overwritten)"
+fi
+mkdir -p "$out/work/runs/quick" "$out/work/runs/default" "$out/work/prof" || die "cannot create $out"
+out=$(cd "$out" && pwd)
+work=$out/work
 
-fetch_deps() {
-    mkdir -p "$deps/debs" "$deps/wheels" "$deps/data"
-    (cd "$deps/debs" && apt-get download $DEBS) || die "apt-get download failed (run apt-get update first?)"
-    python3 -m pip download --only-binary=:all: -d "$deps/wheels" meson ninja ||
-        say "could not download meson/ninja wheels; the GPU machine then needs its own meson and ninja"
-    if [ -d /usr/share/datasets/fashion-mnist ]; then
-        cp -r /usr/share/datasets/fashion-mnist "$deps/data/"
+# shellcheck source=/dev/null
+. "$here/BUNDLE"
+# shellcheck source=bundle/find-cuda-libs.sh
+. "$here/share/speedlab/find-cuda-libs.sh"
+sl_cuda_libs
+export SPEEDLAB_DATA_DIR=$here/share/speedlab/data
+export SPEEDLAB_PLOTS_DIR=$here/share/speedlab/plots
+export SPEEDLAB_GIT_DESCRIBE=$SL_BUNDLE_SOURCE
+export CMOCKA_MESSAGE_OUTPUT=TAP OMP_WAIT_POLICY=PASSIVE
+sl=$here/bin/speedlab
+start=$(date +%s)
+
+# ---- bookkeeping ----------------------------------------------------------------------------------
+# steps.txt: "NAME<TAB>STATUS<TAB>DETAIL"; findings.txt: sanitizer findings, a line each
+: >"$work/steps.txt"
+: >"$work/findings.txt"
+step_result() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$work/steps.txt"; say "$1: $2${3:+ ($3)}"; }
+left() { echo $((budget - ($(date +%s) - start))); }
+# within_budget NAME MIN: whether a step needing about MIN seconds may start; records the skip if not
+within_budget() {
+    if [ "$(left)" -lt "$2" ]; then
+        step_result "$1" skipped "budget: $(left) s left of $budget"
+        return 1
+    fi
+}
+# bounded CMD...: run CMD, stopped when the budget runs out (exit 124 then)
+bounded() { timeout -k 5 "$(left)" "$@"; }
+find_tool() { # find_tool NAME: on PATH, or in the CUDA toolkit's and Nsight's usual folders
+    command -v "$1" 2>/dev/null && return
+    for p in /usr/local/cuda/bin/"$1" /usr/local/cuda/compute-sanitizer/"$1" /usr/local/cuda-*/bin/"$1" \
+        /opt/nvidia/nsight-compute/*/"$1" /opt/nvidia/nsight-systems/*/bin/"$1"; do
+        [ -x "$p" ] && { echo "$p"; return; }
+    done
+    return 1
+}
+
+# ---- node ------------------------------------------------------------------------------------------
+has_gpu=0
+gpu_name="no GPU"
+step_node() {
+    local smi drv="" cuda="" glibc
+    {
+        echo "== bundle"; cat "$here/BUNDLE"
+        echo; echo "== CUDA libraries the bundle does not carry"; sl_cuda_libs_report
+        echo; echo "== OS"; cat /etc/os-release 2>/dev/null; uname -a
+        echo; echo "== glibc"; getconf GNU_LIBC_VERSION 2>/dev/null
+        echo; echo "== CPU"; lscpu 2>/dev/null || grep -m1 'model name' /proc/cpuinfo
+    } >"$work/node.txt" 2>&1
+    glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+    if [ -n "$glibc" ] && [ "$(printf '%s\n%s\n' "$SL_GLIBC_MIN" "$glibc" | sort -V | head -1)" != "$SL_GLIBC_MIN" ]; then
+        step_result node failed "glibc $glibc is older than the bundle's $SL_GLIBC_MIN: build the bundle on an older distribution"
+        return 1
+    fi
+    if [ -n "$SL_MISSING_LIBS" ]; then
+        step_result node failed "not found on this node:$SL_MISSING_LIBS (see node.txt for where it looked)"
+        return 1
+    fi
+    { echo; echo "== libraries the bundle's programs need, on this node"; } >>"$work/node.txt"
+    if ! sh "$here/share/speedlab/check-libs.sh" "$here" >>"$work/node.txt" 2>&1; then
+        step_result node failed "a library the bundle needs is missing here (node.txt)"
+        return 1
+    fi
+    smi=$(find_tool nvidia-smi) || smi=""
+    if [ -n "$smi" ]; then
+        { echo; echo "== nvidia-smi"; "$smi" 2>&1; "$smi" -q 2>&1 | head -60; } >>"$work/node.txt"
+        if "$smi" -L 2>/dev/null | grep -q '^GPU '; then
+            has_gpu=1
+            gpu_name=$("$smi" --query-gpu=name,memory.total,compute_cap --format=csv,noheader 2>/dev/null | head -1)
+        fi
+        if [ $has_gpu -eq 1 ]; then
+            drv=$("$smi" --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+            cuda=$("$smi" 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -1)
+        fi
+    fi
+    node_line="GPU: $gpu_name; driver: ${drv:-none} (CUDA ${cuda:-?}); runtime: $SL_BUNDLE_CUDA_RUNTIME; glibc ${glibc:-?}; $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown OS}")"
+    if [ $has_gpu -eq 1 ]; then
+        step_result node ok "$gpu_name, driver ${drv:-?}"
     else
-        say "no /usr/share/datasets/fashion-mnist here: mlp and cnn will be 'unavailable' on the GPU machine"
+        local why="no nvidia-smi (no NVIDIA driver)"
+        [ -n "$smi" ] && why="nvidia-smi lists none"
+        step_result node ok "no GPU: $why; the GPU steps will say unavailable"
     fi
-    say "$(du -sh "$deps" | cut -f1) in $deps (the device tool carries at most 64 MiB)"
 }
 
-# ---- the GPU machine: dependencies ---------------------------------------------------------------
-# Unpacks the carried .debs into .deps/prefix (dpkg -x: no scripts, no root, nothing outside it) and
-# points pkg-config, the compiler and the loader there.
-use_carried_debs() {
-    local p=$deps/prefix
-    [ -d "$deps/debs" ] || return 0
-    if [ ! -d "$p/usr" ]; then
-        for d in "$deps"/debs/*.deb; do dpkg -x "$d" "$p" || die "dpkg -x $d failed"; done
-        # the .pc files say prefix=/usr; make every absolute /usr path point into the prefix
-        find "$p" -name '*.pc' -exec sed -i -e "s|=/usr|=$p/usr|g" {} +
-    fi
-    local lib=$p/usr/lib/x86_64-linux-gnu
-    # openblas.pc sits in openblas-pthread/ (Debian's alternatives link it into pkgconfig/ at install
-    # time, which dpkg -x does not run)
-    export PKG_CONFIG_PATH=$lib/pkgconfig:$lib/openblas-pthread/pkgconfig:$p/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-    export CPATH=$p/usr/include:$p/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
-    export LIBRARY_PATH=$lib:$lib/openblas-pthread${LIBRARY_PATH:+:$LIBRARY_PATH}
-    export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    say "using the carried packages in $p"
+# ---- CUDA tests, plain and under compute-sanitizer ---------------------------------------------------
+# run_tests NAME TESTS [WRAPPER...]: each test once; a skip (77) fails only when a GPU is present
+run_tests() {
+    local name=$1 tests=$2 t rc failed="" skipped="" passed=0
+    shift 2
+    for t in $tests; do
+        if [ "$(left)" -lt $((reserve + 10)) ]; then skipped="$skipped $t(budget)"; continue; fi
+        echo "==== $name: $* $t" >>"$work/tests.log"
+        bounded "$@" "$here/bin/$t" >>"$work/tests.log" 2>&1
+        rc=$?
+        echo "==== exit $rc" >>"$work/tests.log"
+        case $rc in
+            0) passed=$((passed + 1)) ;;
+            77) if [ $has_gpu -eq 1 ]; then failed="$failed $t(skipped with a GPU present)"; else skipped="$skipped $t(no CUDA device)"; fi ;;
+            124|137) failed="$failed $t(stopped at the budget)" ;;
+            *) failed="$failed $t(exit $rc)" ;;
+        esac
+    done
+    if [ -n "$failed" ]; then step_result "$name" failed "$passed passed; failed:$failed${skipped:+; skipped:$skipped}"
+    elif [ $passed -eq 0 ]; then step_result "$name" skipped "${skipped# }"
+    else step_result "$name" ok "$passed passed${skipped:+; skipped:$skipped}"; fi
 }
 
-use_carried_tools() {
-    if ! command -v meson >/dev/null || ! command -v ninja >/dev/null; then
-        [ -d "$deps/wheels" ] || die "meson or ninja missing and no .deps/wheels (run fetch-deps elsewhere)"
-        python3 -m pip install -q --no-index --find-links "$deps/wheels" --target "$deps/py" meson ninja ||
-            die "pip could not install meson/ninja from .deps/wheels"
-        export PYTHONPATH=$deps/py${PYTHONPATH:+:$PYTHONPATH}
-        export PATH=$deps/py/bin:$PATH
-    fi
-    if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
-        export PATH=/usr/local/cuda/bin:$PATH
-    fi
-    command -v nvcc >/dev/null || die "no nvcc (CUDA toolkit) on PATH or in /usr/local/cuda/bin"
+step_sanitizer() { # step_sanitizer TOOL TESTS
+    local cs
+    within_budget "$1" $((reserve + 20)) || return 0
+    if [ $has_gpu -eq 0 ]; then step_result "$1" skipped "no GPU"; return 0; fi
+    cs=$(find_tool compute-sanitizer) || { step_result "$1" skipped "no compute-sanitizer on this node"; return 0; }
+    local before
+    before=$(wc -l <"$work/tests.log")
+    run_tests "$1" "$2" "$cs" --tool "$1" --error-exitcode 99 --print-limit 20
+    # every "ERROR SUMMARY: N errors" (memcheck) or "RACECHECK SUMMARY: N hazards" line with N > 0
+    tail -n +"$((before + 1))" "$work/tests.log" | awk -v tool="$1" '
+        /^==== [a-z]+: / { t = $NF }
+        /(ERROR|RACECHECK) SUMMARY: [1-9]/ { sub(/^=+ */, ""); print tool ": " t ": " $0 }' >>"$work/findings.txt"
 }
 
-preflight() {
-    command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q GPU || die "no GPU visible (nvidia-smi -L)"
-    say "device: $(nvidia-smi -L | head -1)"
-    say "driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1); nvcc: $(nvcc --version | tail -1)"
-}
-
-# ---- the GPU machine: build and tests ------------------------------------------------------------
-build() {
-    if [ -f build-gpu/build.ninja ]; then
-        meson setup --reconfigure build-gpu -Dcuda=enabled >build-gpu.log 2>&1
-    else
-        meson setup build-gpu --buildtype=release -Dcuda=enabled >build-gpu.log 2>&1
-    fi || { tail -30 build-gpu.log; die "meson setup failed (build-gpu.log)"; }
-    grep -E "^ +(CUDA|cuBLAS|cuDNN|PAPI|NVTX|OpenMP|BLAS) +:" build-gpu.log # meson's summary
-    ninja -C build-gpu -j"$(nproc)" >>build-gpu.log 2>&1 || { tail -30 build-gpu.log; die "build failed"; }
-    say "built build-gpu/"
-}
-
-# Every test whose name ends in _cuda. On a machine with a device a skip (77) is a failure: the test
-# could not reach the GPU it should have used.
-cuda_tests() {
-    local names
-    names=$(meson test -C build-gpu --list 2>/dev/null | awk -F' / ' '{print $NF}' | grep '_cuda$' | tr '\n' ' ')
-    [ -n "$names" ] || { say "no CUDA tests in the build (was CUDA found?)"; return 1; }
-    say "CUDA tests: $names"
-    meson test -C build-gpu --print-errorlogs $names >"$out/cuda-tests.txt" 2>&1
-    local rc=$?
-    grep -E "^ *[0-9]+/[0-9]+ " "$out/cuda-tests.txt"
-    if grep -qE " SKIP " "$out/cuda-tests.txt"; then
-        say "a CUDA test skipped although a GPU is present: counted as a failure"
-        rc=1
-    fi
-    return $rc
-}
-
-# ---- the GPU machine: the studies ----------------------------------------------------------------
-# A study's GPU variants: those `speedlab list` calls unavailable for "cuda" when the device is hidden.
+# ---- the studies ------------------------------------------------------------------------------------
+# A study's GPU variants: those `speedlab list` says need "cuda" when no device is visible.
 gpu_variants() {
-    CUDA_VISIBLE_DEVICES='' ./build-gpu/experiments/speedlab list "$1" |
-        awk '/^    [a-z]/ && $2 ~ /^cuda/ {print $1}' | paste -sd, -
+    CUDA_VISIBLE_DEVICES='' "$sl" list "$1" 2>/dev/null | awk '/^    [a-z]/ && $2 ~ /^cuda:/ {print $1}' | paste -sd, -
 }
-
-studies() { ./build-gpu/experiments/speedlab list | awk '/^[a-z_0-9]+:/ {sub(":", "", $1); print $1}'; }
-
-run_study() {
-    local study=$1 variants=$2 data=()
-    if [ "$study" = mlp ] || [ "$study" = cnn ]; then
-        [ -d "$deps/data/fashion-mnist" ] && data=(--data "$deps/data/fashion-mnist")
-    fi
-    say "run $study --variants $variants ${quick:+--quick}"
-    ./build-gpu/experiments/speedlab run "$study" --variants "$variants" $quick "${data[@]}" \
-        --trace "$out/trace-$study.json" --out "$out" >>"$out/run.log" 2>&1
-    local rc=$?
-    grep -E "^$study " "$out/run.log" | tail -n 20
-    return $rc
-}
-
-# The kernel studies' CPU and GPU variants over their full size lists, 3 repetitions each: where the
-# GPU overtakes the best CPU variant (the report's crossover table). naive is left out: it is only slow.
-crossover() {
-    local s v cpu
-    for s in entropy_mi tensor_mean; do
-        # variant lines are indented 4 and say available/why not; parameter lines say "default"
-        v=$(./build-gpu/experiments/speedlab list "$s" | awk '/^    [a-z]/ && $1 != "naive" && $2 != "default" {print $1}' |
-            paste -sd, -)
-        say "crossover sweep: $s --variants $v --reps 3 --min-time 0"
-        ./build-gpu/experiments/speedlab run "$s" --variants "$v" --reps 3 --min-time 0 --calibrate \
-            --out "$out" >>"$out/run.log" 2>&1 || cpu=1
-    done
-    return ${cpu:-0}
-}
-
-# What the per-step CUDA events cost: mlp's and cnn's device rows again with --param spans=0 (no events,
-# no phases) into spans0/, each median beside the one with events (the runs above). Not a failure
-# either way: the figure for docs/gpu-check.md.
-spans_cost() {
-    local s v data=()
-    [ -d "$deps/data/fashion-mnist" ] && data=(--data "$deps/data/fashion-mnist")
-    for s in mlp cnn; do
+studies_with_gpu() {
+    local s v
+    for s in $("$sl" list 2>/dev/null | awk '/^[a-z_0-9]+:/ {sub(":", "", $1); print $1}'); do
         v=$(gpu_variants "$s")
-        [ -n "$v" ] || continue
-        say "event cost: $s --variants $v --param spans=0"
-        mkdir -p "$out/spans0"  # traced like the runs above, so that only the events differ
-        ./build-gpu/experiments/speedlab run "$s" --variants "$v" --param spans=0 $quick "${data[@]}" \
-            --trace "$out/spans0/trace-$s.json" --out "$out/spans0" >>"$out/run.log" 2>&1
+        [ -n "$v" ] && printf '%s %s\n' "$s" "$v"
     done
-    command -v python3 >/dev/null || return 0
-    python3 - "$out" <<'EOF'
-import glob, json, sys
-def medians(pattern):
-    m = {}
-    for f in sorted(glob.glob(pattern)):
-        for line in open(f):
-            r = json.loads(line)
-            if r.get("kind") == "case" and r.get("study") in ("mlp", "cnn") and r.get("status") == "ok":
-                m[(r["study"], r["variant"])] = r["stats"]["median_s"]
-    return m
-on, off = medians(sys.argv[1] + "/run-*/results.jsonl"), medians(sys.argv[1] + "/spans0/run-*/results.jsonl")
-for k in sorted(set(on) & set(off)):
-    print(f"{k[0]:<6} {k[1]:<10} spans=1 {on[k]:.6g} s  spans=0 {off[k]:.6g} s  events cost {100 * (on[k] / off[k] - 1):+.1f} %")
-EOF
 }
 
-# One line per GPU case: status, median, whether the record has phases and peak VRAM.
-summary() {
-    if ! command -v python3 >/dev/null; then
-        say "no python3 for the summary: see $1/report/REPORT.md"
+# run_study LABEL STUDY VARIANTS ARGS...: one speedlab run into work/runs, its output into studies.log
+run_study() {
+    local label=$1 s=$2 v=$3 rc
+    shift 3
+    echo "==== $label: speedlab run $s --variants $v $*" >>"$work/studies.log"
+    bounded "$sl" run "$s" --variants "$v" --out "$work/runs/${label%% *}" "$@" >>"$work/studies.log" 2>&1
+    rc=$?
+    echo "==== exit $rc" >>"$work/studies.log"
+    case $rc in
+        0) return 0 ;;
+        124|137) echo "$label $s: stopped at the budget" ;;
+        *) echo "$label $s: speedlab exit $rc" ;;
+    esac
+    return 1
+}
+
+step_studies() { # step_studies quick|default
+    local kind=$1 s v problems="" n=0 args=()
+    [ "$kind" = quick ] && args=(--quick)
+    while read -r s v; do
+        if [ "$(left)" -lt $((reserve + 20)) ]; then problems="$problems; $s skipped (budget)"; continue; fi
+        n=$((n + 1))
+        run_study "$kind" "$s" "$v" "${args[@]}" --trace "$work/runs/$kind/trace-$s.json" >/dev/null ||
+            problems="$problems; $s: see studies.log"
+        if [ "$kind" = quick ] && { [ "$s" = mlp ] || [ "$s" = cnn ]; }; then
+            run_study "$kind spans=0" "$s" "$v" "${args[@]}" --param spans=0 >/dev/null ||
+                problems="$problems; $s spans=0: see studies.log"
+        fi
+    done < <(studies_with_gpu)
+    if [ $n -eq 0 ]; then step_result "$kind" skipped "budget${problems}"
+    elif [ -n "$problems" ]; then step_result "$kind" failed "${problems#; }"
+    else step_result "$kind" ok "$n studies"; fi
+}
+
+# ---- profilers ------------------------------------------------------------------------------------------
+step_ncu() {
+    local ncu s v n=0 none=""
+    within_budget ncu $((reserve + 30)) || return 0
+    if [ $has_gpu -eq 0 ]; then step_result ncu skipped "no GPU"; return 0; fi
+    ncu=$(find_tool ncu) || { step_result ncu skipped "no ncu (Nsight Compute) on this node"; return 0; }
+    while read -r s v; do
+        [ "$(left)" -gt $((reserve + 20)) ] || { none="$none $s(budget)"; continue; }
+        v=${v%%,*}   # one variant: the first
+        bounded "$ncu" --nvtx --nvtx-include "speedlab@$s/" --launch-count 1 --section SpeedOfLight \
+            -f -o "$work/prof/ncu-$s-$v" "$sl" run "$s" --variants "$v" --quick --reps 1 \
+            --out "$work/prof/runs" >"$work/prof/ncu.out" 2>&1
+        { echo "==== ncu: $s $v"; cat "$work/prof/ncu.out"; } >>"$work/prof/profilers.log"
+        # ncu says "No kernels were profiled" when the filter matched no launch
+        if [ -f "$work/prof/ncu-$s-$v.ncu-rep" ] && ! grep -q "No kernels were profiled" "$work/prof/ncu.out"; then
+            n=$((n + 1))
+        else
+            none="$none $s/$v"
+        fi
+    done < <(studies_with_gpu)
+    rm -f "$work/prof/ncu.out"
+    if grep -q ERR_NVGPUCTRPERM "$work/prof/profilers.log"; then
+        step_result ncu failed "the driver denies performance counters to this user (ERR_NVGPUCTRPERM): run as root or set NVreg_RestrictProfilingToAdminUsers=0"
+    elif [ -n "$none" ]; then
+        step_result ncu failed "$n studies profiled; no kernel inside speedlab's NVTX range for:$none (profiles.tar.gz: profilers.log)"
+    else
+        step_result ncu ok "$n studies, a kernel each inside speedlab's NVTX range"
+    fi
+}
+
+step_nsys() {
+    local nsys
+    within_budget nsys $((reserve + 40)) || return 0
+    if [ $has_gpu -eq 0 ]; then step_result nsys skipped "no GPU"; return 0; fi
+    nsys=$(find_tool nsys) || { step_result nsys skipped "no nsys (Nsight Systems) on this node"; return 0; }
+    echo "==== nsys: mlp cuda" >>"$work/prof/profilers.log"
+    bounded "$nsys" profile -t cuda,nvtx,osrt --force-overwrite true -o "$work/prof/nsys-mlp-cuda" \
+        "$sl" run mlp --variants cuda --quick --reps 1 --out "$work/prof/runs" >>"$work/prof/profilers.log" 2>&1
+    if [ ! -f "$work/prof/nsys-mlp-cuda.nsys-rep" ]; then
+        step_result nsys failed "no report written (profiles.tar.gz: profilers.log)"
         return 0
     fi
-    python3 - "$out" <<'EOF'
-import glob, json, os, sys
-out = sys.argv[1]
-gpu = {tuple(x.split("/")) for x in os.environ.get("GPU_CASES", "").split()}  # study/variant
-rows, bad = [], 0
-for f in sorted(glob.glob(out + "/run-*/results.jsonl")):
-    for line in open(f):
-        r = json.loads(line)
-        if r.get("kind") != "case" or (r.get("study"), r.get("variant")) not in gpu:
-            continue
-        m = r.get("metrics", {})
-        # yes: the record's phases, a measured entry per repetition; sampled: only device_*_ms metrics
-        k = r.get("phases", {}).get("kernel_ms") or []
-        n = len(r.get("times_s") or [])
-        phases = ("yes" if k and len(k) == n and None not in k else "part" if k
-                  else "sampled" if any(x.startswith("device_") for x in m) else "NO")
-        vram = "gpu_mem_used_bytes" in m
-        med = r.get("stats", {}).get("median_s")
-        ok = r["status"] == "ok"
-        bad += not ok
-        size = f'{r["size_name"]}={r["size"]}'
-        rows.append(f'{r["study"]:<12} {r["variant"]:<16} {size:<16} {r["status"]:<12} '
-                    f'{"%.6g s" % med if med is not None else "-":<14} phases={phases:<7} '
-                    f'vram={"yes" if vram else "NO"}' + ("" if ok else f'  ({r.get("error", "")[:60]})'))
-print("\n".join(rows) or "no GPU cases were recorded")
-print(f"{len(rows)} GPU cases, {bad} not ok")
-sys.exit(1 if bad or not rows else 0)
-EOF
+    bounded "$nsys" stats --report nvtx_sum,cuda_gpu_kern_sum "$work/prof/nsys-mlp-cuda.nsys-rep" \
+        >>"$work/prof/profilers.log" 2>&1
+    if grep -q 'speedlab' "$work/prof/profilers.log" && grep -qE '(^| )epoch( |$)' "$work/prof/profilers.log"; then
+        step_result nsys ok "mlp cuda: speedlab's NVTX ranges (epoch) in nvtx_sum"
+    else
+        step_result nsys failed "mlp cuda: no speedlab epoch range in nsys stats' nvtx_sum (profiles.tar.gz: profilers.log)"
+    fi
+}
+
+step_report() {
+    local rc
+    if ! ls "$work"/runs/*/run-*/results.jsonl >/dev/null 2>&1; then
+        step_result report skipped "no runs"
+        return 0
+    fi
+    timeout -k 5 $((reserve - 10)) "$sl" report "$work"/runs/*/run-* --out "$work/report" >>"$work/studies.log" 2>&1
+    rc=$?
+    case $rc in
+        0) step_result report ok "report.tar.gz: report/REPORT.md" ;;
+        3) step_result report failed "some records were skipped (studies.log)" ;;
+        *) step_result report failed "speedlab report exit $rc (studies.log)" ;;
+    esac
+}
+
+# ---- summary and packing --------------------------------------------------------------------------------
+# The GPU case records, a line per study, variant, run (quick, default; spans=0 apart) and outcome, the
+# sizes of that line collapsed (first..last and their count): status or why not, device phases (yes: an
+# entry per repetition; part: some null; NO: none on an ok case), the largest peak VRAM, the median(s).
+# The records are jansson's one-line JSON, read with awk, since a bare node may have no Python.
+case_lines() {
+    local kind f
+    for kind in quick default; do
+        for f in "$work"/runs/"$kind"/run-*/results.jsonl; do [ -f "$f" ] && echo "$kind $f"; done
+    done | while read -r kind f; do awk -v kind="$kind" '{print kind "\t" $0}' "$f"; done | awk -F'\t' -v gpu="$1" '
+    function str(k,   m) { if (match($2, "\"" k "\":\"([^\"\\\\]|\\\\.)*\"")) return substr($2, RSTART + length(k) + 4, RLENGTH - length(k) - 5); return "" }
+    function num(k) { if (match($2, "\"" k "\":-?[0-9][0-9.eE+-]*")) return substr($2, RSTART + length(k) + 3, RLENGTH - length(k) - 3) + 0; return "" }
+    BEGIN { n = split(gpu, g, " "); for (i = 1; i <= n; i++) order[g[i]] = i }
+    $2 ~ /"kind":"case"/ {
+        s = str("study"); v = str("variant")
+        if (!((s "/" v) in order)) next
+        run = $1; if ($2 ~ /"spans":"?0"?[,}]/) run = run " spans=0"
+        st = str("status"); why = st == "ok" ? "" : str("error")
+        key = sprintf("%s %03d %s", $1 == "quick" ? 0 : 1, order[s "/" v], run) SUBSEP st SUBSEP why
+        if (!(key in cnt)) { keys[++nk] = key; name[key] = s SUBSEP v SUBSEP run; sname[key] = str("size_name")
+                             first[key] = num("size"); ph[key] = "" ; vram[key] = -1 }
+        cnt[key]++; last[key] = num("size")
+        p = "-"
+        if (match($2, /"kernel_ms":\[[^\]]*\]/)) p = (substr($2, RSTART, RLENGTH) ~ /null/) ? "part" : "yes"
+        else if (st == "ok") p = "NO"
+        if (ph[key] == "" || p == "NO" || (p == "part" && ph[key] == "yes")) ph[key] = p
+        m = num("gpu_mem_used_bytes"); if (m != "" && m > vram[key]) vram[key] = m
+        md = num("median_s")
+        if (md != "") { lo[key] = (key in lo && lo[key] < md) ? lo[key] : md; hi[key] = (key in hi && hi[key] > md) ? hi[key] : md }
+    }
+    END {
+        # insertion order within a study/variant, studies in `speedlab list` order, quick before default
+        for (i = 1; i <= nk; i++) for (j = i; j > 1 && keys[j - 1] > keys[j]; j--) { t = keys[j]; keys[j] = keys[j - 1]; keys[j - 1] = t }
+        for (i = 1; i <= nk; i++) {
+            k = keys[i]; split(name[k], nm, SUBSEP); split(k, kk, SUBSEP)
+            size = sname[k] "=" first[k] (cnt[k] > 1 ? ".." last[k] " (" cnt[k] ")" : "")
+            vr = vram[k] < 0 ? "-" : sprintf("%.0f MiB", vram[k] / 1048576)
+            out = kk[2] == "ok" ? (lo[k] == hi[k] ? sprintf("%.4g s", lo[k]) : sprintf("%.4g-%.4g s", lo[k], hi[k])) : kk[3]
+            printf "  %-14s %-11s %-16s %-24s %-11s %-5s %-8s %s\n", nm[3], nm[1], nm[2], size, kk[2], ph[k], vr, substr(out, 1, 60)
+        }
+    }'
+}
+
+write_summary() {
+    local verdict=$1 gpu_cases
+    gpu_cases=$(studies_with_gpu | awk '{n = split($2, v, ","); for (i = 1; i <= n; i++) printf "%s/%s ", $1, v[i]}')
+    {
+        echo "speedlab gpu-check: bundle $SL_BUNDLE_SOURCE (built $SL_BUNDLE_BUILT)"
+        echo "node: ${node_line:-unknown}"
+        echo "time: $(($(date +%s) - start)) s of a $budget s budget"
+        echo
+        echo "steps:"
+        awk -F'\t' '{printf "  %-10s %-8s %s\n", $1, $2, $3}' "$work/steps.txt"
+        echo
+        echo "GPU cases (phases: device phases per repetition; vram: peak device memory in use):"
+        printf '  %-14s %-11s %-16s %-24s %-11s %-5s %-8s %s\n' run study variant sizes status phases vram "median / why"
+        case_lines "$gpu_cases"
+        echo
+        if [ -s "$work/findings.txt" ]; then echo "sanitizer findings:"; sed 's/^/  /' "$work/findings.txt"
+        else echo "sanitizer findings: none"; fi
+        echo
+        echo "verdict: $verdict"
+    } >"$out/summary.txt"
+}
+
+pack() {
+    local ok=1
+    cat "$work"/runs/*/run-*/results.jsonl >"$out/records.jsonl" 2>/dev/null || : >"$out/records.jsonl"
+    mv "$work/node.txt" "$out/node.txt" 2>/dev/null || : >"$out/node.txt"
+    mv "$work/tests.log" "$out/tests.log" 2>/dev/null || : >"$out/tests.log"
+    mv "$work/studies.log" "$out/studies.log" 2>/dev/null || : >"$out/studies.log"
+    tar -C "$work" -czf "$out/runs.tar.gz" runs || ok=0
+    if [ -d "$work/report" ]; then tar -C "$work" -czf "$out/report.tar.gz" report || ok=0; fi
+    (cd "$work/prof" && tar -czf "$out/profiles.tar.gz" --exclude runs ./*) 2>/dev/null || ok=0
+    if [ $ok -eq 1 ]; then rm -rf "$work"; else say "packing failed: everything is still in $work"; fi
 }
 
 main() {
-    quick=""
-    [ "${1:-}" = --quick ] && { quick=--quick; shift; }
-    out=${1:-results-gpu}
-    mkdir -p "$out" || die "cannot create $out"
-    out=$(cd "$out" && pwd)
-    use_carried_tools
-    use_carried_debs
-    preflight
-    build
-    local failed=0
-    export GPU_CASES=""
-    cuda_tests || failed=1
-    for s in $(studies); do
-        v=$(gpu_variants "$s")
-        [ -n "$v" ] || continue
-        GPU_CASES="$GPU_CASES $(echo "$v" | tr ',' '\n' | sed "s|^|$s/|" | tr '\n' ' ')"
-        run_study "$s" "$v" || failed=1
-    done
-    spans_cost
-    [ -n "$quick" ] || crossover || failed=1
-    ./build-gpu/experiments/speedlab report "$out"/run-* --out "$out/report" >>"$out/run.log" 2>&1 ||
-        say "speedlab report exited non-zero (see $out/run.log)"
-    say "report: $out/report/REPORT.md; logs: $out/run.log, $out/cuda-tests.txt"
-    summary "$out" || failed=1
-    [ $failed -eq 0 ] && say "all passed" || say "SOMETHING FAILED (see above)"
-    return $failed
+    local failed=0 verdict
+    : >"$work/tests.log"; : >"$work/studies.log"; : >"$work/prof/profilers.log"
+    say "bundle $SL_BUNDLE_SOURCE; budget $budget s; outputs in $out"
+    step_node || failed=1
+    if [ $failed -eq 0 ]; then
+        within_budget tests $((reserve + 10)) && run_tests tests "$SL_CUDA_TESTS"
+        step_sanitizer memcheck "$SL_CUDA_TESTS"
+        within_budget quick $((reserve + 20)) && step_studies quick
+        step_ncu
+        step_nsys
+        within_budget default $((reserve + 20)) && step_studies default
+        step_sanitizer racecheck "$SL_RACECHECK_TESTS"
+    fi
+    step_report
+    grep -q "	failed	" "$work/steps.txt" && failed=1
+    if [ $failed -eq 1 ]; then verdict="FAILED: see the steps above"; rc=1
+    elif [ $has_gpu -eq 0 ]; then verdict="NO GPU: every CPU step ok, every GPU case unavailable"; rc=3
+    else verdict="ALL OK on $gpu_name"; rc=0; fi
+    write_summary "$verdict"
+    pack
+    cat "$out/summary.txt"
+    return $rc
 }
 
-case "${1:-}" in
-    fetch-deps) fetch_deps ;;
-    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" ;;
-    *) main "$@" ;;
-esac
+trap 'say "interrupted: packing what is done"; step_result interrupted failed "signal"; write_summary "INTERRUPTED"; pack; exit 1' INT TERM
+main

@@ -1,0 +1,97 @@
+#!/bin/sh
+# gpu-bundle-selftest.sh: prove, without a GPU, that the GPU bundle lacks nothing but the GPU.
+#
+#   scripts/gpu-bundle-selftest.sh [BUNDLE.run]     (as root; default gpu-bundle/speedlab-gpu.run)
+#
+# Makes a bare Debian 12 root with debootstrap --variant=minbase (no -dev packages, no pkg-config, no
+# Python, no compiler) in a fresh temporary folder, gives it what a GPU node has besides the GPU (the
+# CUDA toolkit's libraries, hard-linked from this machine's toolkit under /usr/local/cuda, and an
+# nvidia-smi that finds no device: a driver without a device), copies the one bundle file in, and runs
+# `sh speedlab-gpu.run check` inside (chroot: it unpacks with its own xz, then runs gpu-check.sh). It
+# passes when
+#   - the packed bundle is at most 40 MiB,
+#   - gpu-check ends with exit 3 and the verdict "NO GPU": every step that needs no GPU ok (node,
+#     including the library check on that root, quick, default, report), the GPU tools skipped
+#     "no GPU", every CUDA test skipped "no CUDA device",
+#   - every GPU case of the summary is "unavailable" because of "no CUDA device", and
+#   - all eight output files are there.
+# Prints gpu-check's summary and one line per check; exit 0 when all pass, 1 when one fails, 77 when it
+# cannot run here (not root, no debootstrap or network). Nothing is cached: each run makes a new root
+# (about a minute and a half with a nearby mirror; SPEEDLAB_DEBIAN_MIRROR picks another) and removes it.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+tarball=${1:-$here/gpu-bundle/speedlab-gpu.run}
+mirror=${SPEEDLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+say() { printf 'selftest: %s\n' "$*"; }
+case ${1:-} in -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
+
+[ -f "$tarball" ] || { say "no bundle at $tarball: run scripts/gpu-bundle.sh first"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { say "needs root (debootstrap, chroot, mount): skipped"; exit 77; }
+command -v debootstrap >/dev/null || { say "no debootstrap (Debian: apt-get install debootstrap): skipped"; exit 77; }
+cudalib=$(readlink -f /usr/local/cuda/lib64 2>/dev/null)
+[ -e "$cudalib/libcudnn.so.9" ] || { say "no CUDA toolkit with cuDNN under /usr/local/cuda here: skipped"; exit 77; }
+
+root=$(mktemp -d /var/tmp/speedlab-bare.XXXXXX) || exit 1
+cleanup() {
+    umount "$root/proc" 2>/dev/null
+    rm -rf "$root"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+say "debootstrap --variant=minbase bookworm into $root ($mirror)"
+if ! debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.log" 2>&1; then
+    tail -5 "$root.log"
+    say "debootstrap failed (network? mirror?): skipped"
+    rm -f "$root.log"
+    exit 77
+fi
+rm -f "$root.log"
+
+# What a GPU node has besides the GPU: the toolkit's libraries (hard links: no copy of its 1 GB; a copy
+# of cuDNN's loader alone where the folders are on different file systems) and a driver's nvidia-smi
+# that sees no device.
+mkdir -p "$root/usr/local/cuda/lib64" "$root/usr/local/bin" "$root/opt"
+cp -al "$cudalib"/. "$root/usr/local/cuda/lib64/" 2>/dev/null || cp "$cudalib/libcudnn.so.9" "$root/usr/local/cuda/lib64/"
+cat >"$root/usr/local/bin/nvidia-smi" <<'EOF'
+#!/bin/sh
+# stands in for a driver that finds no GPU
+echo "No devices were found"
+exit 6
+EOF
+chmod +x "$root/usr/local/bin/nvidia-smi"
+mount -t proc proc "$root/proc" || { say "cannot mount /proc in the root: skipped"; exit 77; }
+
+cp "$tarball" "$root/opt/speedlab-gpu.run"
+missing=$(for t in python3 pkg-config gcc cc; do chroot "$root" sh -c "command -v $t" >/dev/null && echo "$t"; done)
+[ -z "$missing" ] || say "note: the bare root has $missing"
+say "in the root: sh speedlab-gpu.run check --out /opt/results --budget 300"
+chroot "$root" /bin/sh -c 'cd /opt && sh speedlab-gpu.run check --out /opt/results --budget 300' \
+    >"$root/opt/check.out" 2>&1
+rc=$?
+sed -n '/^speedlab gpu-check:/,$p' "$root/opt/check.out"
+res=$root/opt/results
+
+fails=0
+check() { # check DESCRIPTION COMMAND...
+    d=$1; shift
+    if "$@"; then say "ok: $d"; else say "FAILED: $d"; fails=$((fails + 1)); fi
+}
+size=$(stat -c %s "$tarball")
+check "the packed bundle is at most 40 MiB ($((size / 1048576)) MiB)" [ "$size" -le $((40 * 1048576)) ]
+check "gpu-check exit 3 (no GPU, nothing failed), got $rc" [ "$rc" -eq 3 ]
+check "verdict NO GPU" grep -q '^verdict: NO GPU' "$res/summary.txt"
+check "steps node, quick, default, report ok" \
+    sh -c "[ \$(sed -n '/^steps:/,/^\$/p' '$res/summary.txt' | grep -cE '^  (node|quick|default|report) +ok ') -eq 4 ]"
+check "no step failed" sh -c "! sed -n '/^steps:/,/^\$/p' '$res/summary.txt' | grep -qE '^  [a-z]+ +failed'"
+check "the library check passed on the bare root" grep -q 'every library they need' "$res/node.txt"
+check "every CUDA test skipped for want of a device" grep -qE '^  tests +skipped +(test_[a-z0-9_]+\(no CUDA device\) ?)+$' "$res/summary.txt"
+cases=$(sed -n '/^GPU cases/,/^$/p' "$res/summary.txt" | tail -n +3 | grep .)
+check "GPU cases listed ($(echo "$cases" | grep -c .))" [ -n "$cases" ]
+check "every GPU case unavailable: no CUDA device" sh -c "! echo \"\$1\" | grep -v ' unavailable .*no CUDA device'" _ "$cases"
+for f in summary.txt node.txt tests.log studies.log records.jsonl runs.tar.gz report.tar.gz profiles.tar.gz; do
+    check "output $f" [ -f "$res/$f" ]
+done
+check "eight files, no folder left" [ "$(ls -A "$res" | wc -l)" -eq 8 ]
+[ $fails -eq 0 ] && say "passed" || say "$fails checks failed (the root's output: above)"
+[ $fails -eq 0 ]
