@@ -332,7 +332,8 @@ case_lines() {
         if (ph[key] == "" || p == "NO" || (p == "part" && ph[key] == "yes")) ph[key] = p
         m = num("gpu_mem_used_bytes"); if (m != "" && m > vram[key]) vram[key] = m
         md = num("median_s")
-        if (md != "") { lo[key] = (key in lo && lo[key] < md) ? lo[key] : md; hi[key] = (key in hi && hi[key] > md) ? hi[key] : md }
+        if (md != "" && !(key in hi)) { lo[key] = md; hi[key] = md }
+        else if (md != "") { if (md < lo[key]) lo[key] = md; if (md > hi[key]) hi[key] = md }
     }
     END {
         # insertion order within a study/variant, studies in `speedlab list` order, quick before default
@@ -343,7 +344,14 @@ case_lines() {
             vr = vram[k] < 0 ? "-" : sprintf("%.0f MiB", vram[k] / 1048576)
             out = kk[2] == "ok" ? (lo[k] == hi[k] ? sprintf("%.4g s", lo[k]) : sprintf("%.4g-%.4g s", lo[k], hi[k])) : kk[3]
             printf "  %-14s %-11s %-16s %-24s %-11s %-5s %-8s %s\n", nm[3], nm[1], nm[2], size, kk[2], ph[k], vr, substr(out, 1, 60)
+            if (kk[2] == "ok" && cnt[k] == 1) med1[nm[1] " " nm[2] " " nm[3]] = lo[k]
         }
+        # what the per-step CUDA events cost: the quick run with them (spans=1) against without (spans=0)
+        for (c in med1) if (c ~ / quick spans=0$/) {
+            on = c; sub(/ spans=0$/, "", on)
+            if (on in med1) evc[++ne] = sprintf("  %-24s spans=1 %.4g s, spans=0 %.4g s: events cost %+.1f %%", substr(on, 1, length(on) - 6), med1[on], med1[c], 100 * (med1[on] / med1[c] - 1))
+        }
+        if (ne) { print ""; print "per-step CUDA events (mlp, cnn; quick sizes):"; for (i = 1; i <= ne; i++) print evc[i] }
     }'
 }
 

@@ -3,9 +3,11 @@
 # Installs what is missing from Debian's packages, finds nvcc when present, and configures build/.
 # Idempotent: running it twice installs nothing new and reconfigures build/ in place.
 #
-# Usage: scripts/setup.sh [--slurm] [BUILD_DIR] [--baselines] [-- extra meson options]
+# Usage: scripts/setup.sh [--slurm] [--bundle] [BUILD_DIR] [--baselines] [-- extra meson options]
 #   --slurm  also Debian's Slurm (slurmctld, slurmd, slurm-client, munge) for tests/slurm, which bring
 #            up a one-node cluster of their own (docs/slurm.md); no daemon is started or enabled here
+#   --bundle also what scripts/gpu-bundle.sh and its selftest need (patchelf, xz-utils, debootstrap;
+#            docs/gpu-check.md)
 #
 # --baselines (opt-in): the framework baselines (docs/baselines.md) as well: Debian's python3-numpy,
 # python3-scipy and python3-torch, and, where PyPI can be reached, current numba and jax in the virtual
@@ -17,10 +19,13 @@ set -eu
 PACKAGES="meson ninja-build gcc pkg-config libpapi-dev gnuplot-nox libopenblas-dev zlib1g-dev \
 libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev"
 
-if [ "${1:-}" = "--slurm" ]; then
-    PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge"
-    shift
-fi
+while :; do
+    case ${1:-} in
+        --slurm) PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge"; shift ;;
+        --bundle) PACKAGES="$PACKAGES patchelf xz-utils debootstrap"; shift ;;
+        *) break ;;
+    esac
+done
 here=$(cd "$(dirname "$0")/.." && pwd)
 baselines=0
 if [ "${1:-}" = "--baselines" ]; then baselines=1; shift; fi

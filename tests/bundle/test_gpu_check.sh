@@ -1,0 +1,76 @@
+#!/bin/sh
+# scripts/gpu-check.sh's logic on a node with a (fake) GPU, without one: a fake bundle whose speedlab
+# writes the records a GPU node would (tests/bundle/fake/speedlab), two CUDA tests (one passes, one
+# fails), and an nvidia-smi that lists a GPU. The summary must show each GPU case with its status,
+# phases, VRAM and the error of the failed one, the events' cost from the spans=0 run, the failed test;
+# the verdict FAILED with exit 1; eight output files. Then a budget too small for the studies: they are
+# skipped and said to be. TAP output. Usage: test_gpu_check.sh SOURCE_ROOT
+set -u
+src=$1
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
+has() { # has DESCRIPTION FILE PATTERN: a line of FILE matches the extended regex PATTERN
+    if grep -qE -- "$3" "$2"; then ok "$1"; else not_ok "$1"; echo "# no line matching: $3"; sed 's/^/#   /' "$2"; fi
+}
+
+b=$tmp/speedlab-gpu
+mkdir -p "$b/bin" "$b/lib" "$b/share/speedlab/plots" "$b/share/speedlab/data" "$tmp/path"
+cp "$src/scripts/gpu-check.sh" "$b/"
+cp "$src/scripts/bundle/find-cuda-libs.sh" "$src/scripts/bundle/check-libs.sh" "$b/share/speedlab/"
+cp "$src/tests/bundle/fake/speedlab" "$b/bin/speedlab"
+printf '#!/bin/sh\nexit 0\n' >"$b/bin/test_good_cuda"
+printf '#!/bin/sh\necho "mismatch at 3"\nexit 1\n' >"$b/bin/test_bad_cuda"
+cp /bin/true "$b/bin/true"      # an ELF for the library check
+chmod +x "$b"/bin/* "$b/gpu-check.sh"
+cat >"$b/BUNDLE" <<'INFO'
+SL_BUNDLE_SOURCE='fixture'
+SL_BUNDLE_BUILT='never'
+SL_BUNDLE_CUDA_RUNTIME='13000 (static)'
+SL_CUDNN_SONAME='libc.so.6'
+SL_SONAMES='libc.so.6'
+SL_GLIBC_MIN='2.17'
+SL_CUDA_TESTS='test_good_cuda test_bad_cuda'
+SL_RACECHECK_TESTS='test_good_cuda'
+INFO
+cat >"$tmp/path/nvidia-smi" <<'SMI'
+#!/bin/sh
+case "$*" in
+    -L) echo "GPU 0: Fake H100 (UUID: GPU-0)" ;;
+    *name*) echo "Fake H100, 81559 MiB, 9.0" ;;
+    *driver_version*) echo "580.65" ;;
+    *) echo "| NVIDIA-SMI 580.65    Driver Version: 580.65    CUDA Version: 13.0 |" ;;
+esac
+SMI
+chmod +x "$tmp/path/nvidia-smi"
+export PATH="$tmp/path:$PATH"
+
+echo "1..14"
+"$b/gpu-check.sh" --out "$tmp/out" --budget 120 >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+s=$tmp/out/summary.txt
+if [ $rc -eq 1 ]; then ok "exit 1 when a test and a case failed"; else not_ok "exit 1 when a test and a case failed (got $rc)"; sed 's/^/#   /' "$tmp/stderr"; fi
+has "the node's GPU and driver" "$s" '^node: GPU: Fake H100, 81559 MiB, 9.0; driver: 580.65 \(CUDA 13.0\)'
+has "the failed CUDA test named" "$s" '^  tests +failed +1 passed; failed: test_bad_cuda\(exit 1\)'
+has "a tool the node lacks is skipped" "$s" '^  (memcheck|ncu|nsys) +skipped +no [a-z-]+'
+has "mlp cuda: ok, phases, VRAM, median" "$s" '^  quick +mlp +cuda +batch=64 +ok +yes +100 MiB +1\.1 s$'
+has "mlp cuda spans=0: no phases" "$s" '^  quick spans=0 +mlp +cuda +batch=64 +ok +NO +100 MiB +1 s$'
+has "mlp cublas: failed with its error" "$s" '^  default +mlp +cublas +batch=64 +failed +- +- +cublas: the \\"check\\" failed at step 3$'
+has "h2d's sizes on one line" "$s" '^  default +h2d +h2d-pinned +bytes=4096\.\.65536 \(2\) +ok +NO +2 MiB +0\.002 s$'
+has "the events' cost" "$s" '^  mlp cuda +spans=1 1\.1 s, spans=0 1 s: events cost \+10\.0 %$'
+if grep -q 'speedlab run h2d --variants h2d-pinned --quick' "$tmp/out/studies.log" &&
+    ! grep -q 'speedlab run cpuonly' "$tmp/out/studies.log"; then ok "only the studies with GPU variants run"
+else not_ok "only the studies with GPU variants run"; sed 's/^/#   /' "$tmp/out/studies.log"; fi
+has "verdict FAILED" "$s" '^verdict: FAILED'
+files=$(ls "$tmp/out" | tr '\n' ' ')
+if [ "$files" = "node.txt profiles.tar.gz records.jsonl report.tar.gz runs.tar.gz studies.log summary.txt tests.log " ]; then
+    ok "eight output files"; else not_ok "eight output files (got: $files)"; fi
+
+# a budget that lets nothing but the node and the tests start: each study run would take 40 s
+FAKE_SLEEP=40 "$b/gpu-check.sh" --out "$tmp/out2" --budget 60 >/dev/null 2>&1
+has "studies skipped for the budget" "$tmp/out2/summary.txt" '^  quick +(skipped|failed) +.*(budget)'
+"$b/gpu-check.sh" --out "$tmp/out2" >/dev/null 2>"$tmp/stderr"
+has "an output folder that is not empty is refused" "$tmp/stderr" 'is not empty: name a new folder'
+exit $failed
