@@ -84,23 +84,12 @@ install -m 755 "$build/experiments/speedlab" "$b/bin/speedlab"
 for t in "${cuda_tests[@]}"; do install -m 755 "$build/$t" "$b/bin/"; done
 strip --strip-debug "$b"/bin/*
 
-# Every library the binaries load, as ldd resolves it here, but those the node supplies itself (the list
-# in scripts/bundle/check-libs.sh). ldd lists the libraries' own needs too.
-node_supplies() {
-    case $1 in
-        linux-vdso.so.*|ld-linux*.so.*|libc.so.*|libm.so.*|libmvec.so.*|libpthread.so.*|libdl.so.*|\
-        librt.so.*|libgcc_s.so.*|libstdc++.so.*|libcuda.so.*|libcublas.so.*|libcublasLt.so.*|libcudnn*.so*)
-            return 0 ;;
-    esac
-    return 1
-}
-for exe in "$build/experiments/speedlab" "${cuda_tests[@]/#/$build/}"; do
-    ldd "$exe" | while read -r name arrow path rest; do
-        [ "$arrow" = "=>" ] && ! node_supplies "$name" || continue
-        [ -e "$path" ] || die "$exe needs $name, which is not found here"
-        [ -e "$b/lib/$name" ] || install -m 644 "$(readlink -f "$path")" "$b/lib/$name"
-    done
-done
+# Every library the binaries load (their libraries' needs too), as resolved here, but those the node
+# supplies itself (the list in scripts/bundle/check-libs.sh).
+while read -r name path; do
+    [ -e "$path" ] || die "the binaries need $name, which is not found here"
+    install -m 644 "$(readlink -f "$path")" "$b/lib/$name"
+done < <(sh "$src/scripts/bundle/check-libs.sh" --needs "$build/experiments/speedlab" "${cuda_tests[@]/#/$build/}")
 # shellcheck disable=SC2016
 for exe in "$b"/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$exe"; done
 # shellcheck disable=SC2016
@@ -144,7 +133,7 @@ SL_BUNDLE_SOURCE='$(git -C "$src" describe --always --dirty 2>/dev/null || echo 
 SL_BUNDLE_BUILT='$(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(uname -m)'
 SL_BUNDLE_COMPILERS='$(cc --version | head -1); $(nvcc --version | tail -1)'
 SL_BUNDLE_CUDA_ARCHS='SASS sm_80 sm_90, PTX compute_90'
-SL_BUNDLE_CUDA_RUNTIME='$(header_define "$inc/cuda_runtime_api.h" CUDART_VERSION) (static)'
+SL_BUNDLE_CUDA_RUNTIME='$(header_define "$inc/cuda_runtime_api.h" CUDART_VERSION | awk '{printf "%d.%d", $1 / 1000, $1 % 1000 / 10}') (static)'
 SL_BUNDLE_CUBLAS_HEADERS='$cublas_major.$(header_define "$inc/cublas_api.h" CUBLAS_VER_MINOR).$(header_define "$inc/cublas_api.h" CUBLAS_VER_PATCH)'
 SL_BUNDLE_CUDNN_HEADERS='$cudnn_major.$(header_define "$inc/cudnn_version.h" CUDNN_MINOR).$(header_define "$inc/cudnn_version.h" CUDNN_PATCHLEVEL)'
 SL_CUDNN_SONAME='libcudnn.so.$cudnn_major'

@@ -12,13 +12,15 @@
 # each is printed as "FILE: LIB => WHERE" and the exit status is 1. Exit 0: every file loads from the
 # bundle plus the list. Used by scripts/gpu-bundle.sh after packing, and tested on fixtures
 # (tests/bundle/test_check_libs.sh).
+#
+# check-libs.sh --needs FILE...: the libraries the FILEs load that are not on that list, a line each,
+# "SONAME PATH" as resolved here (PATH "not" when not found): what a bundle of them must carry
+# (scripts/gpu-bundle.sh copies them).
 set -u
-if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
+if [ $# -eq 0 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
     sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
     [ $# -eq 1 ] && exit 0 || exit 2
 fi
-bundle=$(cd "$1" 2>/dev/null && pwd) || { echo "check-libs: no such folder: $1" >&2; exit 2; }
-[ -d "$bundle/bin" ] || { echo "check-libs: $bundle has no bin/ (not a bundle?)" >&2; exit 2; }
 
 allowed() {
     case $1 in
@@ -28,6 +30,19 @@ allowed() {
     esac
     return 1
 }
+
+if [ "$1" = --needs ]; then
+    shift
+    for f in "$@"; do
+        ldd "$f" | while read -r name arrow where rest; do
+            [ "$arrow" = "=>" ] && ! allowed "$name" && echo "$name $where"
+        done
+    done | sort -u
+    exit 0
+fi
+[ $# -eq 1 ] || { echo "check-libs: one bundle folder, or --needs FILE... (--help)" >&2; exit 2; }
+bundle=$(cd "$1" 2>/dev/null && pwd) || { echo "check-libs: no such folder: $1" >&2; exit 2; }
+[ -d "$bundle/bin" ] || { echo "check-libs: $bundle has no bin/ (not a bundle?)" >&2; exit 2; }
 
 bad=0 files=0
 for f in $(find "$bundle/bin" "$bundle/lib" -type f 2>/dev/null | sort); do
