@@ -196,12 +196,16 @@ step_sanitizer() { # step_sanitizer TOOL TESTS
 gpu_variants() {
     CUDA_VISIBLE_DEVICES='' "$sl" list "$1" 2>/dev/null | awk '/^    [a-z]/ && $2 ~ /^cuda:/ {print $1}' | paste -sd, -
 }
+# "STUDY VARIANT,VARIANT..." a line per study with GPU variants, asked of speedlab once (work/gpu-studies)
 studies_with_gpu() {
     local s v
+    if [ -f "$work/gpu-studies" ]; then cat "$work/gpu-studies"; return; fi
     for s in $("$sl" list 2>/dev/null | awk '/^[a-z_0-9]+:/ {sub(":", "", $1); print $1}'); do
         v=$(gpu_variants "$s")
         [ -n "$v" ] && printf '%s %s\n' "$s" "$v"
-    done
+    done >"$work/gpu-studies.part"
+    mv "$work/gpu-studies.part" "$work/gpu-studies"
+    cat "$work/gpu-studies"
 }
 
 # run_study LABEL STUDY VARIANTS ARGS...: one speedlab run into work/runs, its output into studies.log
@@ -233,7 +237,8 @@ step_studies() { # step_studies quick|default
                 problems="$problems; $s spans=0: see studies.log"
         fi
     done < <(studies_with_gpu)
-    if [ $n -eq 0 ]; then step_result "$kind" skipped "budget${problems}"
+    if [ -z "$(studies_with_gpu)" ]; then step_result "$kind" failed "speedlab list names no GPU variant (built without CUDA?)"
+    elif [ $n -eq 0 ]; then step_result "$kind" skipped "budget${problems}"
     elif [ -n "$problems" ]; then step_result "$kind" failed "${problems#; }"
     else step_result "$kind" ok "$n studies"; fi
 }
