@@ -45,7 +45,9 @@ static const char run_usage[] =
     "environment: SPEEDLAB_ISA=v2|v3|v4 (or sse4.2|avx2|avx512) runs a dispatch build's kernels at that\n"
     "  level (records say which in env.isa; docs/speedlab.md, \"ISA levels\")\n"
     "  SPEEDLAB_PYTHON, SPEEDLAB_BASELINES, SPEEDLAB_BASELINE_TIMEOUT: the framework baselines' interpreter,\n"
-    "  programs and time limit (docs/baselines.md; `sh scripts/setup.sh build --baselines` installs them)\n";
+    "  programs and time limit (docs/baselines.md; `sh scripts/setup.sh build --baselines` installs them)\n"
+    "  SPEEDLAB_DATA_DIR: without --data, galaxy reads DIR/galaxy and the Fashion-MNIST studies\n"
+    "  DIR/fashion-mnist (docs/speedlab.md, \"Environment variables\")\n";
 
 int sl_parse_long(const char *flag, const char *s, long lo, long hi, long *out)
 {
