@@ -63,7 +63,8 @@ fulldisk() {
     rc=$?
     [ $rc -eq 1 ] || fail "report on a full disk exits $rc, expected 1"
     check_no_cut_files "$T/rep"
-    (trap '' XFSZ; ulimit -f 1; exec "$SL" compare "$T/res" "$T/res" --out "$T/cmp.md") >/dev/null 2>&1
+    # no byte may be written: compare's table of the few whole records can be under a 1 KiB limit
+    (trap '' XFSZ; ulimit -f 0; exec "$SL" compare "$T/res" "$T/res" --out "$T/cmp.md") >/dev/null 2>&1
     rc=$?
     [ $rc -eq 1 ] || fail "compare --out on a full disk exits $rc, expected 1"
     [ ! -e "$T/cmp.md" ] || fail "compare left a cut $T/cmp.md"
