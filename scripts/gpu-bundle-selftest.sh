@@ -5,7 +5,7 @@
 #
 # Makes a bare Debian 12 root with debootstrap --variant=minbase (no -dev packages, no pkg-config, no
 # Python, no compiler) in a fresh temporary folder, gives it what a GPU node has besides the GPU (the
-# CUDA toolkit's libraries, hard-linked from this machine's toolkit under /usr/local/cuda, and an
+# CUDA toolkit's libraries, hard-linked (or bind-mounted) from this machine's toolkit, and an
 # nvidia-smi that finds no device: a driver without a device), copies the one bundle file in, and runs
 # `sh speedlab-gpu.run check` inside (chroot: it unpacks with its own xz, then runs gpu-check.sh). It
 # passes when
@@ -34,6 +34,7 @@ cudalib=$(readlink -f /usr/local/cuda/lib64 2>/dev/null)
 root=$(mktemp -d /var/tmp/speedlab-bare.XXXXXX) || exit 1
 cleanup() {
     umount "$root/proc" 2>/dev/null
+    umount "$root/usr/local/cuda/lib64" 2>/dev/null
     rm -rf "$root"
 }
 trap cleanup EXIT
@@ -48,11 +49,14 @@ if ! debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.log" 2>&1;
 fi
 rm -f "$root.log"
 
-# What a GPU node has besides the GPU: the toolkit's libraries (hard links: no copy of its 1 GB; a copy
-# of cuDNN's loader alone where the folders are on different file systems) and a driver's nvidia-smi
-# that sees no device.
+# What a GPU node has besides the GPU: the toolkit's libraries (hard links: no copy of its 1 GB; a
+# read-only bind mount where the folders are on different file systems) and a driver's nvidia-smi that
+# sees no device.
 mkdir -p "$root/usr/local/cuda/lib64" "$root/usr/local/bin" "$root/opt"
-cp -al "$cudalib"/. "$root/usr/local/cuda/lib64/" 2>/dev/null || cp "$cudalib/libcudnn.so.9" "$root/usr/local/cuda/lib64/"
+if ! cp -al "$cudalib"/. "$root/usr/local/cuda/lib64/" 2>/dev/null; then
+    rm -rf "$root/usr/local/cuda/lib64" && mkdir -p "$root/usr/local/cuda/lib64"
+    mount --bind "$cudalib" "$root/usr/local/cuda/lib64" || { say "cannot link or mount the toolkit's libraries: skipped"; exit 77; }
+fi
 cat >"$root/usr/local/bin/nvidia-smi" <<'EOF'
 #!/bin/sh
 # stands in for a driver that finds no GPU

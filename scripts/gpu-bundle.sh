@@ -8,10 +8,10 @@
 #     speedlab                 launcher: finds the node's cuBLAS and cuDNN, then runs bin/speedlab
 #     gpu-check.sh             the check a GPU node runs (scripts/gpu-check.sh; --help says what it does)
 #     BUNDLE                   what was built, from what, and what the node must supply (shell variables)
-#     bin/                     speedlab and every CUDA test (test_*_cuda), RUNPATH $ORIGIN/../lib
+#     bin/                     speedlab and every CUDA test (test_*_cuda), RPATH $ORIGIN/../lib
 #     lib/                     every shared library they need that a bare node may lack (jansson, zlib,
 #                              OpenBLAS with libgfortran and libquadmath, PAPI with libpfm, cmocka, libgomp,
-#                              speedlab's profiler), copied from this machine, RUNPATH $ORIGIN
+#                              speedlab's profiler), copied from this machine, RPATH $ORIGIN
 #     share/speedlab/          the gnuplot scripts (plots/), the data sets (data/galaxy,
 #                              data/fashion-mnist, unpacked), find-cuda-libs.sh and check-libs.sh
 #   DIR/speedlab-gpu.run       the same, packed (xz) and self-extracting: copy this one file to the node,
@@ -37,8 +37,8 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case $1 in
         --out) out=$(mkdir -p "$2" && cd "$2" && pwd) || die "cannot create $2"; shift 2 ;;
-        --build) build=$2; shift 2 ;;
-        --fashion-mnist) mnist=$2; shift 2 ;;
+        --build) build=$(mkdir -p "$2" && cd "$2" && pwd) || die "cannot create $2"; shift 2 ;;
+        --fashion-mnist) mnist=$(cd "$2" 2>/dev/null && pwd) || die "--fashion-mnist $2: no such folder"; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument '$1' (see above)" ;;
     esac
@@ -90,10 +90,13 @@ while read -r name path; do
     [ -e "$path" ] || die "the binaries need $name, which is not found here"
     install -m 644 "$(readlink -f "$path")" "$b/lib/$name"
 done < <(sh "$src/scripts/bundle/check-libs.sh" --needs "$build/experiments/speedlab" "${cuda_tests[@]/#/$build/}")
+# DT_RPATH, not RUNPATH (--force-rpath): the loader searches it before LD_LIBRARY_PATH, and for the
+# libraries' own needs too, so a node's LD_LIBRARY_PATH (a conda env, the CUDA folders the launcher
+# adds) cannot put its libz or libgomp in place of the bundle's.
 # shellcheck disable=SC2016
-for exe in "$b"/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$exe"; done
+for exe in "$b"/bin/*; do patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$exe"; done
 # shellcheck disable=SC2016
-for l in "$b"/lib/*; do patchelf --set-rpath '$ORIGIN' "$l"; done
+for l in "$b"/lib/*; do patchelf --force-rpath --set-rpath '$ORIGIN' "$l"; done
 
 # The data sets unpacked: the readers take plain files as well as .gz, and xz packs the plain files
 # 4 MiB smaller than gzip had (Fashion-MNIST 30.9 -> 26.4 MB, the galaxy CSVs 3.4 -> 2.7 MB).

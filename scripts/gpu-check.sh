@@ -3,27 +3,31 @@
 #
 #   speedlab-gpu/gpu-check.sh [--out DIR] [--budget SECONDS]
 #
-# Runs inside a bundle made by scripts/gpu-bundle.sh (copy speedlab-gpu.tar.xz to the node, tar xJf it).
+# Runs inside a bundle made by scripts/gpu-bundle.sh: copy speedlab-gpu.run to the node, then
+# `sh speedlab-gpu.run check [OPTIONS]` unpacks it and runs this script with OPTIONS.
 #   --out DIR         where the eight output files go (default: results-gpu); created, must be empty
-#   --budget SECONDS  wall-clock budget (default 480): no step starts past it, a running step is stopped
-#                     at it, and the summary names what was skipped; the report and the packing run
-#                     after it in the last 30 s reserved for them
+#   --budget SECONDS  wall-clock budget (default 480, at least 60): the last 30 s are kept for the
+#                     report and the packing; no step starts, and a running one is stopped, when only
+#                     those are left; the summary names what was skipped or stopped
 #
-# Steps, in this order (each one line in the summary: ok, failed (why), skipped (why)):
+# Steps, in this order (each one line in the summary: ok; failed (why); incomplete (the budget or a
+# step's time cap stopped it); skipped (why)):
 #   node        the GPU (nvidia-smi), driver, CUDA runtime (static in the bundle), cuBLAS and cuDNN found
 #               (where, which version), OS, glibc against the bundle's minimum, CPU; every library the
 #               bundle's programs need loads here (share/speedlab/check-libs.sh)
 #   tests       every CUDA test (bin/test_*_cuda); with a GPU present a skip (exit 77) is a failure
-#   memcheck    the CUDA tests again under compute-sanitizer --tool memcheck
 #   quick       every GPU variant of every study at its quick sizes (speedlab run --quick), traced;
 #               mlp's and cnn's GPU variants again with --param spans=0 (what the per-step events cost)
+#   memcheck    the CUDA tests again under compute-sanitizer --tool memcheck --leak-check full, at most
+#               90 s each
 #   ncu         Nsight Compute on one GPU variant per study, filtered by speedlab's NVTX ranges
 #               (ncu --nvtx --nvtx-include 'speedlab@STUDY/'): proves an NVIDIA profiler sees them
 #   nsys        Nsight Systems on mlp's cuda variant, with nsys stats' NVTX and kernel summaries
 #   default     every GPU variant at the study's default sizes, study by study, while the budget lasts
-#   racecheck   compute-sanitizer --tool racecheck on the tests whose kernels use shared memory
+#   racecheck   compute-sanitizer --tool racecheck on the tests whose kernels use shared memory, 90 s each
 #   report      speedlab report over every run
-# A tool the node lacks (compute-sanitizer, ncu, nsys) makes its step "skipped (not on this node)".
+# A tool the node lacks (compute-sanitizer, ncu, nsys) makes its step "skipped (not on this node)"; ncu
+# without permission for the GPU's counters (ERR_NVGPUCTRPERM) is skipped too, and says so.
 #
 # Outputs, all directly in DIR (a copy-back step or a job scheduler brings them home):
 #   summary.txt      one screen: the node, each step, each GPU case (study, variant, size, status or
@@ -33,13 +37,15 @@
 #   studies.log      every speedlab run's output
 #   records.jsonl    every case record of every run (the quick and default runs; not the profiled ones)
 #   runs.tar.gz      the run directories (records, environment, traces): `speedlab report` reads them
-#   report.tar.gz    the report (REPORT.md, tables, figures)
+#   report.tar.gz    the report (REPORT.md, tables; figures where the node has gnuplot, else their data)
 #   profiles.tar.gz  the Nsight Compute and Nsight Systems reports, and their text output
 # While it runs, everything is in DIR/work/, which is removed once packed (kept if packing fails).
+# Ctrl-C or a kill (INT, TERM) stops the running step at once and packs what is done.
 #
-# Exit status: 0 a GPU was found and every step that ran passed; 1 a step failed; 3 no GPU (every GPU
-# case "unavailable", nothing failed: what a node without a device, or the bundle's selftest, gives);
-# 2 bad arguments or not inside a bundle.
+# Exit status: 0 a GPU was found, every step ran and passed; 1 a step failed; 3 no GPU (every GPU case
+# "unavailable", nothing failed: what a node without a device, or the bundle's selftest, gives); 4
+# nothing failed, but the budget stopped or skipped a step (INCOMPLETE); 2 bad arguments or not inside
+# a bundle; 130 interrupted.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,7 +53,8 @@ out=results-gpu
 budget=480
 reserve=30     # seconds kept for the report and the packing
 
-say() { printf 'gpu-check: %s\n' "$*" >&2; }
+exec 3>&2      # the terminal's stderr, for messages written while a step's output is redirected
+say() { printf 'gpu-check: %s\n' "$*" >&3; }
 die() { printf 'gpu-check: error: %s\n' "$*" >&2; exit 2; }
 usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
@@ -95,8 +102,20 @@ within_budget() {
         return 1
     fi
 }
-# bounded CMD...: run CMD, stopped when the budget runs out (exit 124 then)
-bounded() { timeout -k 5 "$(left)" "$@"; }
+# bounded [--cap SECONDS] CMD...: run CMD, stopped (exit 124) when only the reserve is left or after
+# SECONDS; in the background, so that a signal reaches the trap at once (the trap stops it)
+child=""
+bounded() {
+    local l=$(($(left) - reserve)) rc
+    if [ "$1" = --cap ]; then [ "$2" -lt "$l" ] && l=$2; shift 2; fi
+    [ "$l" -ge 1 ] || return 124
+    timeout -k 5 "$l" "$@" &
+    child=$!
+    wait "$child"
+    rc=$?
+    child=""
+    return $rc
+}
 find_tool() { # find_tool NAME: on PATH, or in the CUDA toolkit's and Nsight's usual folders
     command -v "$1" 2>/dev/null && return
     for p in /usr/local/cuda/bin/"$1" /usr/local/cuda/compute-sanitizer/"$1" /usr/local/cuda-*/bin/"$1" \
@@ -123,10 +142,14 @@ step_node() {
         step_result node failed "glibc $glibc is older than the bundle's $SL_GLIBC_MIN: build the bundle on an older distribution"
         return 1
     fi
-    if [ -n "$SL_MISSING_LIBS" ]; then
-        step_result node failed "not found on this node:$SL_MISSING_LIBS (see node.txt for where it looked)"
-        return 1
-    fi
+    # without cuDNN (linked) nothing starts; without cuBLAS (loaded on use) only its rows fail, saying so
+    case " $SL_MISSING_LIBS " in
+        *" $SL_CUDNN_SONAME "*)
+            step_result node failed "$SL_CUDNN_SONAME not found on this node (node.txt: where it looked); install cuDNN 9 for CUDA 13 or put its folder on LD_LIBRARY_PATH"
+            return 1 ;;
+    esac
+    node_warning=""
+    [ -n "$SL_MISSING_LIBS" ] && node_warning="; not found:$SL_MISSING_LIBS (the cuBLAS rows will fail)"
     { echo; echo "== libraries the bundle's programs need, on this node"; } >>"$work/node.txt"
     if ! sh "$here/share/speedlab/check-libs.sh" "$here" >>"$work/node.txt" 2>&1; then
         step_result node failed "a library the bundle needs is missing here (node.txt)"
@@ -146,33 +169,35 @@ step_node() {
     fi
     node_line="GPU: $gpu_name; driver: ${drv:-none} (CUDA ${cuda:-?}); runtime: $SL_BUNDLE_CUDA_RUNTIME; glibc ${glibc:-?}; $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown OS}")"
     if [ $has_gpu -eq 1 ]; then
-        step_result node ok "$gpu_name, driver ${drv:-?}"
+        step_result node ok "$gpu_name, driver ${drv:-?}$node_warning"
     else
         local why="no nvidia-smi (no NVIDIA driver)"
         [ -n "$smi" ] && why="nvidia-smi lists none"
-        step_result node ok "no GPU: $why; the GPU steps will say unavailable"
+        step_result node ok "no GPU: $why; the GPU steps will say unavailable$node_warning"
     fi
 }
 
 # ---- CUDA tests, plain and under compute-sanitizer ---------------------------------------------------
-# run_tests NAME TESTS [WRAPPER...]: each test once; a skip (77) fails only when a GPU is present
+# run_tests NAME CAP TESTS [WRAPPER...]: each test once, for at most CAP seconds; a skip (77) fails only
+# when a GPU is present; a test the budget or the cap stopped makes the step "incomplete"
 run_tests() {
-    local name=$1 tests=$2 t rc failed="" skipped="" passed=0
-    shift 2
+    local name=$1 cap=$2 tests=$3 t rc failed="" skipped="" stopped="" passed=0
+    shift 3
     for t in $tests; do
-        if [ "$(left)" -lt $((reserve + 10)) ]; then skipped="$skipped $t(budget)"; continue; fi
+        if [ "$(left)" -lt $((reserve + 10)) ]; then stopped="$stopped $t(budget)"; continue; fi
         echo "==== $name: $* $t" >>"$work/tests.log"
-        bounded "$@" "$here/bin/$t" >>"$work/tests.log" 2>&1
+        bounded --cap "$cap" "$@" "$here/bin/$t" >>"$work/tests.log" 2>&1
         rc=$?
         echo "==== exit $rc" >>"$work/tests.log"
         case $rc in
             0) passed=$((passed + 1)) ;;
             77) if [ $has_gpu -eq 1 ]; then failed="$failed $t(skipped with a GPU present)"; else skipped="$skipped $t(no CUDA device)"; fi ;;
-            124|137) failed="$failed $t(stopped at the budget)" ;;
+            124|137) stopped="$stopped $t(stopped after ${cap} s or at the budget)" ;;
             *) failed="$failed $t(exit $rc)" ;;
         esac
     done
-    if [ -n "$failed" ]; then step_result "$name" failed "$passed passed; failed:$failed${skipped:+; skipped:$skipped}"
+    if [ -n "$failed" ]; then step_result "$name" failed "$passed passed; failed:$failed${stopped:+; stopped:$stopped}${skipped:+; skipped:$skipped}"
+    elif [ -n "$stopped" ]; then step_result "$name" incomplete "$passed passed; not finished:$stopped"
     elif [ $passed -eq 0 ]; then step_result "$name" skipped "${skipped# }"
     else step_result "$name" ok "$passed passed${skipped:+; skipped:$skipped}"; fi
 }
@@ -184,7 +209,10 @@ step_sanitizer() { # step_sanitizer TOOL TESTS
     cs=$(find_tool compute-sanitizer) || { step_result "$1" skipped "no compute-sanitizer on this node"; return 0; }
     local before
     before=$(wc -l <"$work/tests.log")
-    run_tests "$1" "$2" "$cs" --tool "$1" --error-exitcode 99 --print-limit 20
+    local extra=""
+    [ "$1" = memcheck ] && extra="--leak-check full"
+    # shellcheck disable=SC2086
+    run_tests "$1" 90 "$2" "$cs" --tool "$1" $extra --error-exitcode 99 --print-limit 20
     # every "ERROR SUMMARY: N errors" (memcheck) or "RACECHECK SUMMARY: N hazards" line with N > 0
     tail -n +"$((before + 1))" "$work/tests.log" | awk -v tool="$1" '
         /^==== [a-z]+: / { t = $NF }
@@ -218,28 +246,32 @@ run_study() {
     echo "==== exit $rc" >>"$work/studies.log"
     case $rc in
         0) return 0 ;;
-        124|137) echo "$label $s: stopped at the budget" ;;
-        *) echo "$label $s: speedlab exit $rc" ;;
+        124|137) return 124 ;;
     esac
     return 1
 }
 
 step_studies() { # step_studies quick|default
-    local kind=$1 s v problems="" n=0 args=()
+    local kind=$1 s v problems="" stopped="" n=0 rc args=()
     [ "$kind" = quick ] && args=(--quick)
     while read -r s v; do
-        if [ "$(left)" -lt $((reserve + 20)) ]; then problems="$problems; $s skipped (budget)"; continue; fi
+        if [ "$(left)" -lt $((reserve + 20)) ]; then stopped="$stopped $s(budget)"; continue; fi
         n=$((n + 1))
-        run_study "$kind" "$s" "$v" "${args[@]}" --trace "$work/runs/$kind/trace-$s.json" >/dev/null ||
-            problems="$problems; $s: see studies.log"
+        run_study "$kind" "$s" "$v" "${args[@]}" --trace "$work/runs/$kind/trace-$s.json"
+        rc=$?
+        [ $rc -eq 124 ] && stopped="$stopped $s(stopped at the budget)"
+        [ $rc -eq 1 ] && problems="$problems $s"
         if [ "$kind" = quick ] && { [ "$s" = mlp ] || [ "$s" = cnn ]; }; then
-            run_study "$kind spans=0" "$s" "$v" "${args[@]}" --param spans=0 >/dev/null ||
-                problems="$problems; $s spans=0: see studies.log"
+            if [ "$(left)" -lt $((reserve + 20)) ]; then stopped="$stopped $s-spans=0(budget)"; continue; fi
+            run_study "$kind spans=0" "$s" "$v" "${args[@]}" --param spans=0
+            rc=$?
+            [ $rc -eq 124 ] && stopped="$stopped $s-spans=0(stopped at the budget)"
+            [ $rc -eq 1 ] && problems="$problems $s-spans=0"
         fi
     done < <(studies_with_gpu)
     if [ -z "$(studies_with_gpu)" ]; then step_result "$kind" failed "speedlab list names no GPU variant (built without CUDA?)"
-    elif [ $n -eq 0 ]; then step_result "$kind" skipped "budget${problems}"
-    elif [ -n "$problems" ]; then step_result "$kind" failed "${problems#; }"
+    elif [ -n "$problems" ]; then step_result "$kind" failed "a case failed in:$problems (studies.log)${stopped:+; not finished:$stopped}"
+    elif [ -n "$stopped" ]; then step_result "$kind" incomplete "$n studies run; not finished:$stopped"
     else step_result "$kind" ok "$n studies"; fi
 }
 
@@ -265,7 +297,7 @@ step_ncu() {
     done < <(studies_with_gpu)
     rm -f "$work/prof/ncu.out"
     if grep -q ERR_NVGPUCTRPERM "$work/prof/profilers.log"; then
-        step_result ncu failed "the driver denies performance counters to this user (ERR_NVGPUCTRPERM): run as root or set NVreg_RestrictProfilingToAdminUsers=0"
+        step_result ncu skipped "the driver denies the GPU's counters to this user (ERR_NVGPUCTRPERM): run as root, or ask for NVreg_RestrictProfilingToAdminUsers=0"
     elif [ -n "$none" ]; then
         step_result ncu failed "$n studies profiled; no kernel inside speedlab's NVTX range for:$none (profiles.tar.gz: profilers.log)"
     else
@@ -286,11 +318,12 @@ step_nsys() {
         return 0
     fi
     bounded "$nsys" stats --report nvtx_sum,cuda_gpu_kern_sum "$work/prof/nsys-mlp-cuda.nsys-rep" \
-        >>"$work/prof/profilers.log" 2>&1
-    if grep -q 'speedlab' "$work/prof/profilers.log" && grep -qE '(^| )epoch( |$)' "$work/prof/profilers.log"; then
-        step_result nsys ok "mlp cuda: speedlab's NVTX ranges (epoch) in nvtx_sum"
+        >"$work/prof/nsys-stats.txt" 2>&1
+    # nvtx_sum names a range of a domain DOMAIN:NAME
+    if grep -qE '(^|[[:space:]])speedlab:epoch([[:space:]]|$)' "$work/prof/nsys-stats.txt"; then
+        step_result nsys ok "mlp cuda: speedlab's NVTX ranges (speedlab:epoch) in nsys stats' nvtx_sum"
     else
-        step_result nsys failed "mlp cuda: no speedlab epoch range in nsys stats' nvtx_sum (profiles.tar.gz: profilers.log)"
+        step_result nsys failed "mlp cuda: no speedlab:epoch range in nsys stats' nvtx_sum (profiles.tar.gz: nsys-stats.txt)"
     fi
 }
 
@@ -382,42 +415,63 @@ write_summary() {
     } >"$out/summary.txt"
 }
 
+# Moves the logs and packs the rest into DIR; once only (a signal during it does not start it again).
+packed=0
 pack() {
-    local ok=1
-    cat "$work"/runs/*/run-*/results.jsonl >"$out/records.jsonl" 2>/dev/null || : >"$out/records.jsonl"
-    mv "$work/node.txt" "$out/node.txt" 2>/dev/null || : >"$out/node.txt"
-    mv "$work/tests.log" "$out/tests.log" 2>/dev/null || : >"$out/tests.log"
-    mv "$work/studies.log" "$out/studies.log" 2>/dev/null || : >"$out/studies.log"
+    local ok=1 f
+    [ $packed -eq 0 ] || return 0
+    packed=1
+    trap '' INT TERM
+    cat "$work"/runs/*/run-*/results.jsonl >"$out/records.jsonl" 2>/dev/null
+    for f in node.txt tests.log studies.log; do [ -f "$work/$f" ] && mv "$work/$f" "$out/$f"; done
     tar -C "$work" -czf "$out/runs.tar.gz" runs || ok=0
     if [ -d "$work/report" ]; then tar -C "$work" -czf "$out/report.tar.gz" report || ok=0; fi
     (cd "$work/prof" && tar -czf "$out/profiles.tar.gz" --exclude runs ./*) 2>/dev/null || ok=0
     if [ $ok -eq 1 ]; then rm -rf "$work"; else say "packing failed: everything is still in $work"; fi
 }
 
+# The verdict and the exit status, from the steps: failed > no GPU > incomplete (the budget) > ok.
+verdict() {
+    if grep -q "	failed	" "$work/steps.txt"; then echo "1 FAILED: see the steps above"
+    elif [ $has_gpu -eq 0 ]; then echo "3 NO GPU: every CPU step ok, every GPU case unavailable"
+    elif grep -qE "	incomplete	|	skipped	budget" "$work/steps.txt"; then
+        echo "4 INCOMPLETE: nothing failed, but the budget stopped or skipped the steps marked so"
+    else echo "0 ALL OK on $gpu_name"; fi
+}
+
+# Ctrl-C or a kill: stop the running step (its timeout forwards the signal), then summarise and pack.
+on_signal() {
+    trap '' INT TERM
+    [ -n "$child" ] && kill -TERM "$child" 2>/dev/null && wait "$child" 2>/dev/null
+    say "interrupted: packing what is done into $out"
+    step_result interrupted failed "a signal stopped the check"
+    write_summary "INTERRUPTED: the steps above ran, the rest did not"
+    pack
+    exit 130
+}
+
 main() {
-    local failed=0 verdict
+    local v rc
     : >"$work/tests.log"; : >"$work/studies.log"; : >"$work/prof/profilers.log"
     say "bundle $SL_BUNDLE_SOURCE; budget $budget s; outputs in $out"
-    step_node || failed=1
-    if [ $failed -eq 0 ]; then
-        within_budget tests $((reserve + 10)) && run_tests tests "$SL_CUDA_TESTS"
-        step_sanitizer memcheck "$SL_CUDA_TESTS"
+    # the studies before the sanitizers: under a short budget every GPU variant runs first
+    if step_node; then
+        within_budget tests $((reserve + 10)) && run_tests tests 300 "$SL_CUDA_TESTS"
         within_budget quick $((reserve + 20)) && step_studies quick
+        step_sanitizer memcheck "$SL_CUDA_TESTS"
         step_ncu
         step_nsys
         within_budget default $((reserve + 20)) && step_studies default
         step_sanitizer racecheck "$SL_RACECHECK_TESTS"
     fi
     step_report
-    grep -q "	failed	" "$work/steps.txt" && failed=1
-    if [ $failed -eq 1 ]; then verdict="FAILED: see the steps above"; rc=1
-    elif [ $has_gpu -eq 0 ]; then verdict="NO GPU: every CPU step ok, every GPU case unavailable"; rc=3
-    else verdict="ALL OK on $gpu_name"; rc=0; fi
-    write_summary "$verdict"
+    v=$(verdict)
+    rc=${v%% *}
+    write_summary "${v#* }"
     pack
     cat "$out/summary.txt"
-    return $rc
+    return "$rc"
 }
 
-trap 'say "interrupted: packing what is done"; step_result interrupted failed "signal"; write_summary "INTERRUPTED"; pack; exit 1' INT TERM
+trap on_signal INT TERM
 main

@@ -41,11 +41,15 @@ if [ "$1" = --needs ]; then
     exit 0
 fi
 [ $# -eq 1 ] || { echo "check-libs: one bundle folder, or --needs FILE... (--help)" >&2; exit 2; }
-bundle=$(cd "$1" 2>/dev/null && pwd) || { echo "check-libs: no such folder: $1" >&2; exit 2; }
+# -P: the loader reports real paths, so a bundle reached through a symlink is compared by its real one
+bundle=$(cd "$1" 2>/dev/null && pwd -P) || { echo "check-libs: no such folder: $1" >&2; exit 2; }
 [ -d "$bundle/bin" ] || { echo "check-libs: $bundle has no bin/ (not a bundle?)" >&2; exit 2; }
 
 bad=0 files=0
-for f in $(find "$bundle/bin" "$bundle/lib" -type f 2>/dev/null | sort); do
+list=$(mktemp) || exit 2
+trap 'rm -f "$list"' EXIT
+find "$bundle/bin" "$bundle/lib" -type f 2>/dev/null | sort >"$list"
+while IFS= read -r f; do
     head -c 4 "$f" | grep -q 'ELF' || continue
     files=$((files + 1))
     # ldd: "name => path (addr)", "name => not found", or "path (addr)" for the loader and vdso
@@ -61,7 +65,7 @@ for f in $(find "$bundle/bin" "$bundle/lib" -type f 2>/dev/null | sort); do
         [ "$where" = not ] && where="not found"
         echo "${f#"$bundle"/}: $name => $where"
     done | grep . && bad=1
-done
+done <"$list"
 if [ $files -eq 0 ]; then
     echo "check-libs: no ELF files under $bundle/bin or $bundle/lib" >&2
     exit 1

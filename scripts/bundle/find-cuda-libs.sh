@@ -8,8 +8,10 @@
 #   3. NVIDIA's Python wheels (nvidia-cublas, nvidia-cudnn-cu13, as a PyTorch install brings them): the
 #      nvidia/*/lib folders of every site-packages folder python3 names
 #   4. the system's folders (/usr/lib/x86_64-linux-gnu, /usr/lib64, ldconfig's cache)
-# and prepends the folders it used to LD_LIBRARY_PATH. sl_cuda_libs_report prints what it found, where,
-# and its version (from the file's name, the toolkit's headers or the wheel's metadata), or "not found".
+# and prepends the folders it used to LD_LIBRARY_PATH, but those the loader searches anyway (the system's
+# folders and ldconfig's cache), whose other libraries would otherwise come before the bundle's own for
+# a library without the bundle's RPATH. sl_cuda_libs_report prints what it found, where, and its version
+# (from the file's name, the toolkit's headers or the wheel's metadata), or "not found".
 
 sl_candidate_dirs() {
     (
@@ -76,6 +78,13 @@ sl_lib_version() {
     echo "version unknown"
 }
 
+# sl_loader_searches DIR: whether the loader looks in DIR without being told (defaults, ldconfig's cache)
+sl_loader_searches() {
+    case $1 in /lib|/lib64|/usr/lib|/usr/lib64|/lib/x86_64-linux-gnu|/usr/lib/x86_64-linux-gnu) return 0 ;; esac
+    command -v ldconfig >/dev/null 2>&1 &&
+        ldconfig -p 2>/dev/null | awk -v d="$1" '{p = $NF; sub(/\/[^\/]*$/, "", p)} p == d {f = 1} END {exit !f}'
+}
+
 # sl_cuda_libs: put the folders of $SL_SONAMES' libraries on LD_LIBRARY_PATH; sets SL_MISSING_LIBS
 sl_cuda_libs() {
     SL_MISSING_LIBS=""
@@ -86,6 +95,7 @@ sl_cuda_libs() {
             SL_MISSING_LIBS="$SL_MISSING_LIBS $so"
             continue
         fi
+        sl_loader_searches "$d" && continue
         case ":$add:${LD_LIBRARY_PATH:-}:" in *":$d:"*) ;; *) add="$add${add:+:}$d" ;; esac
     done
     [ -n "$add" ] && LD_LIBRARY_PATH=$add${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -32,7 +32,7 @@ expect() { # expect RC PATTERN NAME: the checker's exit status, and a line its o
     if [ "$rc" -eq "$1" ] && grep -q -- "$2" "$tmp/out"; then ok "$4"; else not_ok "$4 (rc $rc)"; fi
 }
 
-echo "1..6"
+echo "1..7"
 mkdir -p "$tmp/link"
 bundle zlib-outside -lz
 expect 1 'bin/prog: libz.so.1 => /' zlib-outside "a library found only outside the bundle is named"
@@ -40,6 +40,9 @@ expect 1 'bin/prog: libz.so.1 => /' zlib-outside "a library found only outside t
 bundle zlib-inside -lz
 for z in $(ldd "$tmp/zlib-inside/bin/prog" | awk '$1 ~ /^libz\.so/ {print $3}'); do cp "$z" "$tmp/zlib-inside/lib/"; done
 expect 0 'every library they need' zlib-inside "a library copied into lib/ passes"
+
+ln -s "$tmp/zlib-inside" "$tmp/via link"   # a bundle reached through a symlink, with a space in its name
+expect 0 'every library they need' "via link" "a bundle reached through a symlink and a space passes"
 
 fake_lib libcudnn.so.9 cudnn
 bundle cudnn-absent -lcudnn

@@ -47,7 +47,7 @@ SMI
 chmod +x "$tmp/path/nvidia-smi"
 export PATH="$tmp/path:$PATH"
 
-echo "1..14"
+echo "1..18"
 "$b/gpu-check.sh" --out "$tmp/out" --budget 120 >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 s=$tmp/out/summary.txt
@@ -68,9 +68,28 @@ files=$(ls "$tmp/out" | tr '\n' ' ')
 if [ "$files" = "node.txt profiles.tar.gz records.jsonl report.tar.gz runs.tar.gz studies.log summary.txt tests.log " ]; then
     ok "eight output files"; else not_ok "eight output files (got: $files)"; fi
 
-# a budget that lets nothing but the node and the tests start: each study run would take 40 s
+# a budget with 30 s for the studies after the reserve: each study run would take 40 s, so the first
+# is stopped at the budget and the rest do not start; the whole check keeps to the budget
+t0=$(date +%s)
 FAKE_SLEEP=40 "$b/gpu-check.sh" --out "$tmp/out2" --budget 60 >/dev/null 2>&1
-has "studies skipped for the budget" "$tmp/out2/summary.txt" '^  quick +(skipped|failed) +.*(budget)'
+took=$(($(date +%s) - t0))
+has "a study stopped and the rest skipped at the budget" "$tmp/out2/summary.txt" \
+    '^  quick +incomplete +0 studies run|^  quick +incomplete +1 studies run; not finished: mlp\(stopped at the budget\) mlp-spans=0\(budget\) h2d\(budget\)'
+if [ $took -le 65 ]; then ok "the check keeps to its budget ($took s of 60)"; else not_ok "the check keeps to its budget ($took s of 60)"; fi
+
+# a kill while a study runs: the step is stopped at once, what is done is packed, exit 130
+t0=$(date +%s)
+FAKE_SLEEP=100 "$b/gpu-check.sh" --out "$tmp/out3" --budget 300 >/dev/null 2>&1 &
+pid=$!
+sleep 3
+kill -TERM $pid
+wait $pid
+rc=$?
+took=$(($(date +%s) - t0))
+if [ $rc -eq 130 ] && [ $took -le 20 ]; then ok "TERM stops the check at once (exit $rc, $took s)"
+else not_ok "TERM stops the check at once (exit $rc, $took s)"; fi
+has "an interrupted check says so and keeps what was done" "$tmp/out3/summary.txt" '^verdict: INTERRUPTED'
+[ -f "$tmp/out3/runs.tar.gz" ] && [ ! -d "$tmp/out3/work" ] && ok "packed after the kill" || not_ok "packed after the kill"
 "$b/gpu-check.sh" --out "$tmp/out2" >/dev/null 2>"$tmp/stderr"
 has "an output folder that is not empty is refused" "$tmp/stderr" 'is not empty: name a new folder'
 exit $failed
