@@ -31,23 +31,17 @@ command -v debootstrap >/dev/null || { say "no debootstrap (Debian: apt-get inst
 cudalib=$(readlink -f /usr/local/cuda/lib64 2>/dev/null)
 [ -e "$cudalib/libcudnn.so.9" ] || { say "no CUDA toolkit with cuDNN under /usr/local/cuda here: skipped"; exit 77; }
 
+# shellcheck source=debian-root.sh
+. "$here/scripts/debian-root.sh"
 root=$(mktemp -d /var/tmp/speedlab-bare.XXXXXX) || exit 1
-cleanup() {
-    umount "$root/proc" 2>/dev/null
-    umount "$root/usr/local/cuda/lib64" 2>/dev/null
-    rm -rf "$root"
-}
-trap cleanup EXIT
+trap 'dr_remove "$root"; rm -f "$root.log"' EXIT
 trap 'exit 1' INT TERM
 
 say "debootstrap --variant=minbase bookworm into $root ($mirror)"
-if ! debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.log" 2>&1; then
-    tail -5 "$root.log"
+if ! dr_make "$root" "$mirror" "$root.log"; then
     say "debootstrap failed (network? mirror?): skipped"
-    rm -f "$root.log"
     exit 77
 fi
-rm -f "$root.log"
 
 # What a GPU node has besides the GPU: the toolkit's libraries (hard links: no copy of its 1 GB; a
 # read-only bind mount where the folders are on different file systems) and a driver's nvidia-smi that
@@ -55,7 +49,8 @@ rm -f "$root.log"
 mkdir -p "$root/usr/local/cuda/lib64" "$root/usr/local/bin" "$root/opt"
 if ! cp -al "$cudalib"/. "$root/usr/local/cuda/lib64/" 2>/dev/null; then
     rm -rf "$root/usr/local/cuda/lib64" && mkdir -p "$root/usr/local/cuda/lib64"
-    mount --bind "$cudalib" "$root/usr/local/cuda/lib64" || { say "cannot link or mount the toolkit's libraries: skipped"; exit 77; }
+    { mount --bind "$cudalib" "$root/usr/local/cuda/lib64" &&
+          mount -o remount,bind,ro "$root/usr/local/cuda/lib64"; } || { say "cannot link or mount the toolkit's libraries: skipped"; exit 77; }
 fi
 cat >"$root/usr/local/bin/nvidia-smi" <<'EOF'
 #!/bin/sh
@@ -64,7 +59,7 @@ echo "No devices were found"
 exit 6
 EOF
 chmod +x "$root/usr/local/bin/nvidia-smi"
-mount -t proc proc "$root/proc" || { say "cannot mount /proc in the root: skipped"; exit 77; }
+dr_mount "$root" || { say "cannot mount /proc, /sys or /dev's in the root: skipped"; exit 77; }
 
 cp "$tarball" "$root/opt/speedlab-gpu.run"
 missing=$(for t in python3 pkg-config gcc cc; do chroot "$root" sh -c "command -v $t" >/dev/null && echo "$t"; done)
