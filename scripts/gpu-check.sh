@@ -15,7 +15,8 @@
 #   node        the GPU (nvidia-smi), driver, CUDA runtime (static in the bundle), cuBLAS and cuDNN found
 #               (where, which version), OS, glibc against the bundle's minimum, CPU; every library the
 #               bundle's programs need loads here (share/speedlab/check-libs.sh)
-#   tests       every CUDA test (bin/test_*_cuda); with a GPU present a skip (exit 77) is a failure
+#   tests       every CUDA test (bin/test_*_cuda), 300 s each at most; with a GPU present a skip (exit 77)
+#               is a failure
 #   quick       every GPU variant of every study at its quick sizes (speedlab run --quick), traced;
 #               mlp's and cnn's GPU variants again with --param spans=0 (what the per-step events cost)
 #   memcheck    the CUDA tests again under compute-sanitizer --tool memcheck --leak-check full, at most
@@ -42,7 +43,8 @@
 # While it runs, everything is in DIR/work/, which is removed once packed (kept if packing fails).
 # Ctrl-C or a kill (INT, TERM) stops the running step at once and packs what is done.
 #
-# Exit status: 0 a GPU was found, every step ran and passed; 1 a step failed; 3 no GPU (every GPU case
+# Exit status: 0 a GPU was found and every step that could run ran and passed (a step skipped for a
+# tool the node lacks does not count; the verdict names it); 1 a step failed; 3 no GPU (every GPU case
 # "unavailable", nothing failed: what a node without a device, or the bundle's selftest, gives); 4
 # nothing failed, but the budget stopped or skipped a step (INCOMPLETE); 2 bad arguments or not inside
 # a bundle; 130 interrupted.
@@ -277,19 +279,22 @@ step_studies() { # step_studies quick|default
 
 # ---- profilers ------------------------------------------------------------------------------------------
 step_ncu() {
-    local ncu s v n=0 none=""
+    local ncu s v rc n=0 none="" stopped=""
     within_budget ncu $((reserve + 30)) || return 0
     if [ $has_gpu -eq 0 ]; then step_result ncu skipped "no GPU"; return 0; fi
     ncu=$(find_tool ncu) || { step_result ncu skipped "no ncu (Nsight Compute) on this node"; return 0; }
     while read -r s v; do
-        [ "$(left)" -gt $((reserve + 20)) ] || { none="$none $s(budget)"; continue; }
+        [ "$(left)" -gt $((reserve + 20)) ] || { stopped="$stopped $s(budget)"; continue; }
         v=${v%%,*}   # one variant: the first
         bounded "$ncu" --nvtx --nvtx-include "speedlab@$s/" --launch-count 1 --section SpeedOfLight \
             -f -o "$work/prof/ncu-$s-$v" "$sl" run "$s" --variants "$v" --quick --reps 1 \
             --out "$work/prof/runs" >"$work/prof/ncu.out" 2>&1
+        rc=$?
         { echo "==== ncu: $s $v"; cat "$work/prof/ncu.out"; } >>"$work/prof/profilers.log"
         # ncu says "No kernels were profiled" when the filter matched no launch
-        if [ -f "$work/prof/ncu-$s-$v.ncu-rep" ] && ! grep -q "No kernels were profiled" "$work/prof/ncu.out"; then
+        if [ $rc -eq 124 ]; then
+            stopped="$stopped $s(stopped at the budget)"
+        elif [ -f "$work/prof/ncu-$s-$v.ncu-rep" ] && ! grep -q "No kernels were profiled" "$work/prof/ncu.out"; then
             n=$((n + 1))
         else
             none="$none $s/$v"
@@ -299,7 +304,9 @@ step_ncu() {
     if grep -q ERR_NVGPUCTRPERM "$work/prof/profilers.log"; then
         step_result ncu skipped "the driver denies the GPU's counters to this user (ERR_NVGPUCTRPERM): run as root, or ask for NVreg_RestrictProfilingToAdminUsers=0"
     elif [ -n "$none" ]; then
-        step_result ncu failed "$n studies profiled; no kernel inside speedlab's NVTX range for:$none (profiles.tar.gz: profilers.log)"
+        step_result ncu failed "$n studies profiled; no kernel inside speedlab's NVTX range for:$none (profiles.tar.gz: profilers.log)${stopped:+; not finished:$stopped}"
+    elif [ -n "$stopped" ]; then
+        step_result ncu incomplete "$n studies profiled; not finished:$stopped"
     else
         step_result ncu ok "$n studies, a kernel each inside speedlab's NVTX range"
     fi
@@ -313,6 +320,10 @@ step_nsys() {
     echo "==== nsys: mlp cuda" >>"$work/prof/profilers.log"
     bounded "$nsys" profile -t cuda,nvtx,osrt --force-overwrite true -o "$work/prof/nsys-mlp-cuda" \
         "$sl" run mlp --variants cuda --quick --reps 1 --out "$work/prof/runs" >>"$work/prof/profilers.log" 2>&1
+    if [ $? -eq 124 ]; then
+        step_result nsys incomplete "stopped at the budget"
+        return 0
+    fi
     if [ ! -f "$work/prof/nsys-mlp-cuda.nsys-rep" ]; then
         step_result nsys failed "no report written (profiles.tar.gz: profilers.log)"
         return 0
@@ -436,7 +447,12 @@ verdict() {
     elif [ $has_gpu -eq 0 ]; then echo "3 NO GPU: every CPU step ok, every GPU case unavailable"
     elif grep -qE "	incomplete	|	skipped	budget" "$work/steps.txt"; then
         echo "4 INCOMPLETE: nothing failed, but the budget stopped or skipped the steps marked so"
-    else echo "0 ALL OK on $gpu_name"; fi
+    else
+        # steps a node's missing tool skipped do not count against it; the verdict names them
+        local notrun
+        notrun=$(awk -F'\t' '$2 == "skipped" && $3 !~ /^budget/ {printf " %s", $1}' "$work/steps.txt")
+        echo "0 ALL OK on $gpu_name${notrun:+ (not run here:$notrun; see the steps)}"
+    fi
 }
 
 # Ctrl-C or a kill: stop the running step (its timeout forwards the signal), then summarise and pack.

@@ -47,7 +47,7 @@ SMI
 chmod +x "$tmp/path/nvidia-smi"
 export PATH="$tmp/path:$PATH"
 
-echo "1..18"
+echo "1..20"
 "$b/gpu-check.sh" --out "$tmp/out" --budget 120 >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 s=$tmp/out/summary.txt
@@ -92,4 +92,11 @@ has "an interrupted check says so and keeps what was done" "$tmp/out3/summary.tx
 [ -f "$tmp/out3/runs.tar.gz" ] && [ ! -d "$tmp/out3/work" ] && ok "packed after the kill" || not_ok "packed after the kill"
 "$b/gpu-check.sh" --out "$tmp/out2" >/dev/null 2>"$tmp/stderr"
 has "an output folder that is not empty is refused" "$tmp/stderr" 'is not empty: name a new folder'
+# everything passes, but the node has no sanitizer and no profilers: exit 0, and the verdict names them
+sed -i "s/^SL_CUDA_TESTS=.*/SL_CUDA_TESTS='test_good_cuda'/" "$b/BUNDLE"
+FAKE_ALL_OK=1 "$b/gpu-check.sh" --out "$tmp/out4" --budget 120 >/dev/null 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then ok "exit 0 when everything that ran passed"; else not_ok "exit 0 when everything that ran passed (got $rc)"; fi
+has "the verdict names the steps not run here" "$tmp/out4/summary.txt" \
+    '^verdict: ALL OK on Fake H100, 81559 MiB, 9\.0 \(not run here: memcheck ncu nsys racecheck; see the steps\)$'
 exit $failed
