@@ -14,8 +14,8 @@
 # Skipped lines and any test that failed); the logs are kept in fresh-check/ (ignored by git): one per
 # command. The root is removed at the end. Exit 0 when every command passed, 1 when one failed, 77 when
 # it cannot run here (not root, no debootstrap, no mirror).
-# About ten minutes for the tests on a 2-vCPU machine (debootstrap and apt-get one to three of them);
-# the main job adds about twenty.
+# About three minutes for the tests on a 2-vCPU machine, debootstrap included (the check prints its own
+# time); the main job adds about twenty.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 mirror=${SPEEDLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}

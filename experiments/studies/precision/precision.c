@@ -350,8 +350,8 @@ static const sl_variant variants[] = {
 
 const sl_study sl_study_precision = {
     .name = "precision",
-    .title = "the mlp with bf16 / fp16 storage against fp32: epoch time and accuracy (issue 16, part 4)",
-    .source = "seed 001's mlp; issue 16, part 4",
+    .title = "the mlp with bf16 / fp16 storage against fp32: epoch time and accuracy (seed 003, part 4)",
+    .source = "seed 001's mlp; seed 003, part 4",
     .kind = SL_TRAINING,
     .size_name = "batch",
     .sizes = sizes, .n_sizes = 1, .quick_sizes = quick_sizes, .n_quick_sizes = 1,

@@ -411,7 +411,7 @@ static const sl_variant variants[] = {
 const sl_study sl_study_prefetch = {
     .name = "prefetch",
     .title = "data pipeline, part 2: batches prepared inline or by a loader thread ahead (mlp or cnn, omp)",
-    .source = "seed 003, issue 16 part 2",
+    .source = "seed 003, part 2",
     .kind = SL_TRAINING,
     .size_name = "batch",
     .sizes = sizes, .n_sizes = 1, .quick_sizes = quick_sizes, .n_quick_sizes = 1,
