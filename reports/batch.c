@@ -57,28 +57,67 @@ int rep_batch_point(const rep_case *c, rep_batch *p)
     return isfinite(p->samples_per_s) && isfinite(p->test_acc);
 }
 
-int rep_batch_sweep(const rep_set *s, int env, const char *study)
+/* The variant's sweep: the param set (rep_case.pkey) of its cases at the most sizes, unavailable ones not
+ * counted, when that is at least two; else NULL. A main run beside a sweep (mlp at batch 64 for 20 epochs,
+ * the sweep's omp at 16-1024 for 2) is a set of one size: a sweep compares one number of epochs. The
+ * first MAXSETS sets are counted, so that any number of records is read in linear time. */
+const char *rep_batch_set(const rep_set *s, int env, const char *study, const char *variant)
 {
-    long sizes[MAXS];
-    if (rep_sizes(s, env, study, sizes, MAXS) < 2)
-        return 0;
+    enum { MAXSETS = 16 };
+    const char *set[MAXSETS];
+    int count[MAXSETS], nsets = 0, best = -1;
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        rep_batch p;
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) && rep_batch_point(c, &p))
-            return 1;
+        if (c->env != env || c->superseded || strcmp(c->study, study) || strcmp(c->variant, variant) ||
+            !strcmp(c->status, "unavailable"))
+            continue;
+        int k = 0;
+        while (k < nsets && strcmp(set[k], c->pkey))
+            k++;
+        if (k == nsets && nsets < MAXSETS)
+            set[nsets] = c->pkey, count[nsets++] = 0;
+        if (k < nsets && ++count[k] >= 2 && (best < 0 || count[k] > count[best]))
+            best = k;
+    }
+    return best < 0 ? NULL : set[best];
+}
+
+const rep_case *rep_batch_case(const rep_set *s, int env, const char *study, const char *variant, long size,
+                               const char *set)
+{
+    for (int i = 0; set && i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env == env && !c->superseded && c->size == size && !strcmp(c->study, study) &&
+            !strcmp(c->variant, variant) && !strcmp(c->pkey, set) && strcmp(c->status, "unavailable"))
+            return c;
+    }
+    return NULL;
+}
+
+int rep_batch_sweep(const rep_set *s, int env, const char *study)
+{
+    const char *vs[MAXV];
+    long sizes[MAXS];
+    int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, MAXS);
+    for (int vi = 0; vi < nv; vi++) {
+        const char *set = rep_batch_set(s, env, study, vs[vi]);
+        for (int si = 0; set && si < ns; si++) {
+            rep_batch p;
+            if (rep_batch_point(rep_batch_case(s, env, study, vs[vi], sizes[si], set), &p))
+                return 1;
+        }
     }
     return 0;
 }
 
 /* The variant's best final accuracy and its throughput at its smallest size, over its ok cases. */
-static void variant_refs(const rep_set *s, int env, const char *study, const char *v, const long *sizes, int ns,
-                         double *best_acc, double *first_sps)
+static void variant_refs(const rep_set *s, int env, const char *study, const char *v, const char *set,
+                         const long *sizes, int ns, double *best_acc, double *first_sps)
 {
     *best_acc = NAN, *first_sps = NAN;
     for (int si = 0; si < ns; si++) {
         rep_batch p;
-        if (!rep_batch_point(rep_find(s, env, study, v, sizes[si]), &p))
+        if (!rep_batch_point(rep_batch_case(s, env, study, v, sizes[si], set), &p))
             continue;
         if (!isfinite(*first_sps))
             *first_sps = p.samples_per_s;
@@ -137,11 +176,12 @@ rep_table *rep_tab_batch(const rep_set *s, int env, const char *study)
     t->id = rep_printf("%s-sweep", study);
     for (int vi = 0; vi < nv; vi++) {
         double best, first;
-        variant_refs(s, env, study, vs[vi], sizes, ns, &best, &first);
+        const char *set = rep_batch_set(s, env, study, vs[vi]);
+        variant_refs(s, env, study, vs[vi], set, sizes, ns, &best, &first);
         int group = 1;
         for (int si = 0; si < ns; si++) {
-            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
-            if (!c || !strcmp(c->status, "unavailable"))
+            const rep_case *c = rep_batch_case(s, env, study, vs[vi], sizes[si], set);
+            if (!c)
                 continue;
             batch_row(t, c, best, first, group);
             group = 0;

@@ -467,9 +467,10 @@ static void fig_batch(figctx *x)
     int blocks = 0;
     for (int vi = 0; vi < nv; vi++) {
         int first = 1;
-        for (int si = 0; si < ns; si++) {
+        const char *set = rep_batch_set(x->s, x->env, x->study, vs[vi]);
+        for (int si = 0; set && si < ns; si++) {
             rep_batch b;
-            if (!rep_batch_point(rep_find(x->s, x->env, x->study, vs[vi], sizes[si]), &b))
+            if (!rep_batch_point(rep_batch_case(x->s, x->env, x->study, vs[vi], sizes[si], set), &b))
                 continue;
             if (first)
                 fprintf(f, "%s\"%s\"\n", blocks++ ? "\n\n" : "", vs[vi]), first = 0;

@@ -501,11 +501,37 @@ static char *params_key(const json_t *r, const char *size_name)
     return buf ? buf : rep_strdup("");
 }
 
+/* rep_case.nsame for every case: one count per (environment, study, size, params), so linear. */
+static void count_param_sets(rep_set *s)
+{
+    rep_hash sets = {0};
+    int *count = calloc((size_t)s->ncases + 1, sizeof *count);
+    int *set = malloc(sizeof *set * ((size_t)s->ncases + 1));
+    int nsets = 0;
+    for (int i = 0; count && set && i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        char *key = rep_printf("%d\x1f%ld\x1f%s\x1f%s", c->env, c->size, c->study, c->pkey);
+        int at = key ? rep_hash_get(&sets, key) : -1;
+        if (at < 0 && key && rep_hash_put(&sets, key, nsets) == 0)
+            at = nsets++;
+        free(key);
+        set[i] = at;
+        if (at >= 0)
+            count[at]++;
+    }
+    for (int i = 0; i < s->ncases; i++) /* out of memory: every case counts 1, and rep_find the earliest */
+        s->cases[i].nsame = count && set && set[i] >= 0 ? count[set[i]] : 1;
+    free(count);
+    free(set);
+    rep_hash_free(&sets);
+}
+
 void rep_load(rep_set *s, int npaths, char **paths, FILE *err)
 {
     seen sn = {0};
     for (int i = 0; i < npaths; i++)
         walk(s, paths[i], 1, &sn, err);
+    count_param_sets(s);
     for (int i = 0; i < sn.n; i++)
         free(sn.paths[i]);
     free(sn.paths);
@@ -587,11 +613,13 @@ int rep_sizes(const rep_set *s, int env, const char *study, long *sizes, int max
 
 const rep_case *rep_find(const rep_set *s, int env, const char *study, const char *variant, long size)
 {
+    const rep_case *best = NULL;
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
         if (c->env == env && !c->superseded && c->size == size && strcmp(c->study, study) == 0 &&
-            strcmp(c->variant, variant) == 0)
-            return c;
+            strcmp(c->variant, variant) == 0 &&
+            (!best || c->nsame > best->nsame || (c->nsame == best->nsame && c->time && best->time && strcmp(c->time, best->time) < 0)))
+            best = c;
     }
-    return NULL;
+    return best;
 }

@@ -63,6 +63,17 @@ static const char *cache_name(const rep_case *c)
     return c->pkey[0] ? c->pkey : "—";
 }
 
+/* The cache state as the table says it: a cold load whose eviction could not drop the kernel's caches
+ * (not root, or drop_caches not writable) was evicted by posix_fadvise alone, which a file's pages can
+ * survive; its resident fraction says how cold it was. */
+static const char *cache_label(const rep_case *c)
+{
+    const char *name = cache_name(c);
+    if (!strcmp(name, "cold") && rep_metric(c, "cold") == 1 && rep_metric(c, "cold_drop_caches") == 0)
+        return "cold (fadvise only, no drop_caches)";
+    return name;
+}
+
 static double speedup_vs_base(const rep_set *s, int env, const rep_case *c)
 {
     const rep_case *b = c->baseline ? find_keyed(s, env, c->study, c->baseline, c->pkey) : NULL;
@@ -97,7 +108,7 @@ rep_table *rep_tab_loading(const rep_set *s, int env, const char *study)
             group = 0;
             rep_row_status(t, r, c->status);
             rep_cell_text(t, r, 0, "%s", c->variant);
-            rep_cell_text(t, r, 1, "%s", cache_name(c));
+            rep_cell_text(t, r, 1, "%s", cache_label(c));
             if (c->baseline)
                 base = c->baseline;
             if (!loading_case(c)) {
@@ -165,7 +176,7 @@ static void loading_sentences(FILE *f, const rep_set *s, int env, const char *st
             continue;
         const rep_case *any = best ? best : base;
         char a[64], b[64];
-        fprintf(f, "- Loading (%s, cache=%s):", study, cache_name(any));
+        fprintf(f, "- Loading (%s, cache=%s):", study, cache_label(base ? base : any));
         if (best) {
             rep_fmt_time(a, sizeof a, rep_metric(best, "load_s"));
             fprintf(f, " %s of the file took %s", best->variant, a);
@@ -197,8 +208,9 @@ static void batch_sentence(FILE *f, const rep_set *s, int env, const char *study
         rep_batch p, first = {0}, top = {0}, last = {0}, acc = {0};
         long fs = 0, ts = 0, ls = 0, as = 0;
         int n = 0;
-        for (int si = 0; si < ns; si++) {
-            if (!rep_batch_point(rep_find(s, env, study, vs[vi], sizes[si]), &p))
+        const char *set = rep_batch_set(s, env, study, vs[vi]);
+        for (int si = 0; set && si < ns; si++) {
+            if (!rep_batch_point(rep_batch_case(s, env, study, vs[vi], sizes[si], set), &p))
                 continue;
             if (!n++)
                 first = p, fs = sizes[si];
@@ -210,7 +222,7 @@ static void batch_sentence(FILE *f, const rep_set *s, int env, const char *study
         }
         if (n < 2)
             continue;
-        const char *sn = rep_find(s, env, study, vs[vi], fs)->size_name;
+        const char *sn = rep_batch_case(s, env, study, vs[vi], fs, set)->size_name;
         /* worded so that it holds whichever way the numbers went: best, ratio, and a gap to the best */
         fprintf(f, "- Batch size (%s %s): samples/s were highest at %s %ld (%.0f/s), %.2f× %s %ld's; test "
                    "accuracy at %s %ld was %.2f points below the best (%.2f %% against %.2f %% at %s %ld).\n",

@@ -65,6 +65,8 @@ typedef struct rep_case {
     int superseded;           /* always 0 once loaded: the loader keeps only a case's latest record */
     char *pkey;               /* the record's params other than the size, "k=v k=v" ("" when none):
                                * part of the case's identity (pipeline's cache=warm and cache=cold) */
+    int nsame;                /* cases of its environment, study and size with the same params: the
+                               * size's main set (rep_find), against a side run's (a sweep's epochs=2) */
     json_t *rec;              /* the whole record: profile, metrics, series, phases, counters */
 } rep_case;
 
@@ -101,7 +103,10 @@ int rep_studies(const rep_set *s, int env, const char **names, int max);
 /* Variants of a study (first-seen order) and its sizes (ascending). */
 int rep_variants(const rep_set *s, int env, const char *study, const char **names, int max);
 int rep_sizes(const rep_set *s, int env, const char *study, long *sizes, int max);
-/* The current (not superseded) case, or NULL. */
+/* The current (not superseded) case, or NULL. When the variant has cases of several param sets at the
+ * size (pipeline's cache=warm and cold; the main run's epochs and a batch sweep's), the one whose set
+ * has the most cases there (the most variants), then the earliest: every table but the ones that
+ * compare param sets (loading, sweep) shows the main run. */
 const rep_case *rep_find(const rep_set *s, int env, const char *study, const char *variant, long size);
 /* Whether a variant of a study runs on a GPU, from its cases' traits (rep_case.gpu). */
 int rep_is_gpu(const rep_set *s, int env, const char *study, const char *variant);
@@ -200,7 +205,13 @@ typedef struct rep_batch {
 } rep_batch;
 /* Fills p from an ok case; 1 when it has both a throughput and an accuracy, else 0. */
 int rep_batch_point(const rep_case *c, rep_batch *p);
-/* Whether the study is a sweep worth the table and figure: >1 size, cases with throughput and accuracy. */
+/* A variant's sweep: the param set (pkey) of its cases at the most sizes, when at least two, else NULL;
+ * and its case at a size in that set, or NULL: what the sweep's table and figure show. */
+const char *rep_batch_set(const rep_set *s, int env, const char *study, const char *variant);
+const rep_case *rep_batch_case(const rep_set *s, int env, const char *study, const char *variant, long size,
+                               const char *set);
+/* Whether the study is a sweep worth the table and figure: a variant at >1 size in one param set, its
+ * cases with throughput and accuracy. */
 int rep_batch_sweep(const rep_set *s, int env, const char *study);
 /* Issue 16's data path (pipeline.c): loading by method and cache state, and REPORT.md's section. */
 int rep_is_loading(const rep_set *s, int env, const char *study);

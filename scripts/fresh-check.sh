@@ -12,7 +12,8 @@
 # tests:"); with --main, the README's first command (the main job, after "Set up and run the main job")
 # after it. It prints each command, its exit status and time, and the tests' summary (meson's Ok, Fail,
 # Skipped lines and any test that failed); the logs are kept in fresh-check/ (ignored by git): one per
-# command. The root is removed at the end. Exit 0 when every command passed, 1 when one failed, 77 when
+# command, and with --main the job's results directory, report included (fresh-check/results/). The root
+# is removed at the end. Exit 0 when every command passed, 1 when one failed, 77 when
 # it cannot run here (not root, no debootstrap, no mirror).
 # About three minutes for the tests on a 2-vCPU machine, debootstrap included (the check prints its own
 # time); the main job adds about twenty.
@@ -71,6 +72,12 @@ run() {
     [ $rc -eq 0 ] || { tail -15 "$logs/$name.log" | sed 's/^/    | /'; status=1; }
 }
 run tests "$tests_cmd"
-[ $main -eq 1 ] && run main "$main_cmd"
+if [ $main -eq 1 ]; then
+    run main "$main_cmd"
+    # the job's records and report outlive the root: fresh-check/results/latest/report/REPORT.md
+    rm -rf "$logs/results"
+    cp -a "$root/root/speedlab/results" "$logs/results" 2>/dev/null &&
+        say "main: results and report kept in fresh-check/results/ (latest/report/REPORT.md)"
+fi
 say "$( [ $status -eq 0 ] && echo passed || echo FAILED ) in $(($(date +%s) - t0)) s in all"
 exit $status

@@ -626,6 +626,31 @@ static void batch_sweep(void **state)
     free(tp), free(t), free(cp), free(c), free(fp), free(f), free(ap), free(a), free(g), free(out);
 }
 
+/* The main job's layout (fixtures/mainjob): `run all` in a run directory and the batch sweep in its extra/,
+ * read through the run directory. omp has two cases at batch 64, the main run's 20 epochs and the sweep's
+ * 2: the speedup table shows the main run's (the params with the most variants there), the sweep table
+ * and REPORT.md's sentence the sweep's only, without naive and simd (one batch each). */
+static void main_job_with_sweep(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"mainjob/run-20261127-100000"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    char *sp = rep_printf("%s/devbox/tables/mlp-speedup.md", out), *sd = slurp(sp);
+    assert_non_null(sd);
+    assert_true(has_line(sd, "| batch=64 | omp | 12.1 s | 60 ms | 15× | 1× | 2 | best CPU |"));
+    char *tp = rep_printf("%s/devbox/tables/mlp-sweep.md", out), *t = slurp(tp);
+    assert_non_null(t);
+    assert_true(has_line(t, "| omp | 16 | 2 | 30000 | 1.00× | 2 s | 86.00 % | 0.00 |"));
+    assert_true(has_line(t, "|  | 64 | 2 | 85714 | 2.86× | 700 ms | 85.00 % | -1.00 |"));
+    assert_int_equal(count(t, "| naive |"), 0);
+    assert_int_equal(count(t, "| simd |"), 0);
+    assert_int_equal(count(t, "| 20 |"), 0);
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(strstr(r, "- Batch size (mlp omp): samples/s were highest at batch 256 (150000/s), 5.00× batch 16's"));
+    free(sp), free(sd), free(tp), free(t), free(rp), free(r), free(out);
+}
+
 /* The pipeline study (fixtures/pipeline, issue 16 part 1): a warm run and a later cold run of the same four
  * variants are eight cases, not four (the cold run does not supersede the warm one); the loading table and
  * figure show each apart, and REPORT.md's data path section says what paid. Matches golden/pipeline/. */
@@ -647,13 +672,15 @@ static void pipeline_loading(void **state)
     char *tp = rep_printf("%s/devbox/tables/pipeline-loading.md", out), *t = slurp(tp);
     assert_non_null(t);
     assert_true(has_line(t, "| mmap | warm | 10 ms | 4704.0 | 6000000 | 20.00× | 0.005 | 0.0005 | 1.00 |"));
-    assert_true(has_line(t, "|  | cold | 100 ms | 470.4 | 600000 | 2.50× | 0.050 | 0.0050 | 0.00 |"));
+    /* the fixture's cold loads were evicted by posix_fadvise alone (cold_drop_caches 0): the cell says so */
+    assert_true(has_line(t, "|  | cold (fadvise only, no drop_caches) | 100 ms | 470.4 | 600000 | 2.50× | 0.050 | "
+                            "0.0050 | 0.00 |"));
     char *fp = rep_printf("%s/devbox/figures/pipeline-loading.dat", out), *f = slurp(fp);
     assert_non_null(strstr(f, "\"gzip warm\" 300000 0 132.1094 0.2 0.1\n\"gzip cold\" 240000 0"));
     char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
     assert_non_null(strstr(r, "- Loading (pipeline, cache=warm): mmap of the file took 10 ms, 20.00× faster than "
                               "gzip (200 ms); a gzip load is 0.100× one mlp epoch"));
-    assert_non_null(strstr(r, "- Loading (pipeline, cache=cold): read of the file took 80 ms, 3.12× faster"));
+    assert_non_null(strstr(r, "- Loading (pipeline, cache=cold (fadvise only, no drop_caches)): read of the file took 80 ms, 3.12× faster"));
     assert_non_null(strstr(r, "Not in these results: overlap (prefetching, part 2), batch size"));
     free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
 }
@@ -814,6 +841,7 @@ int main(void)
         cmocka_unit_test(isa_levels_and_inversions),
         cmocka_unit_test(cnn_table_one),
         cmocka_unit_test(batch_sweep),
+        cmocka_unit_test(main_job_with_sweep),
         cmocka_unit_test(pipeline_loading),
         cmocka_unit_test(gpu_data_path),
         cmocka_unit_test(precision_table),
