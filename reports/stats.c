@@ -131,7 +131,7 @@ double rep_mann_whitney(const double *a, int na, const double *b, int nb, double
         i = j + 1;
     }
     free(r);
-    double u = rank_sum_a - na * (na + 1) / 2.0;
+    double u = rank_sum_a - (double)na * (na + 1) / 2.0; /* in double: na * (na + 1) overflows an int from 46,341 */
     if (u_out)
         *u_out = u;
     double mu = na * (double)nb / 2.0;

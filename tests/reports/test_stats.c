@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "rep.h"
@@ -109,12 +110,38 @@ static void mw_exact_vs_normal(void **state)
     assert_true(fabs(p - pn) < 0.1 * pn);
 }
 
+/* Any count the runner can record: 100,000 repetitions (a 3-second --min-time of a fast kernel gives
+ * 66,000). A sample against itself is no difference: U = n^2/2, p = 1; a sample against the same one
+ * shifted up is "a faster", U near 0. na * (na + 1) in int overflowed from 46,341 and said "B faster". */
+static void mw_hundred_thousand(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    double *a = malloc(sizeof *a * N), *b = malloc(sizeof *b * N), u;
+    assert_non_null(a);
+    assert_non_null(b);
+    for (int i = 0; i < N; i++)
+        a[i] = b[i] = 1e-3 + 1e-9 * ((i * 7919) % N); /* distinct, unordered */
+    int exact = 1;
+    double p = rep_mann_whitney(a, N, b, N, &u, &exact);
+    assert_int_equal(exact, 0);
+    assert_float_equal(u, (double)N * N / 2, 1e-3 * N);
+    assert_float_equal(p, 1.0, 1e-9);
+    for (int i = 0; i < N; i++)
+        b[i] = a[i] + 1e-3; /* every b slower than every a */
+    p = rep_mann_whitney(a, N, b, N, &u, &exact);
+    assert_float_equal(u, 0.0, 1e-9);
+    assert_true(p < 1e-9);
+    free(a), free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(quantiles_mean_std),   cmocka_unit_test(mw_exact_separated),
         cmocka_unit_test(mw_exact_interleaved), cmocka_unit_test(mw_normal_ties),
         cmocka_unit_test(mw_large_no_difference), cmocka_unit_test(mw_exact_vs_normal),
+        cmocka_unit_test(mw_hundred_thousand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
