@@ -42,8 +42,7 @@ static int per_case(const char *name)
     return 0;
 }
 
-/* A word that goes through the generated shell scripts unquoted must not need quoting. */
-static int plain_word(const char *w)
+int sl_plain_word(const char *w)
 {
     for (const char *p = w; *p; p++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,=:/+@%-", *p))
@@ -53,7 +52,7 @@ static int plain_word(const char *w)
 
 static int add_option(sl_plan *p, const char *word)
 {
-    if (!plain_word(word)) {
+    if (!sl_plain_word(word)) {
         fprintf(stderr, "speedlab: plan: option word '%s': the cases file and the Slurm scripts pass run "
                 "options unquoted, so only letters, digits and _.,=:/+@%%- are accepted\n", word);
         return -1;
@@ -207,7 +206,7 @@ int sl_plan_parse(int argc, char **argv, const sl_study *const *studies, int n_s
     if (rc != 0)
         return rc;
     for (int k = 0; k < p->cfg.n_params; k++)
-        if (!plain_word(p->cfg.param_values[k])) {
+        if (!sl_plain_word(p->cfg.param_values[k])) {
             fprintf(stderr, "speedlab: plan: --param %s='%s': the cases file passes values unquoted, so "
                     "only letters, digits and _.,=:/+@%%- are accepted\n", p->cfg.param_names[k],
                     p->cfg.param_values[k]);

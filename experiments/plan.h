@@ -44,6 +44,10 @@ int sl_plan_parse(int argc, char **argv, const sl_study *const *studies, int n_s
 void sl_plan_free(sl_plan *p);
 /* Writes DIR/cases.tsv (DIR = --out); `header` (may be NULL) is one more "# ..." line. 0 or -1. */
 int sl_plan_write(const sl_plan *p, const char *path, const char *header);
+/* Whether a word can go through the generated shell scripts unquoted: non-empty, only letters, digits
+ * and _.,=:/+@%- (the run options of the cases file, the slurm options, their values). */
+int sl_plain_word(const char *w);
+
 /* The table, count and total estimate on stdout. */
 void sl_plan_print(const sl_plan *p, const char *path);
 int sl_plan_main(int argc, char **argv, const sl_study *const *studies, int n_studies);

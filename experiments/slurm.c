@@ -62,13 +62,37 @@ typedef struct slurm_opts {
 /* A word written into a script unquoted must not need quoting. */
 static int plain(const char *flag, const char *w)
 {
-    for (const char *p = w; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,=:/+@%-", *p)) {
-            fprintf(stderr, "speedlab: %s '%s': written into the scripts unquoted, so only letters, digits "
-                    "and _.,=:/+@%%- are accepted\n", flag, w);
+    if (sl_plain_word(w))
+        return 1;
+    fprintf(stderr, "speedlab: %s '%s': written into the scripts unquoted, so only letters, digits "
+            "and _.,=:/+@%%- are accepted\n", flag, w);
+    return 0;
+}
+
+/* The directory the scripts name in #SBATCH lines (--output=DIR/slurm/logs/...), which sbatch reads
+ * without a shell's quoting and where % starts a pattern: letters, digits and _.,=:/+@- only. */
+static int sbatch_path(const char *what, const char *dir)
+{
+    for (const char *p = dir; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,=:/+@-", *p)) {
+            fprintf(stderr, "speedlab: slurm: %s is '%s': the scripts' #SBATCH --output lines hold it, where "
+                    "'%c' cannot stand (sbatch reads them unquoted, %% starts a pattern); use a directory "
+                    "whose path has only letters, digits and _.,=:/+@-\n", what, dir, *p);
             return 0;
         }
     return 1;
+}
+
+/* s in single quotes for sh and bash, any byte kept: ' becomes '\''. */
+static void put_quoted(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++)
+        if (*s == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*s, f);
+    fputc('\'', f);
 }
 
 static void keep_word(slurm_opts *so, const char *name, const char *val)
@@ -135,6 +159,27 @@ typedef struct cases_info {
     int n_cpu, n_gpu;
 } cases_info;
 
+/* The cases file's "# options:" words go into the task script as words of `speedlab run`: each must be
+ * one `speedlab plan` could have written (a file edited by hand, or by someone else, is refused). */
+static int check_options(const char *path, int lineno, const char *options)
+{
+    char buf[2048], *save = NULL;
+    if (strlen(options) >= sizeof buf) {
+        fprintf(stderr, "speedlab: slurm: %s:%d: the '# options:' line is longer than %zu characters\n", path,
+                lineno, sizeof buf - 1);
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s", options);
+    for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        if (!sl_plain_word(w)) {
+            fprintf(stderr, "speedlab: slurm: %s:%d: '# options:' has '%s': the task scripts pass these "
+                    "words to speedlab run unquoted, so only letters, digits and _.,=:/+@%%- are accepted "
+                    "(as speedlab plan writes them); plan again with the options you want\n", path, lineno, w);
+            return -1;
+        }
+    return 0;
+}
+
 static int read_cases(const char *path, cases_info *ci)
 {
     memset(ci, 0, sizeof *ci);
@@ -153,9 +198,13 @@ static int read_cases(const char *path, cases_info *ci)
             rc = -1;
             break;
         }
-        if (!strncmp(line, "# options: ", 11))
+        if (!strncmp(line, "# options: ", 11)) {
+            if (check_options(path, lineno, line + 11) != 0) {
+                rc = -1;
+                break;
+            }
             snprintf(ci->options, sizeof ci->options, "%.2000s", line + 11);
-        else if (!strncmp(line, "# slurm: ", 9))
+        } else if (!strncmp(line, "# slurm: ", 9))
             snprintf(ci->slurm, sizeof ci->slurm, "%.2000s", line + 9);
         rep_plan_case c;
         if (line[0] != '#' && rep_plan_case_parse(line, &c) == 0) {
@@ -202,30 +251,41 @@ static int write_array(const char *path, const slurm_opts *so, const char *dir, 
             so->max_running, so->cpus);
     if (gpu)
         fprintf(f, "#SBATCH --gres=gpu:%ld\n", so->gpus);
-    fprintf(f, "set -u\n\nspeedlab=%s\ncases=%s\ndevice=%s\nchunk=%ld\n", sl_self_path(), cases,
-            gpu ? "gpu" : "cpu", so->chunk);
-    fprintf(f, "# the run options every case shares (the cases file's \"# options:\" line)\noptions='%s'\n",
-            ci->options);
-    fprintf(f, "out=%s/${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\n\n", dir);
+    /* set -f: the options and params are split into words, never expanded as file names */
+    fputs("set -u -f\n\nspeedlab=", f);
+    put_quoted(f, sl_self_path());
+    fputs("\ncases=", f);
+    put_quoted(f, cases);
+    fprintf(f, "\ndevice=%s\nchunk=%ld\n", gpu ? "gpu" : "cpu", so->chunk);
+    fprintf(f, "# the run options every case shares (the cases file's \"# options:\" line)\noptions=");
+    put_quoted(f, ci->options);
+    fputs("\nout=", f);
+    put_quoted(f, dir);
+    fputs("/\"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"\n\n", f);
     fputs("# Pinning: the threaded variants run on this task's CPUs (--threads below), one thread per\n"
           "# core, kept there by OpenMP; srun binds the task to its cores where the site's TaskPlugin\n"
           "# can (task/affinity or task/cgroup; elsewhere --cpu-bind is ignored). Set launch= to run\n"
           "# without srun.\n"
           "export OMP_PLACES=cores OMP_PROC_BIND=close OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK\n"
           "launch='srun --ntasks=1 --cpu-bind=cores'\n\n"
-          "status=0\n"
+          "[ -r \"$cases\" ] || { echo \"speedlab-slurm: cannot read the cases file $cases\" >&2; exit 1; }\n"
+          "status=0 ran=0\n"
           "first=$((SLURM_ARRAY_TASK_ID * chunk))\n"
           "# This device's cases are numbered from 0 in file order; take this task's chunk of them.\n"
-          "while IFS=$'\\t' read -r index study variant size seed reps dev params estimate; do\n"
+          "while IFS=$'\\t' read -r index study variant size seed reps _ params _; do\n"
           "    set --\n"
           "    [ \"$params\" = - ] || for p in $params; do set -- \"$@\" --param \"$p\"; done\n"
-          "    echo \"speedlab-slurm: case $index: $study $variant size $size (task $SLURM_ARRAY_TASK_ID, \"\\\n"
-          "\"node ${SLURMD_NODENAME:-?})\"\n"
+          "    echo \"speedlab-slurm: case $index: $study $variant size $size (task $SLURM_ARRAY_TASK_ID,\" \\\n"
+          "        \"node ${SLURMD_NODENAME:-?})\"\n"
+          "    ran=$((ran + 1))\n"
           "    $launch \"$speedlab\" run \"$study\" --variants \"$variant\" --sizes \"$size\" --seed \"$seed\" \\\n"
           "        --reps \"$reps\" --threads \"$SLURM_CPUS_PER_TASK\" $options \"$@\" --out \"$out\" </dev/null ||\n"
           "        status=$? # (</dev/null: srun would read the rest of the case list)\n"
           "done < <(awk -F'\\t' -v dev=\"$device\" -v lo=\"$first\" -v hi=$((first + chunk)) \\\n"
           "    '!/^#/ && $7 == dev { if (n >= lo && n < hi) print; n++ }' \"$cases\")\n"
+          "# A task with no case ran nothing: an error, not a success (a cases file that changed).\n"
+          "[ \"$ran\" -gt 0 ] || { echo \"speedlab-slurm: task $SLURM_ARRAY_TASK_ID has no $device case in $cases\" >&2; \\\n"
+          "    exit 1; }\n"
           "# 1: a case failed its check or run (its record says why); the merge job runs anyway.\n"
           "exit $status\n", f);
     return fclose(f);
@@ -249,8 +309,11 @@ static int write_calibrate(const char *path, const slurm_opts *so, const char *d
     fputs("#SBATCH --nodes=1\n#SBATCH --exclusive\n", f);
     if (gpu)
         fprintf(f, "#SBATCH --gres=gpu:%ld\n", so->gpus);
-    fprintf(f, "set -u\n%s calibrate --threads \"${SLURM_CPUS_ON_NODE:-1}\" --out %s/calibration/%s\n",
-            sl_self_path(), dir, partition ? partition : "default");
+    fputs("set -u\n", f);
+    put_quoted(f, sl_self_path());
+    fputs(" calibrate --threads \"${SLURM_CPUS_ON_NODE:-1}\" --out ", f);
+    put_quoted(f, dir);
+    fprintf(f, "/calibration/%s\n", partition ? partition : "default");
     return fclose(f);
 }
 
@@ -266,8 +329,13 @@ static int write_merge(const char *path, const slurm_opts *so, const char *dir, 
     char logs[PATH_MAX + 8];
     snprintf(logs, sizeof logs, "%s/logs", sdir);
     sbatch_head(f, so, "speedlab-merge", so->partition, logs, 0);
-    fprintf(f, "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\nset -u\n"
-            "%s report %s --out %s/report\n", sl_self_path(), dir, dir);
+    fputs("#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\nset -u\n", f);
+    put_quoted(f, sl_self_path());
+    fputs(" report ", f);
+    put_quoted(f, dir);
+    fputs(" --out ", f);
+    put_quoted(f, dir);
+    fputs("/report\n", f);
     return fclose(f);
 }
 
@@ -288,19 +356,23 @@ static int write_submit(const char *path, const slurm_opts *so, const cases_info
           "    name=$1 script=$2; shift 2\n"
           "    id=$(sbatch --parsable \"$@\" \"$script\"); id=${id%%;*}\n"
           "    echo \"$name $id\" >> jobs.txt; echo \"speedlab-slurm: $name: job $id\" >&2; echo \"$id\"\n}\n", f);
-    fputs("cpu_after= gpu_after=\n", f);
+    /* cpu_after, gpu_after: the dependency on a calibration, or empty (then no argument at all) */
+    if (ci->n_cpu)
+        fputs("cpu_after=''\n", f);
+    if (ci->n_gpu)
+        fputs("gpu_after=''\n", f);
     if (calibrate && ci->n_cpu)
         fputs("cpu_after=--dependency=afterany:$(submit calibrate-cpu calibrate-cpu.sbatch)\n", f);
     if (calibrate && ci->n_gpu)
         fprintf(f, "gpu_after=%s\n", two ? "--dependency=afterany:$(submit calibrate-gpu calibrate-gpu.sbatch)"
                                          : (ci->n_cpu ? "$cpu_after" : "--dependency=afterany:$(submit "
                                                         "calibrate-gpu calibrate-gpu.sbatch)"));
-    fputs("arrays=\n", f);
+    fputs("arrays=''\n", f);
     if (ci->n_cpu)
-        fputs("arrays=$arrays:$(submit cpu cpu.sbatch $cpu_after)\n", f);
+        fputs("arrays=$arrays:$(submit cpu cpu.sbatch ${cpu_after:+\"$cpu_after\"})\n", f);
     if (ci->n_gpu)
-        fputs("arrays=$arrays:$(submit gpu gpu.sbatch $gpu_after)\n", f);
-    fputs("submit merge merge.sbatch --dependency=afterany$arrays >/dev/null\n", f);
+        fputs("arrays=$arrays:$(submit gpu gpu.sbatch ${gpu_after:+\"$gpu_after\"})\n", f);
+    fputs("submit merge merge.sbatch \"--dependency=afterany$arrays\" >/dev/null\n", f);
     return fclose(f);
 }
 
@@ -309,7 +381,7 @@ static int write_scripts(const slurm_opts *so, const char *dir, const char *sdir
                          int calibrate)
 {
     cases_info ci;
-    if (read_cases(cases, &ci) != 0)
+    if (!sbatch_path("the output directory", dir) || read_cases(cases, &ci) != 0)
         return -1;
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/logs", sdir);
@@ -385,7 +457,15 @@ static int slurm_new(int argc, char **argv, const sl_study *const *studies, int 
         sl_plan_free(&p);
         return rc == 1 ? SL_EXIT_OK : rc;
     }
-    char dir[PATH_MAX], cases[PATH_MAX + 16], sdir[PATH_MAX + 16], header[2100];
+    char dir[PATH_MAX], cases[PATH_MAX + 16], sdir[PATH_MAX + 16], header[2100], cwd[PATH_MAX];
+    char *given = rep_printf("%s%s%s", p.cfg.out[0] == '/' ? "" : getcwd(cwd, sizeof cwd) ? cwd : ".",
+                             p.cfg.out[0] == '/' ? "" : "/", p.cfg.out);
+    int usable = given && sbatch_path("--out", given);
+    free(given);
+    if (!usable) { /* before anything is made: a name that would break the scripts */
+        sl_plan_free(&p);
+        return SL_EXIT_USAGE;
+    }
     mkdir(p.cfg.out, 0777);
     if (!realpath(p.cfg.out, dir)) {
         fprintf(stderr, "speedlab: slurm: --out %s: %s\n", p.cfg.out, strerror(errno));

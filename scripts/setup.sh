@@ -5,7 +5,8 @@
 #
 # Usage: scripts/setup.sh [--slurm] [--bundle] [BUILD_DIR] [--baselines] [-- extra meson options]
 #   --slurm  also Debian's Slurm (slurmctld, slurmd, slurm-client, munge) for tests/slurm, which bring
-#            up a one-node cluster of their own (docs/slurm.md); no daemon is started or enabled here
+#            up a one-node cluster of their own (docs/slurm.md), and shellcheck, which checks every script
+#            `speedlab slurm` writes; no daemon is started or enabled here
 #   --bundle also what scripts/gpu-bundle.sh and its selftest need (patchelf, xz-utils, debootstrap;
 #            docs/gpu-check.md)
 #
@@ -21,7 +22,7 @@ libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev"
 
 while :; do
     case ${1:-} in
-        --slurm) PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge"; shift ;;
+        --slurm) PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge shellcheck"; shift ;;
         --bundle) PACKAGES="$PACKAGES patchelf xz-utils debootstrap"; shift ;;
         *) break ;;
     esac

@@ -96,4 +96,43 @@ check "--resubmit: an array of 4 tasks (7 cases, 2 per task)" has m/slurm-resubm
 check "--resubmit: a given option overrides the first submission's" has m/slurm-resubmit-1/cpu.sbatch '^#SBATCH --time=00:02:00$'
 check "--resubmit: no second calibration" test ! -e m/slurm-resubmit-1/calibrate-cpu.sbatch
 check "--resubmit of a directory without a plan is a usage error" status 2 "$speedlab" slurm --resubmit p1/..
+
+# Every generated script passes shellcheck (Debian's; .ci/run installs it), warnings included.
+if command -v shellcheck >/dev/null; then
+    for f in g/slurm/*.sbatch g/slurm/submit.sh m/slurm-resubmit-1/*.sbatch m/slurm-resubmit-1/submit.sh; do
+        check "shellcheck $f" shellcheck -S warning "$f"
+    done
+else
+    n=$((n + 1)); echo "ok $n - # SKIP shellcheck not installed (apt-get install shellcheck)"
+fi
+
+# Hostile input never reaches a shell. A cases file whose '# options:' line was edited to close the
+# quote: --resubmit refuses it (file:line, the word) and writes nothing.
+status 0 "$speedlab" slurm tensor_mean --quick --variants naive --sizes 64 --out inj --calibration empty.jsonl
+sed -i "s|^# options: .*|# options: --quick'; touch PWNED; echo '|" inj/cases.tsv
+check "--resubmit refuses an '# options:' word that needs quoting" status 2 "$speedlab" slurm --resubmit inj
+check "... saying where and which word" has err.txt "inj/cases.tsv:2: '# options:' has '--quick';'"
+check "... and writes no script" test ! -e inj/slurm-resubmit-1
+check "... and runs nothing" test ! -e PWNED
+# An --out with shell or #SBATCH-breaking characters is refused before anything is made.
+check "slurm refuses an --out with ';' and \${IFS}" status 2 "$speedlab" slurm tensor_mean --quick --out 'o/y;touch${IFS}PWN5;'
+check "... naming the character" has err.txt "where ';' cannot stand"
+check "... and makes nothing" test ! -e o
+check "slurm refuses an --out with a space" status 2 "$speedlab" slurm tensor_mean --quick --out 'sp ace'
+check "... and makes nothing" test ! -e 'sp ace'
+# The task script as Slurm runs it (its variables set, srun a stand-in that runs its command): the case
+# runs into DIR/JOB_TASK, and nothing outside the output folder changes.
+mkdir -p fakebin && printf '#!/bin/sh\nwhile [ "${1#-}" != "$1" ]; do shift; done\nexec "$@"\n' > fakebin/srun
+chmod +x fakebin/srun
+status 0 "$speedlab" slurm tensor_mean --quick --variants naive --sizes 64 --out 'odd+dir@x=1,a:b' --calibration empty.jsonl
+before=$(find . -path './odd+dir@x=1,a:b' -prune -o -print | sort)
+task() { SLURM_ARRAY_JOB_ID=7 SLURM_ARRAY_TASK_ID=$1 SLURM_CPUS_PER_TASK=1 PATH="$tmp/fakebin:$PATH" \
+    bash 'odd+dir@x=1,a:b/slurm/cpu.sbatch' >'odd+dir@x=1,a:b/task.log' 2>&1; }
+check "the task script runs with Slurm's variables set" task 0
+check "... its case into DIR/JOB_TASK" has 'odd+dir@x=1,a:b/7_0/latest/results.jsonl' '"status":"ok"'
+check "... and nothing outside the output folder changed" \
+    test "$(find . -path './odd+dir@x=1,a:b' -prune -o -print | sort)" = "$before"
+fails() { ! "$@"; }
+check "a task with no case of its own fails, not exit 0" fails task 5
+check "... saying why" has 'odd+dir@x=1,a:b/task.log' 'task 5 has no cpu case'
 echo "1..$n"

@@ -10,10 +10,11 @@ submit() { # NAME SCRIPT [sbatch options]: prints the job id
     id=$(sbatch --parsable "$@" "$script"); id=${id%%;*}
     echo "$name $id" >> jobs.txt; echo "speedlab-slurm: $name: job $id" >&2; echo "$id"
 }
-cpu_after= gpu_after=
+cpu_after=''
+gpu_after=''
 cpu_after=--dependency=afterany:$(submit calibrate-cpu calibrate-cpu.sbatch)
 gpu_after=--dependency=afterany:$(submit calibrate-gpu calibrate-gpu.sbatch)
-arrays=
-arrays=$arrays:$(submit cpu cpu.sbatch $cpu_after)
-arrays=$arrays:$(submit gpu gpu.sbatch $gpu_after)
-submit merge merge.sbatch --dependency=afterany$arrays >/dev/null
+arrays=''
+arrays=$arrays:$(submit cpu cpu.sbatch ${cpu_after:+"$cpu_after"})
+arrays=$arrays:$(submit gpu gpu.sbatch ${gpu_after:+"$gpu_after"})
+submit merge merge.sbatch "--dependency=afterany$arrays" >/dev/null
