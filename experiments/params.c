@@ -145,9 +145,11 @@ double sl_param_double(const sl_opts *o, const sl_study *s, const char *name)
     return lookup(o, s, name, 1).d;
 }
 
-/* The shortest %g text that reads back as exactly x. */
+/* The shortest %g text that reads back as exactly x; -0 is 0 (one value, one text). */
 static void shortest(double x, char *out, size_t n)
 {
+    if (x == 0)
+        x = 0;
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(out, n, "%.*g", prec, x);
         if (strtod(out, NULL) == x)

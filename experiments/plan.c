@@ -119,9 +119,9 @@ static void case_params(const sl_opts *o, const sl_study *s, char *out, size_t n
     for (int i = 0; i < s->n_params && len < n; i++) {
         if (s->size_name && !strcmp(s->params[i].name, s->size_name))
             continue;
-        const char *v = sl_param_str(o, s, s->params[i].name);
-        len += (size_t)snprintf(out + len, n - len, "%s%s=%s", len ? " " : "", s->params[i].name,
-                                v ? v : "");
+        char v[256]; /* the record's form (1.0 -> 1, 0x10 -> 16, 08 -> 8), or the case never matches one */
+        sl_param_canonical(o, s, &s->params[i], v, sizeof v);
+        len += (size_t)snprintf(out + len, n - len, "%s%s=%s", len ? " " : "", s->params[i].name, v);
     }
 }
 

@@ -151,6 +151,28 @@ static void test_parse_types(void **state)
     assert_non_null(strstr(why, "warm|cold"));
 }
 
+/* One value, one text: the form the record holds and the plan's cases file writes, whatever was typed
+ * (a planned case whose text differs from its record's is never found, and is run again forever). */
+static void test_canonical_forms(void **state)
+{
+    (void)state;
+    sl_param rows[] = {{"n", "1", "", SL_INT(0, 64)}, {"x", "1", "", SL_REAL(-10, 20)},
+                       {"c", "warm", "", SL_TEXT("warm|cold")}};
+    sl_study s = fake_study;
+    s.params = rows;
+    s.n_params = 3;
+    const struct { int row; const char *given, *want; } cases[] = {
+        {0, "08", "8"}, {0, "-0", "0"}, {1, "1.0", "1"}, {1, "0x10", "16"}, {1, "-0", "0"},
+        {1, "1e-2", "0.01"}, {1, "0.10", "0.1"}, {2, "cold", "cold"}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const char *name = rows[cases[k].row].name, *val = cases[k].given;
+        sl_opts o = {.n_params = 1, .param_names = &name, .param_values = &val};
+        char out[64];
+        sl_param_canonical(&o, &s, &rows[cases[k].row], out, sizeof out);
+        assert_string_equal(out, cases[k].want);
+    }
+}
+
 /* A study whose declared default does not parse would fail every case: the self-check says so. */
 static void test_bad_default_refused(void **state)
 {
@@ -176,6 +198,7 @@ int main(void)
         cmocka_unit_test(test_seed_digits_only),
         cmocka_unit_test(test_parse_types),
         cmocka_unit_test(test_bad_default_refused),
+        cmocka_unit_test(test_canonical_forms),
     };
     return cmocka_run_group_tests_name("inputs", tests, rt_setup_dir, rt_remove_dir);
 }

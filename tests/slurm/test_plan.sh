@@ -106,6 +106,18 @@ else
     n=$((n + 1)); echo "ok $n - # SKIP shellcheck not installed (apt-get install shellcheck)"
 fi
 
+# Non-canonical parameters (0.10, 01, 0512, 1e-2) are planned in the form the record will hold them, so
+# the case that ran is matched: the report finds no case missing and --resubmit has nothing to run.
+status 0 "$speedlab" plan mlp --quick --variants simd --param lr=0.10 --param epochs=01 --param train_rows=0512 \
+    --param lr_final=1e-2 --out rt --calibration empty.jsonl
+check "plan writes the params in the record's form" has rt/cases.tsv "$(printf '\tepochs=1 lr=0.1 lr_final=0.01 ')"
+set --; for p in $(awk -F'\t' '!/^#/ {print $8}' rt/cases.tsv); do set -- "$@" --param "$p"; done
+"$speedlab" run mlp --quick --variants simd --sizes 64 "$@" --out rt/1_0 >/dev/null 2>&1
+status 0 "$speedlab" report rt --out rt/report --no-plots
+check "the report finds the planned case's record" bash -c "! grep -q 'have no record' err.txt"
+status 0 "$speedlab" slurm --resubmit rt
+check "--resubmit has nothing to run" has out.txt '0 of the 1 cases in .*rt/cases.tsv have no record'
+
 # Hostile input never reaches a shell. A cases file whose '# options:' line was edited to close the
 # quote: --resubmit refuses it (file:line, the word) and writes nothing.
 status 0 "$speedlab" slurm tensor_mean --quick --variants naive --sizes 64 --out inj --calibration empty.jsonl
