@@ -4,6 +4,7 @@
  * block's first line its title) plus a script that reads it, so a user can restyle and re-run a figure
  * without speedlab:  gnuplot -e "datafile='x.dat'; outfile='x.png'" plots/time_size.gp */
 #define _DEFAULT_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,65 @@ const char *rep_gp_str(char *buf, size_t n, const char *s)
     return buf;
 }
 
+/* Whether an image gnuplot wrote is whole: a PNG ends with its IEND chunk, a PDF with %%EOF, an SVG with
+ * </svg>. A file cut by a full disk or a file size limit (gnuplot may still exit 0) is not. */
+static int image_whole(const char *path, const char *ext)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char tail[1025];
+    size_t n = 0;
+    if (fseek(f, -1024, SEEK_END) != 0)
+        rewind(f);
+    n = fread(tail, 1, sizeof tail - 1, f);
+    fclose(f);
+    tail[n] = 0;
+    if (!strcmp(ext, "png"))
+        return n >= 12 && !memcmp(tail + n - 12, "\0\0\0\0IEND\xae\x42\x60\x82", 12);
+    const char *end = !strcmp(ext, "pdf") ? "%%EOF" : "</svg>";
+    for (size_t i = 0; i + strlen(end) <= n; i++) /* tail may hold NULs: not strstr */
+        if (!memcmp(tail + i, end, strlen(end)))
+            return 1;
+    return 0;
+}
+
+/* gnuplot over script, its output to a temporary beside OUTBASE.EXT; 0 when it exited 0 and the image is
+ * whole, else -1 with gnuplot's messages on stderr. */
+static int gnuplot_one(const char *gp, const char *sp, const char *datafile, const char *tmp, const char *ext,
+                       const char *extra)
+{
+    char qd[1024], qo[1024];
+    /* the scripts pick the terminal from outfile's extension, which the temporary keeps */
+    char *assign = rep_printf("datafile='%s'; outfile='%s'; %s", rep_gp_str(qd, sizeof qd, datafile),
+                              rep_gp_str(qo, sizeof qo, tmp), extra ? extra : "");
+    /* gnuplot's messages go to a scratch file, shown only when it fails: its warnings about a
+     * one-point range ("empty x range") on a single-size study are noise in a report's log. */
+    FILE *log = tmpfile();
+    fflush(NULL);
+    pid_t pid = assign ? fork() : -1;
+    if (pid == 0) {
+        if (log)
+            dup2(fileno(log), STDERR_FILENO);
+        execl(gp, "gnuplot", "-e", assign, sp, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    int failed = pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
+    if (log) {
+        if (failed) {
+            char buf[4096];
+            size_t n;
+            rewind(log);
+            while ((n = fread(buf, 1, sizeof buf, log)) > 0)
+                fwrite(buf, 1, n, stderr);
+        }
+        fclose(log);
+    }
+    free(assign);
+    return failed || !image_whole(tmp, ext) ? -1 : 0;
+}
+
 int rep_run_gnuplot(const char *script, const char *datafile, const char *outbase, const char *extra)
 {
     const char *gp = rep_gnuplot();
@@ -103,47 +163,27 @@ int rep_run_gnuplot(const char *script, const char *datafile, const char *outbas
     char sp[1200];
     snprintf(sp, sizeof sp, "%s/%s", rep_plots_dir(), script);
     static const char *ext[] = {"png", "pdf", "svg"};
+    int rc = 0;
     for (int i = 0; i < 3; i++) {
-        char qd[1024], qo[1024];
-        char *assign = rep_printf("datafile='%s'; outfile='%s.%s'; %s", rep_gp_str(qd, sizeof qd, datafile),
-                                  rep_gp_str(qo, sizeof qo, outbase), ext[i], extra ? extra : "");
-        /* gnuplot's messages go to a scratch file, shown only when it fails: its warnings about a
-         * one-point range ("empty x range") on a single-size study are noise in a report's log. */
-        FILE *log = tmpfile();
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid == 0) {
-            if (log)
-                dup2(fileno(log), STDERR_FILENO);
-            execl(gp, "gnuplot", "-e", assign, sp, (char *)NULL);
-            _exit(127);
+        char *out = rep_printf("%s.%s", outbase, ext[i]), *tmp = rep_printf("%s.tmp-%ld.%s", outbase,
+                                                                              (long)getpid(), ext[i]);
+        if (!out || !tmp || gnuplot_one(gp, sp, datafile, tmp, ext[i], extra) != 0) {
+            char *what = rep_printf("gnuplot %s failed, or left the image cut (disk full?)", sp);
+            rep_out_fail(out ? out : outbase, what ? what : "gnuplot failed", 0);
+            free(what);
+            rc = -1;
+        } else if (rename(tmp, out) != 0) {
+            rep_out_fail(out, "renaming gnuplot's image into place", errno);
+            rc = -1;
         }
-        int status = 0;
-        int failed = pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
-        if (log) {
-            if (failed) {
-                char buf[4096];
-                size_t n;
-                rewind(log);
-                while ((n = fread(buf, 1, sizeof buf, log)) > 0)
-                    fwrite(buf, 1, n, stderr);
-            }
-            fclose(log);
-        }
-        if (failed) {
-            fprintf(stderr, "speedlab report: gnuplot %s failed for %s.%s\n", sp, outbase, ext[i]);
-            free(assign);
-            return -1;
-        }
-        free(assign);
-        struct stat st;
-        char *out = rep_printf("%s.%s", outbase, ext[i]);
-        int ok = stat(out, &st) == 0 && st.st_size > 0;
+        if (tmp)
+            unlink(tmp); /* gone after the rename; a failed image never stays */
         free(out);
-        if (!ok)
-            return -1;
+        free(tmp);
+        if (rc)
+            break;
     }
-    return 0;
+    return rc;
 }
 
 /* ---- data files ------------------------------------------------------------------------------ */

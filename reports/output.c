@@ -64,7 +64,7 @@ int rep_out_failures(void)
     return failures;
 }
 
-static void fail(const char *path, const char *what, int err)
+void rep_out_fail(const char *path, const char *what, int err)
 {
     fprintf(stderr, "speedlab: cannot write %s: %s: %s; the file is not written (free space or fix "
                     "the permissions, then run again)\n", path, what,
@@ -76,14 +76,14 @@ FILE *rep_out_open(const char *path)
 {
     open_out *o = calloc(1, sizeof *o);
     if (!o) {
-        fail(path, "allocating", ENOMEM);
+        rep_out_fail(path, "allocating", ENOMEM);
         return NULL;
     }
     o->path = rep_strdup(path);
     o->tmp = rep_printf("%s.tmp-%ld", path, (long)getpid());
     o->f = o->tmp ? fopen(o->tmp, "w") : NULL;
     if (!o->f) {
-        fail(path, "creating its temporary", errno);
+        rep_out_fail(path, "creating its temporary", errno);
         free(o->path);
         free(o->tmp);
         free(o);
@@ -112,7 +112,7 @@ int rep_out_close(FILE *f)
     if (!bad && rename(o->tmp, o->path) != 0)
         bad = 1, err = errno;
     if (bad) {
-        fail(o->path, "writing or closing it", err);
+        rep_out_fail(o->path, "writing or closing it", err);
         unlink(o->tmp);
     }
     free(o->path);

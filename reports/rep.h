@@ -319,6 +319,9 @@ FILE *rep_out_open(const char *path);
 int rep_out_close(FILE *f);
 /* How many output files failed so far in this process: `report` and `compare` exit 1 when any did. */
 int rep_out_failures(void);
+/* Says on stderr that path was not written (what failed, errno or 0) and counts it in rep_out_failures:
+ * for outputs another program writes (gnuplot's figures). */
+void rep_out_fail(const char *path, const char *what, int err);
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 

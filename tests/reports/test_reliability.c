@@ -250,6 +250,87 @@ static void full_disk_fails_report_and_compare(void **state)
     free(rp), free(out2), free(cmp), free(out), free(in), free(root);
 }
 
+/* Figures are outputs like any other: gnuplot writes each image to a temporary, which is checked whole
+ * (a PNG ends with IEND) and renamed. A file size limit that cuts the larger PNGs, or a gnuplot that
+ * fails, is an error (exit 1) and leaves no cut, empty or temporary image. Needs gnuplot. */
+static int whole_png, cut_png;
+static int check_png(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    size_t n = strlen(p);
+    if (flag != FTW_F || n < 4 || strcmp(p + n - 4, ".png"))
+        return 0;
+    unsigned char tail[12] = {0};
+    FILE *f = fopen(p, "rb");
+    int whole = f && fseek(f, -12, SEEK_END) == 0 && fread(tail, 1, 12, f) == 12 && !memcmp(tail + 4, "IEND", 4);
+    if (f)
+        fclose(f);
+    if (!whole)
+        fprintf(stderr, "# a cut PNG: %s\n", p);
+    whole ? whole_png++ : cut_png++;
+    return 0;
+}
+
+static int report_plots_limited(rlim_t limit, const char *in, const char *out)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {limit, limit};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        char *argv[] = {"report", (char *)in, "--out", (char *)out};
+        _exit(rep_report_main(4, argv));
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void figures_written_whole_or_not_at_all(void **state)
+{
+    (void)state;
+    if (!rep_gnuplot())
+        skip();
+    char *root = tmpdir(), *in = some_records(root);
+    char *ok = rep_printf("%s/ok", root), *cut = rep_printf("%s/cut", root), *bad = rep_printf("%s/bad", root);
+    whole_png = cut_png = 0;
+    assert_int_equal(report_plots_limited(RLIM_INFINITY, in, ok), 0);
+    nftw(ok, check_png, 16, FTW_PHYS);
+    assert_true(whole_png > 0);                     /* the check knows a whole PNG */
+    assert_int_equal(cut_png, 0);
+    whole_png = cut_png = empty_or_temp = 0;
+    assert_int_equal(report_plots_limited(40960, in, cut), 1); /* 40 KiB: the larger PNGs do not fit */
+    nftw(cut, check_png, 16, FTW_PHYS);
+    nftw(cut, check_whole, 16, FTW_PHYS);
+    assert_int_equal(cut_png, 0);
+    assert_int_equal(empty_or_temp, 0);
+    /* gnuplot failing on every script: exit 1, and no image at all */
+    char *plots = rep_printf("%s/plots", root);
+    mkdir(plots, 0777);
+    DIR *d = opendir(rep_plots_dir());
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (strstr(e->d_name, ".gp")) {
+            char *gp = rep_printf("%s/%s", plots, e->d_name);
+            FILE *f = fopen(gp, "w");
+            fputs("this is not gnuplot\n", f);
+            fclose(f);
+            free(gp);
+        }
+    closedir(d);
+    setenv("SPEEDLAB_PLOTS_DIR", plots, 1);
+    whole_png = cut_png = empty_or_temp = 0;
+    int rc = report_plots_limited(RLIM_INFINITY, in, bad);
+    unsetenv("SPEEDLAB_PLOTS_DIR");
+    assert_int_equal(rc, 1);
+    nftw(bad, check_png, 16, FTW_PHYS);
+    nftw(bad, check_whole, 16, FTW_PHYS);
+    assert_int_equal(whole_png + cut_png, 0);
+    assert_int_equal(empty_or_temp, 0);
+    free(plots), free(bad), free(cut), free(ok), free(in), free(root);
+}
+
 /* ---- 8: zero or negative times ---------------------------------------------------------------- */
 
 static void bad_times_are_rejected(void **state)
@@ -391,6 +472,7 @@ int main(void)
         cmocka_unit_test(path_names_are_injective_and_safe),
         cmocka_unit_test(hostile_strings_do_not_reach_gnuplot),
         cmocka_unit_test(full_disk_fails_report_and_compare),
+        cmocka_unit_test(figures_written_whole_or_not_at_all),
         cmocka_unit_test(bad_times_are_rejected),
         cmocka_unit_test(loading_is_linear),
         cmocka_unit_test(later_read_wins_a_tie),
