@@ -8,10 +8,13 @@
  * study > variant > "SIZE_NAME=SIZE", so the study's own regions nest below it. One record per case is
  * appended whole (record.c); a failed check is a "failed" record with no times, and the run goes on.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <speedlab/prof.h>
@@ -130,8 +133,9 @@ static void trace_mark_case(const sl_study *s, const char *variant, long size)
 
 /* With --trace: the trace so far, rewritten after a case when the last copy is TRACE_CHECKPOINT_S old,
  * so that a run stopped by Ctrl-C (which leaves at once, interrupt.c) still leaves the trace up to a
- * recent case. Written to FILE.part and renamed with Ctrl-C held off, so the copy is always whole (a
- * full 1M-event buffer is about 70 MB: a second or two). The final trace is written at prof_shutdown. */
+ * recent case. Written to a temporary and renamed (prof_trace_write) with Ctrl-C held off, so the copy
+ * is always whole (a full 1M-event buffer is about 70 MB: a second or two). The final trace is written
+ * by close_run. */
 #define TRACE_CHECKPOINT_S 30.0
 static void trace_checkpoint(const sl_run_ctx *c)
 {
@@ -142,12 +146,9 @@ static void trace_checkpoint(const sl_run_ctx *c)
     if (last && (double)(now - last) * 1e-9 < TRACE_CHECKPOINT_S)
         return;
     last = now;
-    char part[4200];
-    snprintf(part, sizeof part, "%s.part", c->cfg->trace);
     sigset_t old;
     sl_interrupt_hold(&old);
-    if (prof_trace_write(part) == 0 && rename(part, c->cfg->trace) != 0)
-        fprintf(stderr, "speedlab: cannot rename %s to %s\n", part, c->cfg->trace);
+    prof_trace_write(c->cfg->trace); /* a temporary renamed over the last copy: a failure keeps that one */
     sl_interrupt_release(&old);
 }
 
@@ -255,19 +256,52 @@ static void link_trace(const sl_run_ctx *c)
     fprintf(stderr, "speedlab: trace in %s (could not link it as %s)\n", c->cfg->trace, dst);
 }
 
-static void close_run(sl_run_ctx *c)
+/* --trace FILE, before the first case: a path the run could not write (no such directory, no
+ * permission, too long, not a regular file) is a usage error now, not a lost trace after every case. A
+ * temporary beside it is made and removed, as the trace itself will be (prof_trace_write). */
+static int trace_path_usable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "speedlab: --trace %s: exists and is not a regular file; give a file path\n", path);
+        return 0;
+    }
+    char tmp[PATH_MAX];
+    int fd = -1;
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        errno = ENAMETOOLONG;
+    else
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK, 0666);
+    if (fd < 0) {
+        fprintf(stderr, "speedlab: --trace %s: cannot write there: %s; give a file in an existing directory "
+                "you can write to\n", path, strerror(errno));
+        return 0;
+    }
+    close(fd);
+    unlink(tmp);
+    return 1;
+}
+
+/* Returns whether the trace (--trace) was written whole; 1 without --trace. */
+static int close_run(sl_run_ctx *c)
 {
     if (c->fd >= 0)
         close(c->fd);
     if (c->timerstats)
         fclose(c->timerstats);
     json_decref(c->env);
-    prof_shutdown(); /* writes the trace, with --trace */
-    if (c->dir[0])
+    int traced = 1;
+    if (c->cfg->trace && c->dir[0]) { /* written here, not at prof_shutdown: its failure is the run's */
+        traced = prof_trace_write(c->cfg->trace) == 0;
+        prof_trace_start(NULL);       /* tracing on, no file: prof_shutdown writes none */
+    }
+    prof_shutdown();
+    if (c->dir[0] && traced)
         link_trace(c);
     for (int i = 0; i < c->n_names; i++)
         free(c->names[i]);
     free(c->names);
+    return traced;
 }
 
 static void print_timerstats(const sl_run_ctx *c)
@@ -314,6 +348,11 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
         sl_run_cfg_free(&cfg);
         return SL_EXIT_USAGE;
     }
+    if (cfg.trace && !trace_path_usable(cfg.trace)) {
+        prof_shutdown();
+        sl_run_cfg_free(&cfg);
+        return SL_EXIT_USAGE;
+    }
     rc = SL_EXIT_FAILED;
     if (open_run(&c) == 0) {
         sl_interrupt_install();
@@ -340,7 +379,8 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
             rc = c.n_failed || c.write_errors ? SL_EXIT_FAILED : SL_EXIT_OK;
         }
     }
-    close_run(&c);
+    if (!close_run(&c) && rc == SL_EXIT_OK)
+        rc = SL_EXIT_FAILED; /* the records are whole; the trace asked for is not */
     sl_run_cfg_free(&cfg);
     return rc;
 }

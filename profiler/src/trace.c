@@ -270,10 +270,15 @@ int prof_trace_write(const char *path)
         path = trace_path;
     if (!path || !prof_g.trace_on)
         return -1;
-    FILE *f = fopen(path, "w");
+    /* Written to a temporary beside it and renamed: a full disk or a kill mid-write leaves the last
+     * whole trace (a checkpoint's), never a cut one. */
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    FILE *f = tmp && snprintf(tmp, n, "%s.tmp-%ld", path, (long)getpid()) > 0 ? fopen(tmp, "w") : NULL;
     if (!f) {
         fprintf(stderr, "prof: cannot write the trace to \"%s\"; set PROF_TRACE (or speedlab run --trace) "
                         "to a file in an existing directory you can write to\n", path);
+        free(tmp);
         return -1;
     }
     static char iobuf[1 << 16];
@@ -283,10 +288,16 @@ int prof_trace_write(const char *path)
                          atomic_load_explicit(&nrss, memory_order_acquire), marks, nmarks, marks_dropped};
     int rc = prof_trace_write_file(f, &m);
     pthread_mutex_unlock(&tlock);
-    if (fclose(f) != 0 || rc != 0) {
-        fprintf(stderr, "prof: writing the trace \"%s\" failed (disk full?)\n", path);
+    rc |= fflush(f) != 0 || ferror(f);
+    rc |= fclose(f) != 0;
+    if (rc != 0 || rename(tmp, path) != 0) {
+        fprintf(stderr, "prof: writing the trace \"%s\" failed (disk full?); %s\n", path,
+                access(path, F_OK) == 0 ? "the copy there is the last one written whole" : "no trace written");
+        unlink(tmp);
+        free(tmp);
         return -1;
     }
+    free(tmp);
     long dropped = prof_trace_dropped();
     if (dropped > 0)
         fprintf(stderr, "prof: trace \"%s\": %ld events dropped (buffers full at %zu events per thread); "

@@ -5,6 +5,9 @@
 #             only records on disk; `report` and `compare` exit 1 and leave no empty or cut file.
 #   kills     runs killed with SIGKILL, SIGINT and SIGTERM at random moments leave whole records and a
 #             directory that `report` reads without a skipped line.
+#   trace     --trace: a path that cannot be written (no directory, a FIFO, too long) is refused before
+#             the first case (exit 2, no run directory); on a full disk the run exits 1 and a trace
+#             already there stays whole (the trace is written to a temporary and renamed).
 #   tmpfs     the issue's reproduction: a 64 KiB tmpfs as --out, filled, freed when the first record
 #             fails; needs mount (root or a user namespace), else exit 77 (skipped).
 # Exit 0 passed, 1 failed (the first failed check is printed), 77 skipped.
@@ -95,6 +98,35 @@ kills() {
     echo "kills: every results file whole and reportable"
 }
 
+trace() {
+    local targs=(run mlp --quick --variants simd --param train_rows=2048 --param fused=0 --param epochs=1)
+    mkfifo "$T/fifo"
+    local long
+    long=$T/$(printf 'd%.0s' $(seq 300))/t.json
+    for bad in "$T/no/such/dir/t.json" "$T/fifo" "$long"; do
+        "$SL" "${targs[@]}" --trace "$bad" --out "$T/tr-bad" >"$T/tr.out" 2>"$T/tr.err"
+        local rc=$?
+        [ $rc -eq 2 ] || fail "--trace ${bad:0:60}... exits $rc, expected 2 before any case"
+        grep -q -- '--trace' "$T/tr.err" || fail "--trace ${bad:0:60}...: no message naming --trace"
+        [ ! -e "$T/tr-bad" ] || fail "--trace ${bad:0:60}...: a run directory was made before the refusal"
+    done
+    # A whole trace from an earlier run, then a run whose trace (~60 KB) does not fit 32 KiB (its
+    # ~4 KB record does): exit 1, the earlier trace unchanged, no temporary left.
+    "$SL" "${targs[@]}" --trace "$T/t.json" --out "$T/tr-ok" >/dev/null 2>&1 || fail "a traced run exits $?"
+    [ "$(tail -c 4 "$T/t.json")" = '}}}' ] || fail "the trace does not end as a whole trace does"
+    local sum
+    sum=$(cksum <"$T/t.json")
+    (trap '' XFSZ; ulimit -f 32; exec "$SL" "${targs[@]}" --trace "$T/t.json" --out "$T/tr-full") \
+        >"$T/tr.out" 2>"$T/tr.err"
+    rc=$?
+    [ $rc -eq 1 ] || { cat "$T/tr.err"; fail "a run whose trace does not fit exits $rc, expected 1"; }
+    grep -q 'writing the trace' "$T/tr.err" || fail "the lost trace is not said"
+    [ "$(cksum <"$T/t.json")" = "$sum" ] || fail "the earlier whole trace was overwritten"
+    [ -z "$(find "$T" -maxdepth 1 -name 't.json.tmp-*')" ] || fail "a temporary trace was left"
+    check_whole "$T/tr-full/latest/results.jsonl"
+    echo "trace: bad paths refused first; a full disk keeps the last whole trace and exits 1"
+}
+
 tmpfs() {
     mkdir -p "$T/mnt"
     mount -t tmpfs -o size=64k tmpfs "$T/mnt" 2>/dev/null || { echo "cannot mount a tmpfs: skipped"; exit 77; }
@@ -126,7 +158,8 @@ tmpfs() {
 case $MODE in
 fulldisk) fulldisk ;;
 kills) kills ;;
+trace) trace ;;
 tmpfs) tmpfs ;;
-*) echo "usage: faults.sh SPEEDLAB fulldisk|kills|tmpfs"; exit 2 ;;
+*) echo "usage: faults.sh SPEEDLAB fulldisk|kills|trace|tmpfs"; exit 2 ;;
 esac
 exit 0
