@@ -10,11 +10,13 @@
 #include "idx.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -65,13 +67,27 @@ static uint32_t be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* Opens a regular file only: a FIFO, a device or a directory where a data file is expected would block
+ * the open or the first read (O_NONBLOCK keeps the open itself from waiting for a FIFO's writer). */
 static int reader_open(reader *r, const char *path, char *msg, size_t len)
 {
     *r = (reader){.path = path, .msg = msg, .len = len};
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return fail(r, "cannot open: %s", strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(r, "not a regular file (a FIFO, device or directory would block or mislead the read); "
+                       "expected an IDX file, raw or gzip-compressed");
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     errno = 0;
-    r->f = gzopen(path, "rb");
-    if (!r->f)
+    r->f = gzdopen(fd, "rb");
+    if (!r->f) {
+        close(fd);
         return fail(r, "cannot open: %s", errno ? strerror(errno) : "out of memory");
+    }
     gzbuffer(r->f, GZ_BUFFER); /* must come before the first read */
     return 0;
 }
@@ -224,6 +240,49 @@ static int check_image_dims(const reader *r, const uint32_t *d)
     if ((size_t)d[0] > SIZE_MAX / ((size_t)d[1] * d[2])) /* only possible with a 32-bit size_t */
         return fail(r, "header says %lu images of %lux%lu, too large for this machine", (unsigned long)d[0],
                     (unsigned long)d[1], (unsigned long)d[2]);
+    return 0;
+}
+
+/* The bytes the file holds after decompression: a raw file's size, or a gzip file's ISIZE trailer (the
+ * length modulo 2^32: exact below 4 GiB, and a mismatch still shows above). -1 when unknown. */
+static long long stored_bytes(const char *path, int raw)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    long long n = -1;
+    uint8_t t[4];
+    if (raw) {
+        if (fseeko(f, 0, SEEK_END) == 0)
+            n = ftello(f);
+    } else if (fseeko(f, -4, SEEK_END) == 0 && fread(t, 1, 4, f) == 4) {
+        n = (long long)((uint32_t)t[3] << 24 | (uint32_t)t[2] << 16 | (uint32_t)t[1] << 8 | t[0]);
+    }
+    fclose(f);
+    return n;
+}
+
+int idx_image_header(const char *path, long *n, int *rows, int *cols, char *msg, size_t len)
+{
+    *n = 0, *rows = 0, *cols = 0;
+    reader r;
+    if (reader_open(&r, path, msg, len))
+        return -1;
+    uint32_t d[3] = {0};
+    int rc = read_header(&r, IDX_IMAGES_MAGIC, d, 3);
+    if (rc == 0)
+        rc = check_image_dims(&r, d);
+    int raw = gzdirect(r.f);
+    gzclose(r.f);
+    if (rc)
+        return -1;
+    unsigned long long want = 16 + (unsigned long long)d[0] * d[1] * d[2];
+    long long have = stored_bytes(path, raw);
+    if (have >= 0 && (raw ? (unsigned long long)have != want : (unsigned long long)have != (want & 0xffffffffu)))
+        return fail(&r, "header says %lu images of %lux%lu (%llu bytes with the header), but the file holds "
+                        "%lld%s bytes", (unsigned long)d[0], (unsigned long)d[1], (unsigned long)d[2], want, have,
+                    raw ? "" : " (gzip's length, modulo 2^32)");
+    *n = (long)d[0], *rows = (int)d[1], *cols = (int)d[2];
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include <dirent.h>
 #include <stdint.h>
@@ -412,6 +413,60 @@ static void test_fashion_mnist(void **st)
     check_real_split("t10k", 10000);
 }
 
+/* idx_image_header, what a study's memory estimate trusts: the same checks as the loader, plus the bytes
+ * the file holds (raw size, gzip length), so a header promising 84 GiB over a small file is an error
+ * and not a "does not fit in memory" skip. */
+static void test_image_header(void **st)
+{
+    (void)st;
+    char path[512], msg[512];
+    long n;
+    int rows, cols;
+    write_blob(IMAGES, image_blob(5, 3, 4));
+    snprintf(path, sizeof path, "%s/%s", dir, IMAGES);
+    assert_int_equal(idx_image_header(path, &n, &rows, &cols, msg, sizeof msg), 0);
+    assert_true(n == 5 && rows == 3 && cols == 4);
+    write_blob(IMAGES ".gz", image_blob(5, 3, 4));
+    snprintf(path, sizeof path, "%s/%s.gz", dir, IMAGES);
+    assert_int_equal(idx_image_header(path, &n, &rows, &cols, msg, sizeof msg), 0);
+    assert_true(n == 5 && rows == 3 && cols == 4);
+    /* a valid magic, dimensions of 60000 x 463 x 463 (12.9 GB), 76 bytes of data: raw and gzip */
+    blob b = image_blob(5, 3, 4);
+    put32(b.p + 4, 60000), put32(b.p + 8, 463), put32(b.p + 12, 463);
+    write_bytes(IMAGES, b.p, b.size, 0);
+    write_bytes(IMAGES ".gz", b.p, b.size, 0);
+    free(b.p);
+    const char *names[] = {IMAGES, IMAGES ".gz"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        assert_int_equal(idx_image_header(path, &n, &rows, &cols, msg, sizeof msg), -1);
+        print_message("# %s\n", msg);
+        assert_non_null(strstr(msg, "60000 images of 463x463"));
+        assert_non_null(strstr(msg, "but the file holds 76"));
+        assert_int_equal(n, 0);
+    }
+    write_blob(IMAGES, label_blob(5)); /* the wrong kind: the loader's own message */
+    snprintf(path, sizeof path, "%s/%s", dir, IMAGES);
+    assert_int_equal(idx_image_header(path, &n, &rows, &cols, msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "magic number 0x00000801, expected 0x00000803"));
+}
+
+/* A FIFO where a data file is expected would block the open (no writer) or the read: refused at once. */
+static void test_fifo_refused(void **st)
+{
+    (void)st;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, IMAGES ".gz");
+    assert_int_equal(mkfifo(path, 0600), 0);
+    write_blob(LABELS, label_blob(5));
+    expect_fail(IMAGES ".gz", "not a regular file");
+    char msg[512];
+    long n;
+    int rows, cols;
+    assert_int_equal(idx_image_header(path, &n, &rows, &cols, msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "not a regular file"));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, make_dir, remove_dir)
 
 int main(void)
@@ -435,6 +490,8 @@ int main(void)
         T(test_label_out_of_range),
         T(test_missing_file),
         T(test_single_file_calls),
+        T(test_image_header),
+        T(test_fifo_refused),
         cmocka_unit_test(test_fashion_mnist),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -312,18 +312,15 @@ void pl_files_remove(pl_state *s)
 
 size_t pl_payload_bytes(const char *dir)
 {
-    char p[PL_PATH];
-    gzFile f = join(p, dir, IMAGES ".gz") ? NULL : gzopen(p, "rb");
-    if (!f && join(p, dir, IMAGES) == 0)
-        f = gzopen(p, "rb"); /* gzread reads a raw file as it is */
-    uint8_t h[16];
-    int k = f ? gzread(f, h, 16) : -1;
-    if (f)
-        gzclose(f);
-    if (k != 16)
+    char p[PL_PATH], msg[512];
+    if (join(p, dir, IMAGES ".gz") || access(p, F_OK) != 0)
+        if (join(p, dir, IMAGES))
+            return 0;
+    long n;
+    int rows, cols;
+    /* The header the loader will trust, checked the one way every study checks it: a corrupt one gives
+     * 0 (the caller's guess), and setup then fails with the reader's message, not a memory skip. */
+    if (idx_image_header(p, &n, &rows, &cols, msg, sizeof msg) != 0)
         return 0;
-    uint32_t d[3];
-    for (int i = 0; i < 3; i++)
-        d[i] = (uint32_t)h[4 + 4 * i] << 24 | (uint32_t)h[5 + 4 * i] << 16 | (uint32_t)h[6 + 4 * i] << 8 | h[7 + 4 * i];
-    return (size_t)d[0] * d[1] * d[2];
+    return (size_t)n * (size_t)rows * (size_t)cols;
 }
