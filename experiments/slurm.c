@@ -183,9 +183,10 @@ static int check_options(const char *path, int lineno, const char *options)
 static int read_cases(const char *path, cases_info *ci)
 {
     memset(ci, 0, sizeof *ci);
-    FILE *f = fopen(path, "r");
+    const char *why;
+    FILE *f = rep_open_input(path, &why);
     if (!f) {
-        fprintf(stderr, "speedlab: slurm: cannot read %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "speedlab: slurm: cannot read %s: %s\n", path, why);
         return -1;
     }
     char line[8192];

@@ -365,9 +365,10 @@ static void load_record(rep_set *s, const char *file, int line, const char *text
 
 static void load_file(rep_set *s, const char *file, FILE *err)
 {
-    FILE *f = fopen(file, "r");
+    const char *why;
+    FILE *f = rep_open_input(file, &why);
     if (!f) {
-        fprintf(err, "%s: cannot open: %s; skipped\n", file, strerror(errno));
+        fprintf(err, "%s: cannot open: %s; skipped\n", file, why);
         s->nerrors++;
         return;
     }
@@ -448,8 +449,14 @@ static void walk(rep_set *s, const char *path, int top, seen *sn, FILE *err)
             load_file(s, path, err);
         return;
     }
-    if (!S_ISDIR(st.st_mode))
+    if (!S_ISDIR(st.st_mode)) { /* a FIFO, device or socket: reading it could block */
+        if (top || ends_with(path, ".jsonl")) {
+            fprintf(err, "%s: not a regular file or directory (a FIFO or device would block the read); "
+                         "skipped\n", path);
+            s->nerrors++;
+        }
         return;
+    }
     DIR *d = opendir(path);
     if (!d) {
         fprintf(err, "%s: cannot read directory: %s; skipped\n", path, strerror(errno));

@@ -55,7 +55,8 @@ static int has_record(const rep_set *s, const rep_plan_case *c)
 int rep_missing_cases(const rep_set *s, const char *cases_path, rep_missing_fn fn, void *ctx,
                       int *n_planned)
 {
-    FILE *f = fopen(cases_path, "r");
+    const char *why;
+    FILE *f = rep_open_input(cases_path, &why);
     if (!f)
         return -1;
     char *line = NULL, *copy = NULL;

@@ -9,8 +9,10 @@
  * cut one; every failure is said on stderr and counted, and the command exits non-zero when any was. */
 #define _DEFAULT_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rep.h"
@@ -45,6 +47,30 @@ char *rep_path_name(const char *s)
     }
     *p = 0;
     return out;
+}
+
+/* ---- inputs ---------------------------------------------------------------------------------- */
+
+FILE *rep_open_input(const char *path, const char **why)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        *why = strerror(errno);
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        *why = "not a regular file (a FIFO or device would block the read); expected a file";
+        return NULL;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        *why = strerror(errno);
+        close(fd);
+    }
+    return f;
 }
 
 /* ---- files ----------------------------------------------------------------------------------- */

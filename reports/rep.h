@@ -312,6 +312,9 @@ void rep_timelines(FILE *report, const char *out, int npaths, char **paths, int 
 /* An injective, path-safe file name for a string from a results file (study, variant, host): letters,
  * digits, '_', '-' and a '.' not in front stay, any other byte is "~XX" (hex); malloc'd. */
 char *rep_path_name(const char *s);
+/* Opens an input (a results file, a cases file, a calibration) for reading, a regular file only: a FIFO
+ * or device would block the open or the read. NULL with *why (strerror's text, or what it is). */
+FILE *rep_open_input(const char *path, const char **why);
 /* Opens a temporary beside path; NULL after a message on stderr (counted in rep_out_failures). */
 FILE *rep_out_open(const char *path);
 /* Checks every write and the close, then renames the temporary to path; -1 after a message. A FILE
