@@ -37,6 +37,9 @@
 
 #define EXT_DEFAULT_TIMEOUT_S 1800.0
 #define EXT_MAX_REPS 100000 /* the C runner's cap is higher; a Python call is never that short */
+/* A report line longer than this is refused: the largest outputs (tensor_mean's D^3 mean, mlp's
+ * weights) are a few MB of JSON. */
+#define EXT_MAX_LINE ((size_t)256 << 20)
 
 struct sl_inputs {
     char dir[4200];
@@ -53,6 +56,7 @@ typedef struct ext_proc {
     int in_fd, out_fd;
     char *buf;
     size_t len, cap;
+    size_t scanned;      /* buf[0, scanned) holds no newline: each byte is searched once */
     double deadline_s;   /* on the monotonic clock */
     double first_line_s; /* when its first line came (0: none yet) */
 } ext_proc;
@@ -225,7 +229,8 @@ static int send_line(ext_proc *p, const char *line)
 static json_t *read_line(ext_proc *p, const char *what, sl_error *err)
 {
     for (;;) {
-        char *nl = p->buf ? memchr(p->buf, '\n', p->len) : NULL;
+        char *nl = p->buf ? memchr(p->buf + p->scanned, '\n', p->len - p->scanned) : NULL;
+        p->scanned = nl ? 0 : p->len;
         if (nl) {
             *nl = '\0';
             json_error_t je;
@@ -256,8 +261,15 @@ static json_t *read_line(ext_proc *p, const char *what, sl_error *err)
         }
         if (r <= 0)
             continue;
-        if (p->len + 65536 > p->cap) {
-            char *g = realloc(p->buf, p->cap = p->len + 65536 * 4);
+        if (p->len >= EXT_MAX_LINE) {
+            sl_error_set(err, "its %s is longer than %zu MiB without a newline; a report is one JSON line",
+                         what, EXT_MAX_LINE >> 20);
+            return NULL;
+        }
+        if (p->len + 65536 > p->cap) { /* doubling: linear in the line's length */
+            size_t cap = p->cap < 262144 ? 262144 : 2 * p->cap;
+            cap = cap > EXT_MAX_LINE + 65536 ? EXT_MAX_LINE + 65536 : cap;
+            char *g = realloc(p->buf, p->cap = cap);
             if (!g) {
                 sl_error_set(err, "out of memory reading the baseline's %s", what);
                 return NULL;
@@ -453,7 +465,7 @@ static int check_first(const sl_study *s, void *state, int v, json_t *first, jso
 
 /* Step 5's times, or -1 with rec failed; the last call's outputs go to the study for `finish`. */
 static int take_times(const sl_study *s, void *state, int v, json_t *timed, json_t *rec, double **times,
-                      const char *ep)
+                      double wall_s, const char *ep)
 {
     sl_error err = {{0}};
     sl_outputs out = {json_object_get(timed, "outputs")};
@@ -467,14 +479,29 @@ static int take_times(const sl_study *s, void *state, int v, json_t *timed, json
         fail_ext(rec, "repetitions", "no \"times_s\" array of at least one time", ep);
         return -1;
     }
+    if (n > EXT_MAX_REPS) {
+        fail_ext(rec, "repetitions", "more than 100000 times in \"times_s\"", ep);
+        return -1;
+    }
     *times = malloc(n * sizeof **times);
+    double sum = 0;
     for (size_t i = 0; *times && i < n; i++) {
         double t = json_number_value(json_array_get(a, i));
-        if (!(t > 0) || !isfinite(t)) {
+        if (!json_is_number(json_array_get(a, i)) || !(t > 0) || !isfinite(t)) {
             fail_ext(rec, "repetitions", "a time in \"times_s\" is not a positive number", ep);
+            free(*times), *times = NULL;
             return -1;
         }
         (*times)[i] = t;
+        sum += t;
+    }
+    /* the repetitions ran inside the program's life: together they cannot exceed it */
+    if (*times && sum > wall_s * 1.01 + 0.01) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "its times add up to %.3g s, but the program ran %.3g s in all", sum, wall_s);
+        fail_ext(rec, "repetitions", msg, ep);
+        free(*times), *times = NULL;
+        return -1;
     }
     return *times ? (int)n : -1;
 }
@@ -517,7 +544,7 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
     } else if (send_line(&p, "go\n") != 0 || !(timed = read_line(&p, "repetition report", &err))) {
         fail_ext(rec, "repetitions", err.msg[0] ? err.msg : "the program ended before them", ep);
     } else {
-        n = take_times(s, state, v, timed, rec, times, ep);
+        n = take_times(s, state, v, timed, rec, times, now_s() - t0, ep);
     }
     int status = finish_proc(&p, n > 0);
     if (n > 0 && status != 0) {

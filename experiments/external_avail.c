@@ -6,8 +6,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "external.h"
@@ -40,13 +42,30 @@ const char *sl_external_dir(void)
 
 /* ---- availability ------------------------------------------------------------------------------ */
 
-/* Runs `python -c code` with no input or output; its exit status, or -1 when it could not start. */
+/* The import probe's limit: importing torch takes a second or two, a slow file system tens; a smaller
+ * SPEEDLAB_BASELINE_TIMEOUT lowers it. An interpreter that hangs (a wrapper script waiting for input, a
+ * broken network mount) is given up on once, for every module after it. */
+#define PROBE_TIMEOUT_S 60
+static char python_hung[4200]; /* the interpreter whose probe timed out, or "" */
+
+static int probe_timeout_ms(void)
+{
+    const char *e = getenv("SPEEDLAB_BASELINE_TIMEOUT");
+    double t = e ? atof(e) : 0;
+    return (int)(1000 * (t > 0 && t < PROBE_TIMEOUT_S ? t : PROBE_TIMEOUT_S));
+}
+
+/* Runs `python -c code` with no input or output, in a process group of its own; its exit status, -1 when
+ * it could not start, -2 when it ran past PROBE_TIMEOUT_S (then it and its children are killed). */
 static int python_ok(const char *code)
 {
+    if (!strcmp(python_hung, sl_external_python()))
+        return -2;
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        setpgid(0, 0);
         int null = open("/dev/null", O_RDWR);
         dup2(null, 0);
         dup2(null, 1);
@@ -54,9 +73,23 @@ static int python_ok(const char *code)
         execlp(sl_external_python(), sl_external_python(), "-c", code, (char *)NULL);
         _exit(127);
     }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    setpgid(pid, pid); /* also here: no race with the child's own call */
+    int st = 0;
+    for (int ms = 0;; ms += 20) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (ms >= probe_timeout_ms()) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                ;
+            snprintf(python_hung, sizeof python_hung, "%s", sl_external_python());
+            return -2;
+        }
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -67,25 +100,30 @@ int sl_external_available(const char *module, char *why, size_t n)
     static int results[16], n_cached;
     char key[4200];
     snprintf(key, sizeof key, "%s %s", sl_external_python(), module);
-    int ok = -1;
-    for (int i = 0; i < n_cached && ok < 0; i++)
+    int ok = 0, found = 0; /* ok: 1 importable, 0 not, -2 the probe timed out */
+    for (int i = 0; i < n_cached && !found; i++)
         if (strcmp(keys[i], key) == 0)
-            ok = results[i];
-    if (ok < 0) {
+            ok = results[i], found = 1;
+    if (!found) {
         char code[256];
         snprintf(code, sizeof code, "import numpy, %s", module);
         for (char *c = code; *c; c++) /* "numpy+scipy": the form needs both */
             *c = *c == '+' ? ',' : *c;
-        ok = strspn(module, "abcdefghijklmnopqrstuvwxyz0123456789_.+") == strlen(module) &&
-             python_ok(code) == 0;
+        int rc = strspn(module, "abcdefghijklmnopqrstuvwxyz0123456789_.+") == strlen(module) ? python_ok(code)
+                                                                                           : -1;
+        ok = rc == 0 ? 1 : rc == -2 ? -2 : 0;
         if (n_cached < 16) {
             snprintf(keys[n_cached], sizeof keys[0], "%s", key);
             results[n_cached++] = ok;
         }
     }
-    if (!ok)
+    if (ok == -2)
+        snprintf(why, n, "python:%s: %s did not finish importing %s%s within %.0f s (killed); check that "
+                 "SPEEDLAB_PYTHON runs a Python interpreter that exits", module, sl_external_python(),
+                 strcmp(module, "numpy") ? "numpy and " : "", module, probe_timeout_ms() / 1000.0);
+    else if (!ok)
         snprintf(why, n, "python:%s: %s cannot import %s%s; install the baselines with `sh scripts/setup.sh "
                  "build --baselines` (or set SPEEDLAB_PYTHON to an interpreter that has them)", module,
                  sl_external_python(), strcmp(module, "numpy") ? "numpy and " : "", module);
-    return ok;
+    return ok == 1;
 }

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -168,6 +170,87 @@ static void test_missing_python_unavailable(void **state)
     json_decref(all);
 }
 
+/* An executable script at rt_tmpdir/NAME. */
+static void plant_script(const char *name, const char *body, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", rt_tmpdir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(body, f);
+    fclose(f);
+    chmod(path, 0755);
+}
+
+/* An interpreter that never finishes its import probe: each baseline unavailable, said so, within the
+ * limit (SPEEDLAB_BASELINE_TIMEOUT=1 here), and the probe not repeated for the next module. */
+static void test_hanging_interpreter(void **state)
+{
+    (void)state;
+    char py[PATH_MAX + 32];
+    plant_script("hangs.sh", "#!/bin/sh\nsleep 60\n", py, sizeof py);
+    setenv("SPEEDLAB_PYTHON", py, 1);
+    setenv("SPEEDLAB_BASELINE_TIMEOUT", "1", 1);
+    time_t t0 = time(NULL);
+    assert_int_equal(speedlab("run", "entropy_mi", "--variants", "numpy,torch", "--sizes", "256", "--out",
+                              rt_out_dir, NULL), 0);
+    assert_true(time(NULL) - t0 < 20);
+    unsetenv("SPEEDLAB_BASELINE_TIMEOUT");
+    unsetenv("SPEEDLAB_PYTHON");
+    json_t *all = rt_read_latest(rt_out_dir);
+    for (int k = 0; k < 2; k++) {
+        json_t *r = rt_find_case(all, k ? "torch" : "numpy", 256);
+        assert_string_equal(rt_str(r, "status"), "unavailable");
+        assert_non_null(strstr(rt_str(r, "error"), "did not finish importing"));
+    }
+    json_decref(all);
+}
+
+/* A report line of 300 MB with no newline: refused at the bound, in linear time (no rescan of the
+ * buffer after every read). The interpreter is a wrapper that passes the import probe without numpy. */
+static void test_endless_line(void **state)
+{
+    (void)state;
+    char py[PATH_MAX + 32];
+    plant_script("py.sh", "#!/bin/sh\n[ \"$1\" = -c ] && exit 0\nexec /usr/bin/python3 \"$@\"\n", py, sizeof py);
+    if (access("/usr/bin/python3", X_OK) != 0)
+        skip();
+    setenv("SPEEDLAB_PYTHON", py, 1);
+    plant_program("import sys, time\nsys.stdin.readline()\nsys.stdout.write('x' * (300 << 20))\n"
+                  "sys.stdout.flush()\ntime.sleep(60)\n");
+    time_t t0 = time(NULL);
+    expect_failed("entropy_mi", "numpy", "256", "longer than 256 MiB without a newline");
+    assert_true(time(NULL) - t0 < 30);
+    unsetenv("SPEEDLAB_BASELINES");
+    unsetenv("SPEEDLAB_PYTHON");
+}
+
+/* Times no program could have measured ([1e308, 1e308]: more than it ran) are a failed case, not a
+ * record with a median. The real baseline, its repetition line rewritten on the way out. */
+static void test_absurd_times(void **state)
+{
+    (void)state;
+    char body[2 * PATH_MAX + 1024];
+    snprintf(body, sizeof body,
+             "import json, runpy, sys\n"
+             "real = sys.stdout\n"
+             "class Rewrite:\n"
+             "    def write(self, s):\n"
+             "        o = json.loads(s) if s.startswith('{') else None\n"
+             "        if o is not None and 'times_s' in o:\n"
+             "            o['times_s'] = [1e308, 1e308]\n"
+             "            s = json.dumps(o) + '\\n'\n"
+             "        real.write(s)\n"
+             "    def flush(self):\n"
+             "        real.flush()\n"
+             "sys.stdout = Rewrite()\n"
+             "sys.path.insert(0, '%s')\n"
+             "runpy.run_path('%s/entropy_mi.py', run_name='__main__')\n",
+             sl_external_dir(), sl_external_dir());
+    plant_program(body);
+    expect_failed("entropy_mi", "numpy", "256", "but the program ran");
+    unsetenv("SPEEDLAB_BASELINES");
+}
+
 /* With no argument: the mechanism (without numpy, only the missing interpreter's case). With a
  * framework's name: that framework's cases, exit 77 (Meson: skipped) when it is not installed. */
 int main(int argc, char **argv)
@@ -179,7 +262,9 @@ int main(int argc, char **argv)
         const struct CMUnitTest one[] = {cmocka_unit_test(test_framework)};
         return cmocka_run_group_tests_name("external framework", one, rt_setup_dir, rt_remove_dir);
     }
-    const struct CMUnitTest without_numpy[] = {cmocka_unit_test(test_missing_python_unavailable)};
+    const struct CMUnitTest without_numpy[] = {cmocka_unit_test(test_missing_python_unavailable),
+                                               cmocka_unit_test(test_hanging_interpreter),
+                                               cmocka_unit_test(test_endless_line)};
     if (!have("numpy"))
         return cmocka_run_group_tests_name("external", without_numpy, rt_setup_dir, rt_remove_dir);
     const struct CMUnitTest tests[] = {
@@ -187,6 +272,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_planted_wrong_result),
         cmocka_unit_test(test_program_error_recorded),
         cmocka_unit_test(test_missing_python_unavailable),
+        cmocka_unit_test(test_hanging_interpreter),
+        cmocka_unit_test(test_endless_line),
+        cmocka_unit_test(test_absurd_times),
     };
     return cmocka_run_group_tests_name("external", tests, rt_setup_dir, rt_remove_dir);
 }
