@@ -75,6 +75,13 @@ fulldisk() {
         "$SL" compare "$T/res" "$T/res" >/dev/full 2>/dev/null
         rc=$?
         [ $rc -eq 1 ] || fail "compare to a full standard output exits $rc, expected 1"
+        for cmd in list "plan tensor_mean --quick" --version; do
+            # shellcheck disable=SC2086  # the command's words
+            "$SL" $cmd >/dev/full 2>"$T/full.err"
+            rc=$?
+            [ $rc -eq 1 ] || fail "speedlab $cmd to a full standard output exits $rc, expected 1"
+            grep -q 'writing standard output failed' "$T/full.err" || fail "speedlab $cmd: no message"
+        done
     fi
     "$SL" report "$T/res" --out "$T/rep-ok" --no-plots >/dev/null 2>&1 || fail "report with space exits $?"
     echo "fulldisk: run, report and compare exit 1; records whole"
