@@ -157,11 +157,17 @@ static const char *cell_text(const rep_table *t, int r, int c)
 
 /* ---- Markdown --------------------------------------------------------------------------------- */
 
+/* A cell or note in Markdown: | escaped (it ends a cell), < as &lt; (no HTML from a results file), a
+ * control character as a space (a newline ends the row). */
 static void md_escape(const char *s, FILE *f)
 {
     for (; *s; s++) {
         if (*s == '|')
             fputs("\\|", f);
+        else if (*s == '<')
+            fputs("&lt;", f);
+        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            fputc(' ', f);
         else
             fputc(*s, f);
     }

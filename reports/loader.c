@@ -304,6 +304,39 @@ static void add_calibration(rep_set *s, json_t *r, const char *file, int line, i
     }
 }
 
+/* The record's strings that reach a report's prose, table cells and file names (its own and its env's):
+ * a results file is anyone's. Every control character (a newline, a tab, ESC) becomes a space, so a
+ * newline cannot start a Markdown heading or end a table row; in names (all but the error texts) | < and
+ * ` become ?, so a name cannot split a table cell, open HTML or close a code span in prose written
+ * without escaping. speedlab writes none of these there. Nested values (params, profile) are escaped
+ * where they are written. */
+static void clean_strings(json_t *obj)
+{
+    const char *k;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(obj, tmp, k, v) {
+        if (!json_is_string(v))
+            continue;
+        const char *t = json_string_value(v);
+        const char *bad = strcmp(k, "error") && strcmp(k, "reduced_reason") ? "|<`" : "";
+        size_t n = strlen(t), i = 0;
+        while (i < n && (unsigned char)t[i] >= 0x20 && t[i] != 0x7f && !strchr(bad, t[i]))
+            i++;
+        if (i == n)
+            continue;
+        char *c = rep_strdup(t);
+        for (char *p = c; p && *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = ' ';
+            else if (strchr(bad, *p))
+                *p = '?';
+        if (c)
+            json_object_set_new(obj, k, json_string(c));
+        free(c);
+    }
+}
+
 static void load_record(rep_set *s, const char *file, int line, const char *text, FILE *err)
 {
     json_error_t je;
@@ -315,6 +348,9 @@ static void load_record(rep_set *s, const char *file, int line, const char *text
         json_decref(r);
         return;
     }
+    clean_strings(r);
+    if (json_is_object(json_object_get(r, "env")))
+        clean_strings(json_object_get(r, "env"));
     const char *schema = jstr(r, "schema");
     json_t *ver = json_object_get(r, "schema_version");
     if (!schema || strcmp(schema, "speedlab-results") != 0) {

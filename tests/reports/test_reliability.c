@@ -129,6 +129,52 @@ static void hostile_names_stay_inside_out(void **state)
     free(ta), free(tb), free(pa), free(pb), free(prefix), free(in), free(out), free(root);
 }
 
+/* Strings of a results file reach Markdown as text only: a newline in a host, study, variant or error
+ * cannot start a heading or end a table row, and a name's < and | cannot start HTML or split a cell.
+ * Every .md file written is read back line by line. */
+static int md_injected;
+static int check_md(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    size_t n = strlen(p);
+    if (flag != FTW_F || n < 3 || strcmp(p + n - 3, ".md"))
+        return 0;
+    char *t = slurp(p);
+    for (char *line = t; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        if (!strncmp(line, "# INJECTED", 10) || strstr(line, "<script>|")) { /* the names' form */
+            fprintf(stderr, "# %s: '%s'\n", p, line);
+            md_injected++;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(t);
+    return 0;
+}
+
+static void hostile_strings_stay_text(void **state)
+{
+    (void)state;
+    char *root = tmpdir(), *in = rep_printf("%s/r.jsonl", root), *out = rep_printf("%s/out", root);
+    FILE *f = fopen(in, "w");
+    const char *evil = "x\\n# INJECTED <script>|";
+    for (long n = 8; n <= 16; n *= 2) {
+        put_rec(f, evil, evil, "naive", n, "2026-01-01T00:00:00Z", "x", "0.1,0.2");
+        put_rec(f, evil, evil, evil, n, "2026-01-01T00:00:00Z", "x", "0.3,0.2");
+    }
+    fprintf(f, "{\"schema\":\"speedlab-results\",\"schema_version\":1,\"kind\":\"case\",\"run_id\":\"r\\n# INJECTED\","
+               "\"time\":\"t\",\"env\":{\"host\":\"h\",\"cpu_model\":\"c\"},\"study\":\"s\",\"variant\":\"f\",\"size\":8,"
+               "\"size_name\":\"N\",\"baseline\":\"naive\",\"status\":\"failed\",\"error\":\"boom\\n# INJECTED <script>\"}\n");
+    fclose(f);
+    assert_int_equal(report(in, out), 0);
+    md_injected = 0;
+    nftw(out, check_md, 16, FTW_PHYS);
+    assert_int_equal(md_injected, 0);
+    free(out), free(in), free(root);
+}
+
 /* The escape is injective and never yields a path separator, a dot in front or an empty name. */
 static void path_names_are_injective_and_safe(void **state)
 {
@@ -468,6 +514,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hostile_names_stay_inside_out),
+        cmocka_unit_test(hostile_strings_stay_text),
         cmocka_unit_test(other_thread_count_is_said),
         cmocka_unit_test(path_names_are_injective_and_safe),
         cmocka_unit_test(hostile_strings_do_not_reach_gnuplot),
