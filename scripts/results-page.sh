@@ -1,0 +1,90 @@
+#!/bin/sh
+# results-page.sh: measured results as data in the repository, docs/results/NAME/, each with the
+# records of one main job and the report `speedlab report` renders from them.
+#
+#   scripts/results-page.sh add RUNDIR NAME   copy RUNDIR's records (results.jsonl, and those of its
+#                                             extra/ runs) into docs/results/NAME/results/, then render
+#   scripts/results-page.sh render [NAME...]  render docs/results/NAME/report/ from its records again
+#                                             (every NAME without arguments)
+#   scripts/results-page.sh check [NAME...]   render into a temporary and compare every text file (md,
+#                                             csv, tex, dat) with the committed report: exit 1 on a
+#                                             difference, 77 without gnuplot (the pages embed figures)
+#
+# RUNDIR is a run directory of `ninja -C build run-experiments` (results/latest, or one kept by
+# `scripts/fresh-check.sh --main` in fresh-check/results/latest). NAME says the machine and the ISA level
+# the run used (zen3-avx2, zen4-avx512, zen4-avx2): a page per machine and level. The report is rendered
+# with SPEEDLAB (default build/experiments/speedlab) from the repository root, so the paths it prints
+# are the same whoever renders it; figures are kept as PNG (the PDF and SVG copies are left out).
+# Exit 0 ok, 1 failed (or differs), 2 usage.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+speedlab=${SPEEDLAB:-$here/build/experiments/speedlab}
+pages=docs/results
+say() { printf 'results-page: %s\n' "$*" >&2; }
+usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit "${1:-2}"; }
+
+# render NAME OUT: the report of docs/results/NAME/results (read from the repository root, so that the
+# paths it prints do not depend on who renders it) into OUT, an absolute path
+render_to() {
+    rm -rf "$2"
+    (cd "$here" && "$speedlab" report "$pages/$1/results" --out "$2" >/dev/null) || return 1
+    find "$2" \( -name '*.pdf' -o -name '*.svg' \) -delete
+}
+
+names() {
+    if [ $# -gt 0 ]; then printf '%s\n' "$@"; return; fi
+    for d in "$here/$pages"/*/results; do [ -d "$d" ] && basename "$(dirname "$d")"; done
+}
+
+[ -x "$speedlab" ] || { say "no speedlab at $speedlab (build it, or set SPEEDLAB)"; exit 1; }
+case ${1:-} in
+add)
+    [ $# -eq 3 ] || usage
+    run=$(cd "$2" 2>/dev/null && pwd -P) || { say "no run directory $2"; exit 2; }
+    [ -f "$run/results.jsonl" ] || { say "$run has no results.jsonl: not a run directory"; exit 2; }
+    case $3 in *[!a-z0-9_.-]*|'') say "NAME '$3': letters, digits and _.- only"; exit 2 ;; esac
+    dst=$here/$pages/$3/results
+    rm -rf "$dst" && mkdir -p "$dst" || exit 1
+    cp "$run/results.jsonl" "$dst/results.jsonl" || exit 1
+    for x in "$run"/extra/run-*/results.jsonl; do
+        [ -f "$x" ] || continue
+        mkdir -p "$dst/extra/$(basename "$(dirname "$x")")" &&
+            cp "$x" "$dst/extra/$(basename "$(dirname "$x")")/" || exit 1
+    done
+    render_to "$3" "$here/$pages/$3/report" || { say "report of $3 failed"; exit 1; }
+    say "docs/results/$3: $(find "$dst" -name results.jsonl | wc -l) results files, report in docs/results/$3/report/REPORT.md"
+    ;;
+render)
+    shift
+    for n in $(names "$@"); do
+        render_to "$n" "$here/$pages/$n/report" || { say "report of $n failed"; exit 1; }
+        say "rendered docs/results/$n/report"
+    done
+    ;;
+check)
+    shift
+    command -v gnuplot >/dev/null || { say "no gnuplot: the pages embed figures, so they cannot be compared"; exit 77; }
+    tmp=$(mktemp -d) || exit 1
+    trap 'rm -rf "$tmp"' EXIT
+    status=0
+    for n in $(names "$@"); do
+        render_to "$n" "$tmp/r" || { say "report of $n failed"; status=1; continue; }
+        textfiles() { (cd "$1" && find . -type f \( -name '*.md' -o -name '*.csv' -o -name '*.tex' -o -name '*.dat' \) | sort); }
+        textfiles "$here/$pages/$n/report" >"$tmp/want"
+        textfiles "$tmp/r" >"$tmp/got"
+        if ! diff -q "$tmp/want" "$tmp/got" >/dev/null; then
+            say "$n: not the same files as its records render:"; diff "$tmp/want" "$tmp/got" | head -10 >&2
+            status=1; continue
+        fi
+        bad=0
+        while read -r f; do
+            diff -q "$here/$pages/$n/report/$f" "$tmp/r/$f" >/dev/null ||
+                { say "$n: $f differs from what its records render (scripts/results-page.sh render $n)"; bad=1; }
+        done <"$tmp/want"
+        [ $bad -eq 0 ] && say "$n: the report is what its records render" || status=1
+    done
+    exit $status
+    ;;
+-h|--help) usage 0 ;;
+*) usage ;;
+esac
