@@ -577,7 +577,7 @@ const sl_study sl_study_galaxy = {
     .variants = variants, .n_variants = (int)(sizeof variants / sizeof *variants),
     .incomplete = incomplete,
     .params = params, .n_params = 5,
-    .default_reps = 5,
+    .default_reps = 3, /* a training is 5-50 s: three keep the main job within 20 minutes on 2 vCPUs */
     .footprint = footprint,
     .data_missing = data_missing,
     .external_inputs = external_inputs, .external_outputs = external_outputs,
