@@ -98,6 +98,8 @@ static int stream_error(gzFile f, const char *path, long line, char *err, size_t
     size_t plen = strlen(path); /* zlib prefixes its message with the path; ours already starts with it */
     if (strncmp(zmsg, path, plen) == 0 && strncmp(zmsg + plen, ": ", 2) == 0)
         zmsg += plen + 2;
+    else if (strncmp(zmsg, "<fd:", 4) == 0 && strstr(zmsg, ": ")) /* opened by gzdopen: "<fd:N>: " */
+        zmsg = strstr(zmsg, ": ") + 2;
     if (errnum == Z_ERRNO)
         snprintf(err, errlen, "%s:%ld: read error: %s", path, line, strerror(errno));
     else

@@ -104,6 +104,8 @@ static int check_stream(const reader *r)
     size_t plen = strlen(r->path);
     if (strncmp(zmsg, r->path, plen) == 0 && strncmp(zmsg + plen, ": ", 2) == 0)
         zmsg += plen + 2;
+    else if (strncmp(zmsg, "<fd:", 4) == 0 && strstr(zmsg, ": ")) /* opened by gzdopen: "<fd:N>: " */
+        zmsg = strstr(zmsg, ": ") + 2;
     if (errnum == Z_ERRNO)
         return fail(r, "read error: %s", zmsg);
     return fail(r, "corrupt gzip stream: %s (zlib)", zmsg);
