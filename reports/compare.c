@@ -114,6 +114,7 @@ static void compare_case(rep_table *t, const rep_case *a, const rep_case *b, con
 
 int rep_compare_main(int argc, char **argv)
 {
+    rep_out_cleanup_on_signals();
     char *paths[2];
     int np = 0, fmt = REP_MD;
     const char *out = NULL;

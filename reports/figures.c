@@ -167,7 +167,9 @@ int rep_run_gnuplot(const char *script, const char *datafile, const char *outbas
     for (int i = 0; i < 3; i++) {
         char *out = rep_printf("%s.%s", outbase, ext[i]), *tmp = rep_printf("%s.tmp-%ld.%s", outbase,
                                                                               (long)getpid(), ext[i]);
-        if (!out || !tmp || gnuplot_one(gp, sp, datafile, tmp, ext[i], extra) != 0) {
+        rep_out_extra_temporary(tmp);
+        int drawn = out && tmp && gnuplot_one(gp, sp, datafile, tmp, ext[i], extra) == 0;
+        if (!drawn) {
             char *what = rep_printf("gnuplot %s failed, or left the image cut (disk full?)", sp);
             rep_out_fail(out ? out : outbase, what ? what : "gnuplot failed", 0);
             free(what);
@@ -178,6 +180,7 @@ int rep_run_gnuplot(const char *script, const char *datafile, const char *outbas
         }
         if (tmp)
             unlink(tmp); /* gone after the rename; a failed image never stays */
+        rep_out_extra_temporary(NULL);
         free(out);
         free(tmp);
         if (rc)

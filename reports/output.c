@@ -9,6 +9,7 @@
  * cut one; every failure is said on stderr and counted, and the command exits non-zero when any was. */
 #define _DEFAULT_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,36 @@ typedef struct open_out {
 
 static open_out *opened;
 static int failures;
+static const char *volatile extra_tmp; /* a temporary another program writes (gnuplot's image) */
+
+/* Ctrl-C, a kill or a hang-up while outputs are open: their temporaries are removed (unlink is
+ * async-signal-safe; the list is only read), then the signal's default action ends the process, so a
+ * killed report leaves the previous files or none, and no NAME.tmp-PID beside them. */
+static void remove_temporaries(int sig)
+{
+    for (open_out *o = opened; o; o = o->next)
+        if (o->tmp)
+            unlink(o->tmp);
+    if (extra_tmp)
+        unlink(extra_tmp);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void rep_out_cleanup_on_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction sa = {.sa_handler = remove_temporaries};
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+void rep_out_extra_temporary(const char *path)
+{
+    extra_tmp = path;
+}
 
 int rep_out_failures(void)
 {

@@ -459,6 +459,7 @@ int rep_report_main(int argc, char **argv)
         free(o.paths);
         return rc;
     }
+    rep_out_cleanup_on_signals();
     int failed_before = rep_out_failures(); /* the count is the process's: a test calls this many times */
     char *errbuf = NULL;
     size_t errlen = 0;

@@ -4,7 +4,8 @@
 #             full disk on any machine: `run` exits 1, keeps only whole records, and its summary counts
 #             only records on disk; `report` and `compare` exit 1 and leave no empty or cut file.
 #   kills     runs killed with SIGKILL, SIGINT and SIGTERM at random moments leave whole records and a
-#             directory that `report` reads without a skipped line.
+#             directory that `report` reads without a skipped line; a report stopped by SIGINT, SIGTERM
+#             or SIGHUP leaves no temporary file.
 #   trace     --trace: a path that cannot be written (no directory, a FIFO, too long) is refused before
 #             the first case (exit 2, no run directory); on a full disk the run exits 1 and a trace
 #             already there stays whole (the trace is written to a temporary and renamed).
@@ -103,6 +104,20 @@ kills() {
         n=$((n + 1))
     done
     echo "kills: every results file whole and reportable"
+    # report stopped part-way (with figures, the slow part): no temporary left beside its outputs
+    local res="$T/k0/latest"
+    [ -d "$res" ] || res=$T/k1/latest
+    for sig in INT TERM HUP INT TERM HUP; do
+        "$SL" report "$res" --out "$T/rep-killed" >/dev/null 2>&1 &
+        local pid=$!
+        sleep "0.$((RANDOM % 5))$((RANDOM % 10))"
+        kill -"$sig" $pid 2>/dev/null
+        wait $pid
+        local left
+        left=$(find "$T/rep-killed" -name '*.tmp-*' 2>/dev/null | head -3)
+        [ -z "$left" ] || fail "report killed by SIG$sig left temporaries: $left"
+    done
+    echo "kills: a report stopped by SIGINT, SIGTERM or SIGHUP leaves no temporary"
 }
 
 trace() {
