@@ -95,9 +95,14 @@ static int stream_error(gzFile f, const char *path, long line, char *err, size_t
     const char *zmsg = gzerror(f, &errnum);
     if (errnum == Z_OK)
         return 0;
-    size_t plen = strlen(path); /* zlib prefixes its message with the path; ours already starts with it */
+    /* zlib prefixes its message with the name the file was opened by: the path after gzopen, "<fd:N>"
+     * after gzdopen (which this reader uses, having checked the descriptor); ours starts with the path */
+    size_t plen = strlen(path);
+    const char *fd_end = strncmp(zmsg, "<fd:", 4) == 0 ? strstr(zmsg, ">: ") : NULL;
     if (strncmp(zmsg, path, plen) == 0 && strncmp(zmsg + plen, ": ", 2) == 0)
         zmsg += plen + 2;
+    else if (fd_end)
+        zmsg = fd_end + 3;
     if (errnum == Z_ERRNO)
         snprintf(err, errlen, "%s:%ld: read error: %s", path, line, strerror(errno));
     else
