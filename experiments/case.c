@@ -114,7 +114,7 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
 
 /* Writes a finished case: the record line, its TimerStats table, a one-line summary on stdout. The
  * run's counts of ok, failed, unavailable and skipped cases count records on disk only: a case whose
- * record could not be written (a full disk) is counted in write_errors instead (issue 19). */
+ * record could not be written (a full disk) is counted in write_errors instead. */
 int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary)
 {
     sl_error err = {{0}};

@@ -87,11 +87,11 @@ static void set_str(json_t *o, const char *key, const char *v)
         json_object_set_new(o, key, json_string(v));
 }
 
-/* The CPU feature flags that decide which kernels can run and how fast (issue 13), in this order, from
+/* The CPU feature flags that decide which kernels can run and how fast, in this order, from
  * /proc/cpuinfo's flags line (lscpu's names); none found: "" (the field is then left out). */
 static void cpu_flags(char *out, size_t n)
 {
-    /* the kernel's name in /proc/cpuinfo, and the name the record uses (the issue's and GCC's) */
+    /* the kernel's name in /proc/cpuinfo, and the name the record uses (GCC's) */
     static const char *const wanted[][2] = {{"avx2", "avx2"}, {"fma", "fma"}, {"avx512f", "avx512f"},
                                             {"avx512_bf16", "avx512bf16"}, {"f16c", "f16c"}};
     char flags[8192];
@@ -123,7 +123,7 @@ static void isa_env(json_t *env)
     set_str(env, "cpu_flags", buf);
 }
 
-/* Where a Slurm job ran (issue 20), as ReFrame and Adiak record it: only the variables Slurm set, so a
+/* Where a Slurm job ran, as ReFrame and Adiak record it: only the variables Slurm set, so a
  * run outside Slurm has none of these fields. The merged report groups by machine (host, CPU, ISA). */
 static void slurm_env(json_t *env)
 {

@@ -173,7 +173,7 @@ static double case_time(const sl_plan *p, const sl_plan_case *c, double rep)
     return fmax(rep * c->reps, min_time) + rep * (warmup + (kernel ? 1 : 0));
 }
 
-/* Training studies: how many epochs one repetition trains (the issue asks the plan to say). */
+/* Training studies: how many epochs one repetition trains, so the plan says what a case's time covers. */
 static void add_epochs(const sl_plan *p, sl_plan_case *c)
 {
     const sl_study *s = c->study;

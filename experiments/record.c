@@ -206,7 +206,7 @@ json_t *sl_record_header(const char *kind, const char *run_id, json_t *env)
 
 /* Writes line (n bytes, ending in '\n') at the end of fd, opened O_APPEND, or nothing at all. A short
  * write (a full disk, a file size limit) would leave half a line for the next record to be glued onto,
- * losing both (issue 19): so every byte is checked, and on any failure the file is truncated back to
+ * losing both: so every byte is checked, and on any failure the file is truncated back to
  * where it ended before, the last whole record. The file is the run's own, written by this process
  * alone, so its end before the write is where this record starts. */
 static int append_line(int fd, const char *line, size_t n, sl_error *err)

@@ -257,7 +257,7 @@ static void link_trace(const sl_run_ctx *c)
 }
 
 /* --trace FILE, before the first case: a path the run could not write (no such directory, no
- * permission, too long, not a regular file) is a usage error now, not a lost trace after every case. A
+ * permission, too long, not a regular file) is a usage error at once, not a trace lost after every case. A
  * temporary beside it is made and removed, as the trace itself will be (prof_trace_write). */
 static int trace_path_usable(const char *path)
 {

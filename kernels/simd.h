@@ -5,7 +5,7 @@
  *
  * Why from the target: a GCC vector wider than the machine's registers is lowered piecewise, and one
  * passed to or returned from a function goes through memory (gcc's -Wpsabi warning). 64-byte vectors
- * made entropy_mi's simd variant 1.7x slower than naive on an AVX2-only Zen 3 (issue 13). So no kernel
+ * made entropy_mi's simd variant 1.7x slower than naive on an AVX2-only Zen 3. So no kernel
  * names a byte width: it asks for VF32_LANES floats or VF64_LANES doubles and blocks its registers by
  * SIMD_NREGS. The widths, per target macro (x86-64 levels: docs/speedlab.md, "ISA levels"):
  *   __AVX512F__          64 bytes, 32 registers   ("avx512", x86-64-v4)

@@ -1,4 +1,4 @@
-# Copy bandwidth against transfer size, log-x, one line per variant (issue 16, part 5: pageable and
+# Copy bandwidth against transfer size, log-x, one line per variant (seed 003, part 5: pageable and
 # pinned, host to device and back; the curve CUDA's bandwidthTest and nvbandwidth report).
 # Data: blocks (two blank lines apart), one per variant; first line of a block = its title (quoted);
 #       columns: bytes wall_gb_per_s device_gb_per_s      (written by `speedlab report` as *-bandwidth.dat)

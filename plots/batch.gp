@@ -1,4 +1,4 @@
-# Throughput and final test accuracy against batch size, one line per variant (issue 16, part 3): the
+# Throughput and final test accuracy against batch size, one line per variant (seed 003, part 3): the
 # lecture's batch-size trade-off, measured. Two panels sharing a log2 x axis.
 # Data: blocks per variant (first line = title); columns: size samples_per_s test_acc epoch_s   (*-sweep.dat)
 # Run:  gnuplot -e "datafile='mlp-sweep.dat'; outfile='b.png'" plots/batch.gp

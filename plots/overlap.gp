@@ -1,4 +1,4 @@
-# Epoch time and the compute's wait for data against the prefetch depth, one line per case (issue 16,
+# Epoch time and the compute's wait for data against the prefetch depth, one line per case (seed 003,
 # part 2: overlap): depth 0 is the synchronous loop, 1, 2, 4 a loader thread that many batches ahead.
 # Two panels sharing the depth axis: epoch time (ms), and the wait as a percentage of the epoch.
 # Data: blocks per case (first line = title); columns: depth epoch_s wait_fraction "variant"  (*-overlap.dat)

@@ -1,4 +1,4 @@
-# Reduced precision (issue 16, part 4): per variant and storage type, epoch time (mean ± std over the
+# Reduced precision (seed 003, part 4): per variant and storage type, epoch time (mean ± std over the
 # repetitions) and final test accuracy after the same epochs, two bar panels side by side.
 # Data: one row per variant: "variant" epoch_s epoch_s_std test_acc_percent "storage"   (*-precision.dat)
 # Run:  gnuplot -e "datafile='precision-precision.dat'; outfile='p.png'" plots/precision.gp

@@ -1,6 +1,6 @@
 /*
  * experiments/train/loader.h: a loader thread that prepares a training job's batches ahead of the
- * training thread, through a bounded ring (issue 16, Part 2: overlap). The prefetch study's queue
+ * training thread, through a bounded ring (seed 003, part 2: overlap). The prefetch study's queue
  * variants use it; the synchronous variant calls the same fill function inline.
  *
  * A ring of depth + 1 batch buffers, allocated once by loader_create (no allocation afterwards): up to

@@ -14,7 +14,7 @@
 #include "data/idx.h"
 #include "study.h"
 
-/* A device model's CUDA-event times (issue 18): the seam between train_run and the device (mlp_cuda.h's
+/* A device model's CUDA-event times: the seam between train_run and the device (mlp_cuda.h's
  * and cnn_cuda.h's span and phase calls; a fake in tests/experiments/test_train_phases.c).
  *   take: the ms of the completed spans of one kind (TRAIN_H2D, TRAIN_KERNEL, TRAIN_D2H) since the last
  *     take or drop, summed (every span measured, nothing sampled), and forgets them; 0, or -1 (not

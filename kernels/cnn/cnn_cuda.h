@@ -28,7 +28,7 @@ typedef struct cnn_cuda cnn_cuda;
 /* The backends. CNN_CUDA_CUDNN picks cuDNN's convolution algorithms by cudnnFind* (cuDNN runs every
  * candidate once and keeps the fastest: PyTorch's torch.backends.cudnn.benchmark = True);
  * CNN_CUDA_CUDNN_HEURISTIC takes the first FP32 choice of cudnnGet*Algorithm_v7 (cuDNN's heuristics, no
- * trial runs: PyTorch's default). Issue 16, part 6, compares the two. */
+ * trial runs: PyTorch's default). The cnn study's cudnn and cudnn-heuristic rows compare the two. */
 enum { CNN_CUDA_OWN = 0, CNN_CUDA_CUDNN = 1, CNN_CUDA_CUDNN_HEURISTIC = 2 };
 
 /* backend: one of the three above. max_batch: the largest B of any later call (evaluation works
@@ -73,7 +73,7 @@ int cnn_cuda_phase_ms(cnn_cuda *c, double ms[5]);
  * (or -1 with cnn_cuda_error). Every 8th step without a graph is sampled (the last sampled step is then
  * what phase_ms reads); none with a graph. */
 int cnn_cuda_phase_poll(cnn_cuda *c, double ms[5]);
-/* The record's phases (issue 18): every step's work is timed by an event pair on the stream, nothing
+/* The record's phases: every step's work is timed by an event pair on the stream, nothing
  * sampled. CNN_SPAN_H2D: the step's host-to-device copy (its indices; with a graph the [lr, mu,
  * indices] copy before the launch); CNN_SPAN_KERNEL: the step's device work after it (without a graph
  * from the gather to the update's end; with one the graph launch, the gather included); CNN_SPAN_D2H:

@@ -24,10 +24,9 @@
  * Both sum CNNS_NB images per tile before storing the accumulators (position lanes: 72 KB of them for a
  * 16-channel layer, L2 not L1; 4 images took 2.1 ms for conv2 where 1 took 2.5).
  *
- * The times in this file: one layer's call at batch 512, one thread, AVX-512, on the 2-vCPU Zen 5
- * development VM (shared, so noisy), taken while the kernels were written to choose between two forms
- * (the commit messages from c10cbb4 to 5a5a726 give the conditions); they are comparisons, not current
- * figures. To time the layers again: `ninja -C build kernels/cnn_layers && build/kernels/cnn_layers 1`.
+ * The times in this file: one layer's call at batch 512, one thread, AVX-512, on a 2-vCPU Zen 5 VM
+ * (shared, so noisy), taken to choose between two forms; they are comparisons, not current figures.
+ * To time the layers again: `ninja -C build kernels/cnn_layers && build/kernels/cnn_layers 1`.
  */
 #ifndef SL_KERNELS_CNN_SIMD_BWD_H
 #define SL_KERNELS_CNN_SIMD_BWD_H

@@ -3,7 +3,7 @@
  * vectors (VF32_LANES floats: 16 with AVX-512, 8 with AVX2, 4 with SSE). The D x D sum runs on the
  * softmax's numerators e = exp(x - max) and is scaled by the normalisation once per row (em_row_simd):
  * the same terms (p_i q_j)^2 up to float rounding, one pass per row fewer; x's and y's exp passes run
- * interleaved. On a Zen 4 VM (2026-11-26, three interleaved rounds each, `speedlab run entropy_mi
+ * interleaved. On a Zen 4 VM (three interleaved rounds each, `speedlab run entropy_mi
  * --sizes 16384 --variants naive,simd` at SPEEDLAB_ISA=v3 and v4) simd went 40.9 -> 40.4 ms
  * (numerators) -> 39.9-40.2 ms (interleaved) with AVX2, and 40.4 -> 39.9 -> 39.7-39.8 ms with AVX-512:
  * about 92 % of the 36.7 ms that a multiply and an FMA per term allow there (docs/isa-levels.md). */

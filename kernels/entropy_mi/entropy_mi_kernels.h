@@ -1,5 +1,5 @@
 /*
- * entropy_mi kernels (seed 000, sections 2-3; CASE_STUDIES.md section 1).
+ * entropy_mi kernels (seed 000, sections 2-3).
  *
  * For X, Y in R^(B x D) (row-major float32), p = softmax(X row), q = softmax(Y row), computed stably:
  *   H  = -(1/B) sum_b sum_i p_bi^2

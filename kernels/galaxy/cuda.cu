@@ -26,7 +26,7 @@ struct galaxy_cuda {
     double *dX, *dTheta, *dG, *dD, *dJ;
     unsigned char *dy;
     char err[256];
-    /* Device time of each call's phases (issue 18): events around the theta copy (h2d), the kernels and
+    /* Device time of each call's phases: events around the theta copy (h2d), the kernels and
      * the result copy (d2h), read after the call's own synchronous copy back, so timing adds no wait. */
     cudaEvent_t ev[4];
     int timed;            /* 1 when the four events exist */

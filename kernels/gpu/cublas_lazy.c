@@ -3,7 +3,7 @@
  * use instead of linked. Why: linking libcublas loads libcublasLt at start-up, whose relocated tables
  * made about 150 MB resident in every speedlab process (checked: `speedlab list`'s maxrss 225 MB
  * linked, with cuBLAS 13 on the Zen 5 VM), GPU or not, so every CPU case's peak_rss_bytes carried it and
- * the cnn study's memory figure (issue 15: under 200 MiB) measured the toolkit rather than the study.
+ * the cnn study's memory figure (its goal: under 200 MiB) measured the toolkit rather than the study.
  * Loaded lazily, only a process that creates a cuBLAS handle pays for it.
  *
  * These definitions have the cublas_api.h prototypes (the compiler checks them) and the library's own

@@ -1,6 +1,6 @@
 /*
  * kernels/h2d/h2d_cuda.h: host-to-device and device-to-host copies, the curve nvbandwidth and CUDA's
- * bandwidthTest report (issue 16, part 5). One context holds a host buffer (pageable: malloc; or pinned:
+ * bandwidthTest report (seed 003, part 5). One context holds a host buffer (pageable: malloc; or pinned:
  * cudaMallocHost, page-locked, which the GPU's copy engines read by DMA directly, where a pageable buffer
  * is first staged through a pinned bounce buffer by the driver), a device buffer of the same size, a
  * stream and two events. A copy is one cudaMemcpyAsync on the stream between the two events, then a

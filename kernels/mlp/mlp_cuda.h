@@ -42,7 +42,7 @@ int mlp_cuda_forward(mlp_cuda *c, int B);
 int mlp_cuda_loss(mlp_cuda *c, int B);
 int mlp_cuda_backward(mlp_cuda *c, int B);
 int mlp_cuda_update(mlp_cuda *c, float lr);
-/* Host-fed steps (issue 16, part 5): the batch's rows come from host memory each step, as a framework's
+/* Host-fed steps (seed 003, part 5): the batch's rows come from host memory each step, as a framework's
  * DataLoader hands them over, instead of from the resident training set.
  *   MLP_FEED_SYNC: gathered on the host into pageable memory and copied on the compute stream: a copy
  *     from pageable memory waits for the stream's earlier work and the step waits for the copy, the
@@ -57,7 +57,7 @@ enum { MLP_FEED_RESIDENT = 0, MLP_FEED_SYNC = 1, MLP_FEED_OVERLAP = 2 };
 int mlp_cuda_set_feed(mlp_cuda *c, int feed);
 int mlp_cuda_data_host(mlp_cuda *c, const uint8_t *images, const uint8_t *labels, const int32_t *idx, int B);
 
-/* Device time of each phase (issue 18), CUDA events on the stream (kernels/gpu/gpu_timing.h): call
+/* Device time of each phase, CUDA events on the stream (kernels/gpu/gpu_timing.h): call
  * with i = 0 before data, then i = 1..5 after data, forward, loss, backward and update. Every
  * MLP_PHASE_EVERY-th step (from the first) records them. mlp_cuda_phase_poll gives a sampled step's five
  * phases in ms once it has ended on the device, without waiting: 1, else 0 (or -1 with mlp_cuda_error);
@@ -67,7 +67,7 @@ int mlp_cuda_phase_mark(mlp_cuda *c, int i);
 int mlp_cuda_phase_poll(mlp_cuda *c, double ms[5]);
 int mlp_cuda_phase_ms(mlp_cuda *c, double ms[5]);
 
-/* The record's phases (issue 18): every step's work is timed by an event pair on its stream, nothing
+/* The record's phases: every step's work is timed by an event pair on its stream, nothing
  * sampled. MLP_SPAN_H2D: the step's host-to-device copies (the batch's indices; with a host feed its rows
  * and labels instead, on the copy stream with MLP_FEED_OVERLAP); MLP_SPAN_KERNEL: the step's device work
  * after them, from the gather (after the copy, or after the wait for it) to the update's end;

@@ -1,5 +1,5 @@
 /*
- * kernels/mlp/mlp_cuda_feed.cu: the host-fed steps of the mlp device variants (mlp_cuda.h, issue 16
+ * kernels/mlp/mlp_cuda_feed.cu: the host-fed steps of the mlp device variants (mlp_cuda.h, seed 003,
  * part 5): the batch's rows gathered on the host and copied each step, synchronously from pageable
  * memory on the compute stream, or from pinned slots on a second stream that overlaps the last step.
  * Their copies are the MLP_SPAN_H2D spans of the record's phases.
@@ -9,7 +9,7 @@
 
 #include "mlp_cuda_impl.h"
 
-/* ---- host-fed steps (issue 16, part 5) ------------------------------------------------------------ */
+/* ---- host-fed steps (seed 003, part 5) ------------------------------------------------------------ */
 
 static size_t slot_bytes(const mlp_cuda *c) { return (size_t)c->max_batch * (size_t)(c->d.n0 + 1); }
 

@@ -16,7 +16,7 @@
  * The micro-kernel keeps an MR x NV tile of C in vector registers: MR = 6 rows x NV vectors (AVX-512:
  * 6 x 4 zmm = 24 accumulators + 4 panel vectors + 1 broadcast of 32 registers; AVX2: 6 x 2 ymm + 2 + 1
  * of 16). Each reduction step is NV vector loads, MR broadcasts of A and MR*NV independent FMAs, enough
- * to hide the FMA latency. Measured on a Zen 4 VM in 2026-11 (one core, FMA peak ~117 GFLOP/s): ~116
+ * to hide the FMA latency. Measured on a Zen 4 VM (one core, FMA peak ~117 GFLOP/s): ~116
  * GFLOP/s with operands in L1, 100-105 on the study's 784x128 products (4 x 4 tiles gave ~80). Row tails run
  * as 4-, 2- and 1-row tiles. The batch (64) is the weight gradient's reduction, so one panel covers it
  * and each dW tile is written once, with no accumulation through memory.

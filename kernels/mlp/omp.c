@@ -11,7 +11,7 @@
  *   update (mlp_update_omp): each thread applies P -= lr G to exactly the rows and columns of G it
  *            wrote in phase 2, so the gradient never moves between the cores' caches. With the update
  *            on one thread, half of G (about 236 KB of its 473 KB) crossed to the other core every
- *            step: on this VM that made the serial update about 8x slower than simd's (a hand
+ *            step: on a 2-vCPU VM that made the serial update about 8x slower than simd's (a hand
  *            measurement, not kept) whenever the two vCPUs sat on different L3 slices.
  *   data (mlp_gather_omp): the batch's bytes -> floats, each thread a range of the columns k of X:
  *            on two threads the columns its layer-1 products read (layer1_split_k), so X is written
@@ -206,7 +206,7 @@ static void backward_sgd_part(const mlp_dims *d, float *P, const float *X, int B
     mlps_colsum_sgd(ws->d1, P + L.b1, B, d->n1, lo, hi, lr);
 }
 
-/* The whole step in one parallel region: an empty region costs about 3 us on this VM (a fork and a
+/* The whole step in one parallel region: an empty region costs about 3 us on a 2-vCPU VM (a fork and a
  * join, each a cache line crossing between the vCPUs), and gather, forward, backward and update were
  * four. Inside: the gather by columns (no barrier at two threads: layer 1 reads the columns its thread
  * wrote), the forward (one barrier in layer1_split_k), the loss of the thread's own batch rows (the

@@ -1,5 +1,5 @@
 /*
- * kernels/pipeline/pipeline_kernels.h: the pipeline study's compute (issue 16, Part 1, loading).
+ * kernels/pipeline/pipeline_kernels.h: the pipeline study's compute (seed 003, part 1, loading).
  *
  * The study's loading variants are I/O (experiments/studies/pipeline/); what is pure compute is here:
  * the decode of a set's bytes to float32 in [0, 1] and the two checksums used to touch and check the

@@ -11,7 +11,7 @@
  *     double it. The update divides by the scale. fp32 does not scale (scale 1, never changed).
  * The training and test images are uploaded once by prec_cuda_create; the scaler lives on the device,
  * so a step never waits for the host. Calls return 0, or -1 with the reason in prec_cuda_error().
- * Not run on the development VM (no GPU): compiled and linked there only.
+ * Compiled and linked in every CUDA build; no measured run on a device exists yet.
  */
 #ifndef SL_KERNELS_PREC_CUDA_H
 #define SL_KERNELS_PREC_CUDA_H

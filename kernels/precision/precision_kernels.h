@@ -1,7 +1,7 @@
 /*
  * kernels/precision/precision_kernels.h: the mlp of kernels/mlp (784-128-128-10, ReLU, softmax
  * cross-entropy) with its weights and activations stored in a reduced precision, as frameworks' mixed
- * precision does it (issue 16, part 4):
+ * precision does it (seed 003, part 4):
  *   - the master weights P stay float32, and so does the SGD update (mlp_sgd);
  *   - each step converts P once into the row's storage (`convert`: Pq, 16-bit);
  *   - the forward stores its input X and activations a1, a2 in that type; every product accumulates in

@@ -1,5 +1,5 @@
 /*
- * kernels/prefetch/prefetch_kernels.h: the prefetch study's compute (issue 16, Part 2, overlap).
+ * kernels/prefetch/prefetch_kernels.h: the prefetch study's compute (seed 003, part 2, overlap).
  *
  * The study trains mlp or cnn with the batch prepared either inline or by a loader thread; what is pure
  * compute here is the preparation's augmentation: a random horizontal flip and a shift of up to

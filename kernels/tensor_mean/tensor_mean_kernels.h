@@ -1,5 +1,5 @@
 /*
- * tensor_mean kernels (seed 000, sections 4-5; CASE_STUDIES.md section 2).
+ * tensor_mean kernels (seed 000, sections 4-5).
  *
  * For x_n, y_n, z_n in R^D (rows of N x D row-major float32 matrices X, Y, Z):
  *   A[i][j][k] = (1/N) sum_n tanh(x_ni) tanh(y_nj) tanh(z_nk),  A in R^(D x D x D), row-major.

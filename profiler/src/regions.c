@@ -88,7 +88,7 @@ void prof_thread_clear(prof_thread *t)
     t->attach_src = t->attach_dst = NULL;
 }
 
-/* Slow path of the first region of a thread in this session: initialise the layer if needed and
+/* Slow path of a thread's first region since start-up or prof_shutdown: initialise the layer if needed and
  * register the thread (or revive its shell after prof_shutdown). */
 static prof_thread *thread_register(void)
 {

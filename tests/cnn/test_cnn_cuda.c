@@ -20,7 +20,7 @@
  *     weights: equal, except for rows whose two largest CPU logits are within 1e-4 (counted, printed);
  *   - graph mode enqueues exactly 2 operations a step (the copy and the launch) and fewer than without;
  *     phase times are finite without a graph, NAN with one; the h2d, kernel and d2h spans (the record's
- *     phases, issue 18) are positive and a second take is 0; the loss accumulator is 0 after a take and
+ *     phases) are positive and a second take is 0; the loss accumulator is 0 after a take and
  *     an evaluation; set/get_params round-trip exactly; an out-of-range index is refused.
  * Plain main, meson's exitcode protocol: 0 pass, 1 fail, 77 skip (no CUDA device).
  */
@@ -301,7 +301,7 @@ static int check_reports(cnn_cuda *c, const char *name, int graph, const data *t
             fails++;
             break;
         }
-    /* issue 18: every step's copy, kernels and read-backs are event spans; a take sums and empties */
+    /* every step's copy, kernels and read-backs are event spans; a take sums and empties */
     for (int k = 0; k < CNN_SPANS; k++) {
         double sum = NAN, again = NAN;
         if (cnn_cuda_span_take(c, k, &sum) || cnn_cuda_span_take(c, k, &again) || !(sum > 0) || again != 0) {

@@ -438,7 +438,7 @@ static void test_study_interface(void **state)
     s->teardown(st);
 }
 
-/* The batch-size sweep's ends (issue 16, part 3): batch 16 (whole batches: 1200 = 75 x 16) and 1024 (a
+/* The batch-size sweep's ends (seed 003, part 3): batch 16 (whole batches: 1200 = 75 x 16) and 1024 (a
  * partial last batch of 176; the test set in one chunk of 300 < 1024), simd and omp at 2 threads: the
  * workspace is sized by the batch and the threads' slices. */
 static void test_sweep_ends(void **state)

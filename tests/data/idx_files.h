@@ -76,7 +76,7 @@ static void idx_files_remove(const char *dir)
 }
 
 /* The training study `study` given a set of side x side images (both splits) must refuse it in setup,
- * naming the shape found and the network's 28x28 (issue 19: a 10x10 set once trained a 100-input mlp
+ * naming the shape found and the network's 28x28 (a 10x10 set once trained a 100-input mlp
  * recorded as the 784-128-128-10 study). */
 static inline void idx_files_shape_refused(const char *study, int side)
 {

@@ -1,8 +1,8 @@
 #!/bin/sh
-# Issue 19, items 5 and 6, through the real speedlab: values that once crashed a run or ran something
-# other than what the record said are refused with exit 2 before any case runs, the message names the
-# flag, the study, the value and what is accepted, and no run directory is made (so `latest` still
-# points at the last real run). Usage: SPEEDLAB OUTDIR
+# Bad --param and --seed values, through the real speedlab: values that once crashed a run or ran
+# something other than what the record said are refused with exit 2 before any case runs, the message
+# names the flag, the study, the value and what is accepted, and no run directory is made (so `latest`
+# still points at the last real run). Usage: SPEEDLAB OUTDIR
 set -u
 sl=$1
 out=$2

@@ -1,5 +1,5 @@
 /*
- * test_inputs.c: values given to `speedlab run` (issue 19, item 6): every --param parsed into its
+ * test_inputs.c: values given to `speedlab run`: every --param parsed into its
  * declared type and range before the first case of any chosen study, so a bad one leaves no run
  * directory; records hold the value that ran; seeds take all of 0..2^64-1, digits only, and are stored
  * exactly; a row whose default does not parse is refused by the registry self-check.
@@ -126,7 +126,7 @@ static void test_seed_digits_only(void **state)
                 (const char *[]){"--seed", "18446744073709551615", NULL});
 }
 
-/* The parser itself, on the cases the issue found. */
+/* The parser itself, on values that once crashed a run or were taken as something else. */
 static void test_parse_types(void **state)
 {
     (void)state;

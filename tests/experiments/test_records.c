@@ -1,5 +1,5 @@
 /*
- * test_records.c: a record is on disk whole or not at all (issue 19, finding 1). A full disk is
+ * test_records.c: a record is on disk whole or not at all. A full disk is
  * simulated with RLIMIT_FSIZE (SIGXFSZ ignored): write() stops part-way through a record, as on a full
  * tmpfs; then the limit is lifted, as when space is freed, and the next record must read back whole.
  * Before the fix the cut line stayed and the next record was glued onto it, so both were lost.

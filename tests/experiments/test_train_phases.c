@@ -1,5 +1,5 @@
 /*
- * tests/experiments/test_train_phases.c: the device timing of the training studies (issue 18) without a
+ * tests/experiments/test_train_phases.c: the device timing of the training studies without a
  * device. train_run reads a device model's CUDA-event times through train_timer (train.h), the seam mlp's
  * cuda/cublas and cnn's cuda/cudnn plug mlp_cuda.h's and cnn_cuda.h's span calls into; here a fake
  * device gives known times, and the tests check:

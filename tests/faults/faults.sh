@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/faults/faults.sh SPEEDLAB MODE: issue 19's fault tests, on the real speedlab command.
+# tests/faults/faults.sh SPEEDLAB MODE: the fault tests (docs/reliability.md), on the real speedlab command.
 #   fulldisk  a file size limit (ulimit -f, SIGXFSZ ignored: write() fails with EFBIG) stands in for a
 #             full disk on any machine: `run` exits 1, keeps only whole records, and its summary counts
 #             only records on disk; `report` and `compare` exit 1 and leave no empty or cut file.
@@ -9,7 +9,7 @@
 #   trace     --trace: a path that cannot be written (no directory, a FIFO, too long) is refused before
 #             the first case (exit 2, no run directory); on a full disk the run exits 1 and a trace
 #             already there stays whole (the trace is written to a temporary and renamed).
-#   tmpfs     the issue's reproduction: a 64 KiB tmpfs as --out, filled, freed when the first record
+#   tmpfs     a real full disk: a 64 KiB tmpfs as --out, filled, freed when the first record
 #             fails; needs mount (root or a user namespace), else exit 77 (skipped).
 # Exit 0 passed, 1 failed (the first failed check is printed), 77 skipped.
 set -u
@@ -155,7 +155,7 @@ tmpfs() {
     dd if=/dev/zero of="$T/mnt/filler" bs=1k count=40 2>/dev/null # ~24 KiB left: the run fills it
     "$SL" "${QUICK_ARGS[@]}" --out "$T/mnt/res" >"$T/run.out" 2>"$T/run.err" &
     local pid=$!
-    for _ in $(seq 600); do # free the space when the first record fails, as in the issue
+    for _ in $(seq 600); do # free the space when the first record fails, as a user would
         grep -q 'writing a record' "$T/run.err" && { rm -f "$T/mnt/filler"; break; }
         kill -0 $pid 2>/dev/null || break
         sleep 0.05

@@ -169,7 +169,7 @@ static void test_gz_not_gzip(void **st)
 }
 
 /* galaxy_csv_find: NAME.csv wins over NAME.csv.gz; the .gz alone is found; neither is -1. */
-/* Issue 19, item 7: a NUL byte once ended a line's parsing and the rest was dropped without a word (two
+/* A NUL byte once ended a line's parsing and the rest was dropped without a word (two
  * rows joined by a NUL loaded as one row); now it is an error naming the line and column. */
 static void test_nul_byte(void **st)
 {

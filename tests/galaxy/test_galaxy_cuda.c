@@ -37,7 +37,7 @@ static void run_shape(long m, int n, int h)
     for (size_t i = 0; i < nt; i++) { gmax = fmax(gmax, fabs(g0[i])); dmax = fmax(dmax, fabs(g0[i] - g1[i])); }
     assert_true(fabs(c1 - c0) <= 1e-10 * fabs(c0));
     assert_true(dmax <= 1e-10 * gmax);
-    /* issue 18: the two calls' phases have device time (events), the last call's is part of it, and
+    /* the two calls' phases have device time (events), the last call's is part of it, and
      * reading the sums zeroes them; the allocations are counted */
     double ms[3] = {-1, -1, -1};
     assert_int_equal(galaxy_cuda_phase_ms(c, ms), 0);

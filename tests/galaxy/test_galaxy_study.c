@@ -215,7 +215,7 @@ static void test_bad_perturb(void **state)
     assert_non_null(strstr(err.msg, "perturb=-1"));
 }
 
-/* Issue 19, item 5: max_iter + 1 overflowed an int (malloc of 0 bytes, then a NULL write); items 6:
+/* Parameters past an int: max_iter + 1 overflowed an int (malloc of 0 bytes, then a NULL write),
  * hidden=4294967304 trained 8 units and lambda=-1 was taken. Each is refused in setup with its value. */
 static void test_params_past_int_refused(void **state)
 {

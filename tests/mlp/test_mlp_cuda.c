@@ -11,7 +11,7 @@
  *     50 (50 + 50 + 28): equal, except for rows whose two largest CPU logits are within 1e-4 (a tie that
  *     float rounding may break either way; counted and printed);
  *   - set/get_params round-trip exactly, and an out-of-range index is refused with a message;
- *   - the same for the cuda variant fed from the host (issue 16, part 5): rows copied from pageable
+ *   - the same for the cuda variant fed from the host (seed 003, part 5): rows copied from pageable
  *     memory on the compute stream (feed=sync) and from two pinned slots on a second stream
  *     (feed=overlap), whose events must keep every step's rows intact; an unknown feed is refused.
  * Plain main, meson's exitcode protocol: 0 pass, 1 fail, 77 skip (no CUDA device).
@@ -225,14 +225,14 @@ static int run_gpu(int use_cublas, int feed, const float *P0, const uint8_t *trx
             worst_step = s;
         }
     }
-    /* issue 18: the first step was sampled (MLP_PHASE_EVERY), so every phase has a device time */
+    /* the first step was sampled (MLP_PHASE_EVERY), so every phase has a device time */
     double ms[MLP_PHASES];
     if (mlp_cuda_phase_ms(c, ms) != 0 || !(ms[0] >= 0 && ms[1] > 0 && ms[2] > 0 && ms[3] > 0 && ms[4] > 0)) {
         printf("FAIL %s: phase device times %g %g %g %g %g ms (%s)\n", name, ms[0], ms[1], ms[2], ms[3], ms[4],
                mlp_cuda_error(c));
         fails++;
     }
-    /* issue 18: every step's copies, kernels and read-backs are event spans; a take sums and empties */
+    /* every step's copies, kernels and read-backs are event spans; a take sums and empties */
     for (int k = 0; k < MLP_SPANS; k++) {
         double sum = NAN, again = NAN;
         if (mlp_cuda_span_take(c, k, &sum) || mlp_cuda_span_take(c, k, &again) || !(sum > 0) || again != 0) {

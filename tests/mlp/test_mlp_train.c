@@ -276,7 +276,7 @@ static void test_study_interface(void **state)
     s->teardown(st);
 }
 
-/* The batch-size sweep's ends (issue 16, part 3): batch 16, and 1024, above the evaluation chunk of
+/* The batch-size sweep's ends (seed 003, part 3): batch 16, and 1024, above the evaluation chunk of
  * MLP_EVAL_CHUNK rows that once capped it, train and record with simd and omp at 2 threads. */
 static void test_sweep_ends(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * tests/pipeline/test_pipeline.c: the pipeline study (issue 16, Part 1) through the sl_study interface,
+ * tests/pipeline/test_pipeline.c: the pipeline study (seed 003, part 1) through the sl_study interface,
  * on small MNIST-format files the test writes (tests/data/idx_files.h):
  *  - raw files only: every variant passes its check, records its metrics and notes, gzip reads a gzip
  *    copy setup wrote and says so, and the record's work is the bytes the variant read;

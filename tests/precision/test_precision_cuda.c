@@ -9,7 +9,7 @@
  *   - the loss scaler: 1 for fp32, 2^16 for the 16-bit rows after 30 good steps, no step skipped;
  *   - the evaluation's count within 10 % of the CPU's, and set/get_params round-tripping exactly.
  * Plain main, meson's exitcode protocol: 0 pass, 1 fail, 77 skip (no CUDA device). Written without a
- * GPU on the development VM: compiled there, never run.
+ * GPU: compiled, not yet run on a device.
  */
 #include <math.h>
 #include <stdint.h>

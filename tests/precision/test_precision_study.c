@@ -1,5 +1,5 @@
 /*
- * tests/precision/test_precision_study.c: the precision study (issue 16, part 4) through sl_study on a
+ * tests/precision/test_precision_study.c: the precision study (seed 003, part 4) through sl_study on a
  * small synthetic IDX set (tests/data/idx_files.h), and the "avx512bf16" requirement's logic.
  */
 #define _DEFAULT_SOURCE

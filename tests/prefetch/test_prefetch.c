@@ -1,5 +1,5 @@
 /*
- * tests/prefetch/test_prefetch.c: the prefetch study (issue 16, Part 2, overlap).
+ * tests/prefetch/test_prefetch.c: the prefetch study (seed 003, part 2, overlap).
  *  - the loader (experiments/train/loader.h): at depths 1, 2 and 4 every item of a job comes once, in
  *    order, with its own rows (the last one partial), whatever the producer's and consumer's pace; a job
  *    cancelled or destroyed mid-way returns without deadlock (and, under ASan, without a leak); a failed

@@ -1,8 +1,9 @@
 /*
- * The profiler misused (issue 19, item 9): prof_begin(NULL) (once a segfault in child_find), prof_reset
- * while another thread is inside a region (once a heap use-after-free at that thread's prof_end, seen
- * under ASan), 10^5 distinct sibling names (once 74 s to record and 41 s to report: a linear child
- * search), and names built in one reused buffer (once merged into one region silently).
+ * The profiler misused (docs/reliability.md, "The profiler misused"): prof_begin(NULL) (once a
+ * segfault in child_find), prof_reset while another thread is inside a region (once a heap
+ * use-after-free at that thread's prof_end, seen under ASan), 10^5 distinct sibling names (once 74 s
+ * to record and 41 s to report: a linear child search), and names built in one reused buffer (once
+ * merged into one region silently).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -197,7 +198,7 @@ static void test_reused_buffer_names(void **state)
     assert_int_equal(prof_errors(), 0);
 }
 
-/* ---- counter specs past the limits (issue 19, item 10: both once said only "malformed") ---------- */
+/* ---- counter specs past the limits (both once said only "malformed") ------------------------------- */
 static void test_counter_limits_named(void **state)
 {
     (void)state;

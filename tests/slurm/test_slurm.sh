@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/slurm/test_slurm.sh SPEEDLAB array|killed: `speedlab slurm` on a real one-node Slurm (issue 20).
+# tests/slurm/test_slurm.sh SPEEDLAB array|killed: `speedlab slurm` on a real one-node Slurm.
 #
 #   array   two studies' quick cases (8) as a CPU array of 4 tasks, after the calibration job, then the
 #           merge job: every task ran, the merged report has every planned case, and every case record

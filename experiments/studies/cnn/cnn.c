@@ -44,7 +44,7 @@ static const sl_param params[] = {
 };
 static const long sizes[] = {512};
 static const long quick_sizes[] = {512};
-/* The batch-size sweep (issue 16, part 3), run only when named: --sizes 16,32,64,128,256,512,1024. */
+/* The batch-size sweep (seed 003, part 3), run only when named: --sizes 16,32,64,128,256,512,1024. */
 static const long sweep_sizes[] = {16, 32, 64, 128, 256, 512, 1024};
 
 #define QUICK_ROWS 3000 /* --quick: training rows per epoch (5 steps of 512 and one of 440), one epoch */
@@ -406,7 +406,8 @@ static void finish(void *vs, int v, sl_record *rec)
             char note[600];
             snprintf(note, sizeof note, "cuDNN's algorithms: %s", algos);
             sl_record_note(rec, note);
-            /* issue 16 part 6: what choosing them cost, once, before the timed epochs */
+            /* cuDNN benchmark mode's price (seed 003, part 6): what choosing them cost, once, before
+             * the timed epochs */
             sl_record_metric(rec, "algo_search_s", cnn_cuda_algo_search_s(s->dev));
             sl_record_metric(rec, "cudnn_find", cnn_row_of(v)->backend == CNN_CUDA_CUDNN);
         }

@@ -1,5 +1,5 @@
 /*
- * The entropy_mi study (seed 000, sections 2-3; CASE_STUDIES.md section 1): entropy and mutual
+ * The entropy_mi study (seed 000, sections 2-3): entropy and mutual
  * information of softmax activations, D = 256, swept over the batch size B.
  *
  * Work per repetition (docs/study-entropy_mi.md): per row, softmax 5 flops per element on two rows

@@ -398,7 +398,7 @@ static int run(void *vs, int v, sl_record *rec, sl_error *err)
     s->train_time_s = (double)(prof_now_ns() - t0) * 1e-9;
     s->rec = NULL;
     prof_mem_sampler_stop();
-    /* the repetition's device time per phase, summed over its cost and gradient calls (issue 18) */
+    /* the repetition's device time per phase, summed over its cost and gradient calls */
     if (dev && !s->dev_failed && dev->phases(s, ms) == 0) sl_record_phases(rec, ms[0], ms[1], ms[2]);
     if (s->dev_failed) {
         sl_error_set(err, "%s", kernels_of(v)->device->error(s));

@@ -1,5 +1,5 @@
 /*
- * experiments/studies/h2d/h2d.c: the h2d study, part 5 of issue 16: host-to-device and device-to-host
+ * experiments/studies/h2d/h2d.c: the h2d study (seed 003, part 5): host-to-device and device-to-host
  * copies from pageable and from pinned host memory, 4 KiB to 256 MiB, the curve CUDA's bandwidthTest and
  * nvbandwidth report. One repetition is one copy of `bytes` bytes (kernels/h2d/h2d_cuda.h); the runner
  * times it whole (enqueue and wait), the record's phases hold the device's own time of the copy (CUDA

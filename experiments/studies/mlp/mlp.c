@@ -45,7 +45,7 @@ static const sl_param params[] = {
 };
 static const long sizes[] = {64};
 static const long quick_sizes[] = {64};
-/* The batch-size sweep (issue 16, part 3), run only when named: --sizes 16,32,64,128,256,512,1024. */
+/* The batch-size sweep (seed 003, part 3), run only when named: --sizes 16,32,64,128,256,512,1024. */
 static const long sweep_sizes[] = {16, 32, 64, 128, 256, 512, 1024};
 
 #define QUICK_ROWS 3000 /* --quick: training rows per epoch, one epoch, 2000 test rows */
@@ -272,7 +272,7 @@ static void finish(void *vs, int v, sl_record *rec)
     sl_record_metric(rec, "epoch_gflops", step_flops / epoch_s * 1e-9); /* training steps only */
     if (mlp_is_device(v))
         sl_record_metric(rec, "peak_gpu_bytes", s->peak_dev_bytes);
-    if (mlp_is_device(v)) /* issue 16 part 5: 0 resident, 1 host-fed synchronously, 2 host-fed with overlap */
+    if (mlp_is_device(v)) /* seed 003, part 5: 0 resident, 1 host-fed sync, 2 host-fed with overlap */
         sl_record_metric(rec, "feed", s->feed);
 #if MLP_DEVICE
     if (mlp_is_device(v))

@@ -1,5 +1,5 @@
 /*
- * experiments/studies/pipeline/pipeline.c: the pipeline study, Part 1 of issue 16 (loading). Each
+ * experiments/studies/pipeline/pipeline.c: the pipeline study (seed 003, part 1: loading). Each
  * repetition loads the whole training-image file of an MNIST-format set (Fashion-MNIST from Debian's
  * package by default, --data DIR otherwise) by one method, with the page cache warm or cold
  * (--param cache). Part 2 (prefetching) is the prefetch study; Part 3 (batch size) is mlp's and cnn's
@@ -23,13 +23,14 @@
 #include "sl_config.h"
 #include "train/train.h"
 
-/* One training epoch of the fastest CPU variant, as measured on the 2-vCPU Zen 5 development VM (AVX-512
- * build), 2026-11-23: mlp omp 0.157 s (docs/study-mlp.md, 20 epochs, batch 64), cnn omp 0.692 s
- * (docs/study-cnn.md, 10 epochs, batch 64). Quoted, not measured here: this study never trains. */
+/* One training epoch of the fastest CPU variant on a 2-vCPU Zen 5 machine (AVX-512 build): mlp omp
+ * 0.157 s (docs/study-mlp.md, 20 epochs, batch 64), cnn omp 0.692 s (docs/study-cnn.md, 10 epochs,
+ * batch 64). Quoted, not measured here: this study never trains, and a fixed scale keeps the ratios
+ * comparable between machines. */
 #define MLP_EPOCH_S 0.157
 #define CNN_EPOCH_S 0.692
 #define EPOCH_SOURCE "mlp omp 0.157 s (docs/study-mlp.md) and cnn omp 0.692 s (docs/study-cnn.md), " \
-                     "the 2-vCPU Zen 5 VM, 2026-11-23, not measured in this run"
+                     "on a 2-vCPU Zen 5 machine, not measured in this run"
 
 #define FASHION_PX ((size_t)60000 * 28 * 28) /* footprint's guess when the header cannot be read */
 

@@ -1,7 +1,7 @@
 /*
  * experiments/studies/pipeline/pipeline_study.h: what pipeline.c (the study) and load.c (its I/O) share.
  *
- * Part 1 of issue 16: one repetition loads the whole training-image file of an MNIST-format set
+ * Seed 003, part 1: one repetition loads the whole training-image file of an MNIST-format set
  * (Fashion-MNIST by default) by one method: gzip (zlib's gzread of the .gz), read (read() of the raw
  * file), mmap (the raw file mapped and every byte read), or decode (bytes already in memory to float32).
  */

@@ -1,5 +1,5 @@
 /*
- * experiments/studies/precision/precision.c: reduced precision (issue 16, part 4). The mlp study's
+ * experiments/studies/precision/precision.c: reduced precision (seed 003, part 4). The mlp study's
  * network (784-128-128-10, ReLU, softmax cross-entropy), data (Fashion-MNIST), He initialisation from
  * the seed and SGD schedule (train_run), trained with its weights and activations stored in float32,
  * bfloat16 or float16 (kernels/precision: float32 master weights and update, float32 accumulation), so
@@ -9,7 +9,7 @@
  * reference; the tolerance admits bf16's rounding, the record's rel_err says each row's.
  * The GPU rows (cuda-*) run the same training on the device with cublasGemmEx in their type and a
  * dynamic loss scaler (kernels/precision/prec_cuda.h); without a GPU they are unavailable like every GPU
- * row (they were compiled and linked, never run, on the development VM).
+ * row (they are compiled and linked in every CUDA build, but no measured run of them exists).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -26,7 +26,7 @@
 
 /* Ten epochs: enough for the rows' accuracies to settle past the first epochs' swings (the mlp's simd
  * reaches 85 % after 2 epochs at batch 64, docs/study-pipeline.md Part 3), short enough that the four
- * CPU rows' 2 repetitions each take about a minute on the 2-vCPU development VM (estimated from a
+ * CPU rows' 2 repetitions each take about a minute on a 2-vCPU machine (estimated from a
  * --quick run's epoch times scaled to 60000 rows: 0.4-0.9 s an epoch per row; to be measured). */
 static const sl_param params[] = {
     {"epochs", "10", "training epochs, the same for every row", SL_INT(1, 100000)},

@@ -1,5 +1,5 @@
 /*
- * experiments/studies/prefetch/prefetch.c: the prefetch study, Part 2 of issue 16 (overlap). mlp or cnn
+ * experiments/studies/prefetch/prefetch.c: the prefetch study (seed 003, part 2: overlap). mlp or cnn
  * (--param model) is trained with its omp kernels on MNIST-format data (Fashion-MNIST by default), every
  * variant from the same weights on the same batches; the variants differ only in who prepares a batch
  * (gather, scale by 1/255, and with --param augment=flipshift a random flip and shift):

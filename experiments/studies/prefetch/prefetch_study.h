@@ -1,5 +1,5 @@
 /*
- * experiments/studies/prefetch/prefetch_study.h: what the prefetch study's files share (issue 16, Part 2).
+ * experiments/studies/prefetch/prefetch_study.h: what the prefetch study's files share (seed 003, part 2).
  *
  * One repetition trains mlp or cnn (--param model) with their omp kernels, its batches prepared (gather,
  * scale, and with --param augment=flipshift a flip and a shift) either inline by the training thread

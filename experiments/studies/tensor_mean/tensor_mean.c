@@ -1,5 +1,5 @@
 /*
- * The tensor_mean study (seed 000, sections 4-5; CASE_STUDIES.md section 2): the mean over N triplets
+ * The tensor_mean study (seed 000, sections 4-5): the mean over N triplets
  * of the outer product tanh(x_n) (x) tanh(y_n) (x) tanh(z_n), D = 32, swept over N.
  *
  * Work per repetition (docs/study-tensor_mean.md): per triplet, D^2 products a_i b_j and D^3 multiply-

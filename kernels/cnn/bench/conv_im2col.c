@@ -16,8 +16,8 @@
  *                           im2col          0.91              1.87
  * (build/kernels/cnn_layers 1 11 and build-v3/kernels/cnn_layers 1 11, configured with
  * -Dc_args=-march=x86-64-v3, run in turn three times; each figure the middle of the three, each of those
- * the median of 3 interleaved medians of 11 calls. 2-vCPU AMD EPYC (Zen 5) VM shared with other jobs,
- * 2026-11-23.) conv1's forward is memory-bound either way: its output is 11 MB per batch.
+ * the median of 3 interleaved medians of 11 calls. 2-vCPU AMD EPYC (Zen 5) VM shared with other
+ * jobs.) conv1's forward is memory-bound either way: its output is 11 MB per batch.
  */
 #include "../cnn_simd.h"
 
