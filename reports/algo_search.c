@@ -1,4 +1,4 @@
-/* reports/algo_search.c: issue 16's part 6, cuDNN's benchmark mode (the cnn study's cudnn and
+/* reports/algo_search.c: the data path's part 6, cuDNN's benchmark mode (the cnn study's cudnn and
  * cudnn-heuristic rows, or any study whose records carry the metrics algo_search_s and cudnn_find): what
  * choosing the convolution algorithms cost once (cudnnFind* runs every candidate; the heuristic runs
  * none), the first and the steady epoch time (the epoch_s series: the first epoch, and the mean of the

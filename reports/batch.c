@@ -1,4 +1,4 @@
-/* reports/batch.c: the batch-size trade-off (issue 16, part 3) for any training study run at several
+/* reports/batch.c: the batch-size trade-off (the data path's part 3) for any training study run at several
  * sizes whose swept size is the batch or anything else: throughput (samples/s) and the final test
  * accuracy after the same number of epochs, against the size, per variant. The table is here; the
  * figure (figures.c, plots/batch.gp) reads the same numbers through rep_batch_point.
@@ -69,7 +69,7 @@ const char *rep_batch_set(const rep_set *s, int env, const char *study, const ch
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
         if (c->env != env || c->superseded || strcmp(c->study, study) || strcmp(c->variant, variant) ||
-            !strcmp(c->status, "unavailable"))
+            rep_not_run(c))
             continue;
         int k = 0;
         while (k < nsets && strcmp(set[k], c->pkey))
@@ -88,7 +88,7 @@ const rep_case *rep_batch_case(const rep_set *s, int env, const char *study, con
     for (int i = 0; set && i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
         if (c->env == env && !c->superseded && c->size == size && !strcmp(c->study, study) &&
-            !strcmp(c->variant, variant) && !strcmp(c->pkey, set) && strcmp(c->status, "unavailable"))
+            !strcmp(c->variant, variant) && !strcmp(c->pkey, set) && !rep_not_run(c))
             return c;
     }
     return NULL;

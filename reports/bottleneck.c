@@ -209,42 +209,74 @@ static void bottleneck_notes(rep_table *t, const rep_case *c, json_t *prof, cons
         rep_table_note(t, "This case is marked %s.", rep_case_mark(t, c));
 }
 
-static rep_table *bottleneck_for(const rep_case *c)
+/* Whether a region is inside a repetition: below the runner's study / variant / size regions (a
+ * profile without them holds the study's own regions only). */
+static int inside_repetition(const json_t *r, const rep_case *c)
+{
+    json_t *p = json_object_get(r, "path");
+    size_t skip = rep_prefix(p, c);
+    return !skip || json_array_size(p) > skip;
+}
+
+/* The profile's regions to show, sorted by self time, into rs (room for every region); their count.
+ * inside: only the regions inside a repetition (a kernel study's). *top gets the top-level inclusive sum. */
+static size_t pick_regions(json_t *regions, const rep_case *c, int inside, region *rs, double *top)
+{
+    size_t n = 0;
+    *top = 0;
+    for (size_t i = 0; i < json_array_size(regions); i++) {
+        json_t *r = json_array_get(regions, i);
+        if (rep_jnum(r, "depth") == 0)
+            *top += rep_jnum(r, "incl_ns");
+        if (inside && !inside_repetition(r, c))
+            continue;
+        rs[n].r = r;
+        rs[n++].self = rep_jnum(r, "self_ns");
+    }
+    qsort(rs, n, sizeof *rs, cmp_self);
+    return n;
+}
+
+/* The table of case c's profile, or NULL when a kernel study's (inside) has one region or none to show. */
+static rep_table *bottleneck_for(const rep_case *c, int inside)
 {
     json_t *prof = json_object_get(c->rec, "profile");
     json_t *regions = json_object_get(prof, "regions");
-    bcols b;
-    rep_table *t = bottleneck_table(c, prof, &b);
-    size_t nr = json_array_size(regions);
-    region *rs = malloc(sizeof *rs * (nr ? nr : 1));
-    double top = 0;
-    for (size_t i = 0; i < nr; i++) {
-        rs[i].r = json_array_get(regions, i);
-        rs[i].self = rep_jnum(rs[i].r, "self_ns");
-        if (rep_jnum(rs[i].r, "depth") == 0)
-            top += rep_jnum(rs[i].r, "incl_ns");
+    size_t all = json_array_size(regions);
+    region *rs = malloc(sizeof *rs * (all ? all : 1));
+    double top, wall = rep_jnum(prof, "wall_ns");
+    size_t nr = pick_regions(regions, c, inside, rs, &top);
+    if (inside && nr <= 1) {
+        free(rs);
+        return NULL;
     }
-    double wall = rep_jnum(prof, "wall_ns");
     if (!isfinite(wall) || wall <= 0)
         wall = top;
-    qsort(rs, nr, sizeof *rs, cmp_self);
+    bcols b;
+    rep_table *t = bottleneck_table(c, prof, &b);
     for (size_t i = 0; i < nr && i < MAXROWS; i++)
         bottleneck_row(t, c, &b, &rs[i], wall);
     if (nr > MAXROWS)
         rep_table_note(t, "%zu more regions with less self time not shown.", nr - MAXROWS);
+    if (inside)
+        rep_table_note(t, "The regions inside a repetition (the runner's own repetition region is left out).");
     free(rs);
     bottleneck_notes(t, c, prof, &b);
     return t;
 }
 
+/* A kernel study's tables show the regions inside a repetition, and none when there is only one such
+ * region (the kernel itself: the speedup table already says how long it took); a training study's show
+ * every region, its runner's repetition included. */
 int rep_tab_bottleneck(const rep_set *s, int env, const char *study, rep_table **out, int max)
 {
     const char *vs[MAXV];
-    int nv = rep_variants(s, env, study, vs, MAXV), n = 0;
+    int nv = rep_variants(s, env, study, vs, MAXV), n = 0, inside = !rep_is_training(s, env, study);
     for (int vi = 0; vi < nv && n < max; vi++) {
         const rep_case *c = profiled_case(s, env, study, vs[vi]);
-        if (c)
-            out[n++] = bottleneck_for(c);
+        rep_table *t = c ? bottleneck_for(c, inside) : NULL;
+        if (t)
+            out[n++] = t;
     }
     return n;
 }
@@ -326,10 +358,14 @@ static rep_table *functions_for(const rep_case *c)
 int rep_tab_functions(const rep_set *s, int env, const char *study, rep_table **out, int max)
 {
     const char *vs[MAXV];
-    int nv = rep_variants(s, env, study, vs, MAXV), n = 0;
+    int nv = rep_variants(s, env, study, vs, MAXV), n = 0, kernel = !rep_is_training(s, env, study);
     for (int vi = 0; vi < nv && n < max; vi++) {
         const rep_case *c = profiled_case(s, env, study, vs[vi]);
         rep_table *t = c ? functions_for(c) : NULL;
+        if (t && kernel && t->nrows <= 1) { /* as the bottleneck table: one function is the kernel itself */
+            rep_table_free(t);
+            t = NULL;
+        }
         if (t)
             out[n++] = t;
     }

@@ -1,4 +1,4 @@
-/* reports/copies.c: issue 16's part 5, host-device copies (the h2d study, or any study whose records carry
+/* reports/copies.c: the data path's part 5, host-device copies (the h2d study, or any study whose records carry
  * the metric `pinned`): GB/s against the transfer size by variant, from the host's wall time (the case's
  * median) and from the device's own time (the mean of the record's phases, CUDA events), each variant
  * against the one it builds on (pinned against pageable, one direction); the figure's data

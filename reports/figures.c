@@ -83,7 +83,7 @@ const char *rep_gnuplot(void)
 
 /* s inside a gnuplot single-quoted string: a quote doubled ('' is gnuplot's escape), a control
  * character a space. Strings of a results file (a baseline, a size name) reach gnuplot's -e commands,
- * and a quote there would let a results file run commands (issue 19). Writes at most n bytes to buf. */
+ * and a quote there would let a results file run commands. Writes at most n bytes to buf. */
 const char *rep_gp_str(char *buf, size_t n, const char *s)
 {
     size_t k = 0;
@@ -268,10 +268,12 @@ static void fig_time_speedup(figctx *x)
             if (!pt++)
                 fprintf(ft, "%s\"%s\"\n", bt++ ? "\n\n" : "", vs[vi]);
             fprintf(ft, "%ld %.9g %.9g %.9g\n", c->size, c->median, c->p25, c->p75);
-            if (rep_is_ok(b) && strcmp(vs[vi], base)) {
+            /* the speedup as the table's (units.c): per unit of work, or no point where not comparable */
+            double tb = rep_cmp_time(x->s, x->env, x->study, b), tc = rep_cmp_time(x->s, x->env, x->study, c);
+            if (isfinite(tb) && isfinite(tc) && strcmp(vs[vi], base)) {
                 if (!ps++)
                     fprintf(fs, "%s\"%s\"\n", bs++ ? "\n\n" : "", vs[vi]);
-                fprintf(fs, "%ld %.9g\n", c->size, b->median / c->median);
+                fprintf(fs, "%ld %.9g\n", c->size, tb / tc);
             }
         }
     }
@@ -287,32 +289,79 @@ static void fig_time_speedup(figctx *x)
         finish(x, "speedup", "speedup.gp", sp, extra, "Speedup over the baseline variant against size");
 }
 
-/* Figure 2.6: bars with error bars, mean ± std per variant at the largest size. */
+/* The sizes up to the largest where a variant ran (a larger one may hold only skipped cases): the bar,
+ * series and memory figures show that size. */
+static int upto_measured(const figctx *x, const long *sizes, int ns)
+{
+    while (ns > 0 && !rep_cmp_ref(x->s, x->env, x->study, sizes[ns - 1]))
+        ns--;
+    return ns;
+}
+
+/* A variant's label in a bar figure: its name and its mark († reduced, ‡ extrapolated), so that the
+ * figure says what the table says. */
+static void bar_label(char *buf, size_t n, const rep_case *c)
+{
+    snprintf(buf, n, "%s%s%s", c->variant, c->reduced ? "†" : "", c->extrapolated ? "‡" : "");
+}
+
+/* The marks of the cases a bar figure shows, for its caption: "" or " († reduced run, ...)". */
+static void marks_caption(char *buf, size_t n, int reduced, int extrapolated, const char *unit)
+{
+    buf[0] = 0;
+    if (!reduced && !extrapolated)
+        return;
+    snprintf(buf, n, " (%s%s%s%s%s%s)", reduced ? "† reduced run" : "", reduced && extrapolated ? ", " : "",
+             extrapolated ? "‡ extrapolated" : "", unit ? ": compared per " : "", unit ? unit : "",
+             unit ? ", not by total time" : "");
+}
+
+/* Figure 2.6: bars with error bars, mean ± std per variant at the largest size: time per repetition,
+ * or per unit of work where the table compares so there (units.c); a case that did other work and has
+ * no unit is left out. Labels carry the marks. */
 static void fig_bars(figctx *x)
 {
     const char *vs[MAXV];
     long sizes[MAXS];
     int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
+    ns = upto_measured(x, sizes, ns);
     if (ns == 0)
         return;
-    char p[1024], extra[256], cap[256];
+    rep_unit u = rep_size_unit(x->s, x->env, x->study, sizes[ns - 1]);
+    const char *unit = rep_unit_name(u);
+    /* time per sample in µs (a few of them, not 3e-05 s); per epoch and per repetition in seconds */
+    double scale = u == REP_UNIT_SAMPLE ? 1e6 : 1;
+    const char *col = u == REP_UNIT_SAMPLE ? "us_per_sample std_us" : u == REP_UNIT_EPOCH ? "s_per_epoch std_s"
+                                                                                        : "mean_s std_s";
+    char p[1024], extra[512], cap[512], lab[128], marks[160], q[256];
     FILE *f = open_data(x, "bars", p, sizeof p);
     if (!f)
         return;
-    fprintf(f, "# variant mean_s std_s (size %s=%ld)\n", size_name(x), sizes[ns - 1]);
-    int n = 0;
+    fprintf(f, "# variant %s (size %s=%ld; † reduced, ‡ extrapolated)\n", col, size_name(x), sizes[ns - 1]);
+    int n = 0, red = 0, ext = 0;
     for (int vi = 0; vi < nv; vi++) {
         const rep_case *c = rep_find(x->s, x->env, x->study, vs[vi], sizes[ns - 1]);
-        if (rep_is_ok(c))
-            fprintf(f, "\"%s\" %.9g %.9g\n", vs[vi], c->mean, isfinite(c->std) ? c->std : 0.0), n++;
+        if (!isfinite(rep_cmp_time(x->s, x->env, x->study, c)))
+            continue;
+        double mean = unit ? rep_unit_time(c, u) : c->mean, sd = rep_unit_std(c, u);
+        bar_label(lab, sizeof lab, c);
+        fprintf(f, "\"%s\" %.9g %.9g\n", lab, mean * scale, sd * scale), n++;
+        red |= c->reduced, ext |= c->extrapolated;
     }
     rep_out_close(f);
-    char q[64];
-    snprintf(extra, sizeof extra, "subtitle='%s=%ld'", rep_gp_str(q, sizeof q, size_name(x)), sizes[ns - 1]);
-    snprintf(cap, sizeof cap, "Time per variant at %s=%ld, mean ± std (seed 002's Figure 2.6)", size_name(x),
-             sizes[ns - 1]);
+    marks_caption(marks, sizeof marks, red, ext, unit);
+    /* the subtitle names the unit and the marks; the y axis says per what */
+    char sub[192];
+    snprintf(sub, sizeof sub, "%s=%ld%s%s%s%s", size_name(x), sizes[ns - 1], unit ? ", per " : "", unit ? unit : "",
+             red ? ", † reduced" : "", ext ? ", ‡ extrapolated" : "");
+    snprintf(extra, sizeof extra, "subtitle='%s'%s", rep_gp_str(q, sizeof q, sub),
+             u == REP_UNIT_SAMPLE ? "; ylab='time per sample (µs)'" : u == REP_UNIT_EPOCH ? "; ylab='time per epoch (s)'" : "");
+    snprintf(cap, sizeof cap, "Time %s%s%sper variant at %s=%ld, mean ± std (seed 002's Figure 2.6)%s",
+             unit ? "per " : "", unit ? unit : "", unit ? " " : "", size_name(x), sizes[ns - 1], marks);
     if (n)
         finish(x, "bars", "bars.gp", p, extra, cap);
+    else
+        remove(p);
 }
 
 /* A roof: bandwidth slope up to the ridge point (AI = peak / bandwidth), then flat at the peak. */
@@ -377,6 +426,7 @@ static int write_series(figctx *x, const char *kind, const char *const *names, i
     const char *vs[MAXV];
     long sizes[MAXS];
     int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
+    ns = upto_measured(x, sizes, ns);
     if (ns == 0)
         return 0;
     FILE *f = NULL;
@@ -429,16 +479,18 @@ static void fig_training(figctx *x)
 
 /* Seed 004's Figure 1 d: average throughput per variant at the largest size, mean ± std over the
  * repetitions, from the metrics samples_per_s_mean and samples_per_s_std (0 without one: one
- * repetition), when the records carry them. The per-epoch panels a-c are the throughput and epochs
- * figures. */
+ * repetition), when the records carry them. Samples per second is a rate per unit of work, so a reduced
+ * run's bar stands beside a full run's; its label carries the mark. The per-epoch panels a-c are the
+ * throughput and epochs figures. */
 static void fig_throughput_bars(figctx *x)
 {
     const char *vs[MAXV];
     long sizes[MAXS];
     int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
-    char p[1024], extra[256], cap[256];
+    ns = upto_measured(x, sizes, ns);
+    char p[1024], extra[512], cap[512], lab[128], marks[160], sub[192], q[256];
     FILE *f = NULL;
-    int n = 0;
+    int n = 0, red = 0, ext = 0;
     for (int vi = 0; vi < nv && ns; vi++) {
         const rep_case *c = rep_find(x->s, x->env, x->study, vs[vi], sizes[ns - 1]);
         json_t *m = rep_is_ok(c) ? json_object_get(c->rec, "metrics") : NULL;
@@ -448,17 +500,22 @@ static void fig_throughput_bars(figctx *x)
         if (!f && !(f = open_data(x, "throughput-bars", p, sizeof p)))
             return;
         if (!n++)
-            fprintf(f, "# variant samples_per_s_mean samples_per_s_std (size %s=%ld)\n", size_name(x), sizes[ns - 1]);
-        fprintf(f, "\"%s\" %.9g %.9g\n", vs[vi], mean, isfinite(sd) ? sd : 0.0);
+            fprintf(f, "# variant samples_per_s_mean samples_per_s_std (size %s=%ld; † reduced, ‡ extrapolated)\n",
+                    size_name(x), sizes[ns - 1]);
+        bar_label(lab, sizeof lab, c);
+        fprintf(f, "\"%s\" %.9g %.9g\n", lab, mean, isfinite(sd) ? sd : 0.0);
+        red |= c->reduced, ext |= c->extrapolated;
     }
     if (!f)
         return;
     rep_out_close(f);
-    char q[64];
-    snprintf(extra, sizeof extra, "subtitle='%s=%ld'; ylab='samples/s (mean over epochs)'; labfmt='%%.0f'",
-             rep_gp_str(q, sizeof q, size_name(x)), sizes[ns - 1]);
+    marks_caption(marks, sizeof marks, red, ext, "sample");
+    snprintf(sub, sizeof sub, "%s=%ld%s%s", size_name(x), sizes[ns - 1], red ? ", † reduced" : "",
+             ext ? ", ‡ extrapolated" : "");
+    snprintf(extra, sizeof extra, "subtitle='%s'; ylab='samples/s (mean over epochs)'; labfmt='%%.0f'",
+             rep_gp_str(q, sizeof q, sub));
     snprintf(cap, sizeof cap, "Average throughput per variant at %s=%ld, mean ± std over repetitions "
-             "(seed 004's Figure 1 d)", size_name(x), sizes[ns - 1]);
+             "(seed 004's Figure 1 d)%s", size_name(x), sizes[ns - 1], marks);
     finish(x, "throughput-bars", "bars.gp", p, extra, cap);
 }
 
@@ -468,6 +525,7 @@ static void fig_memory(figctx *x)
     const char *vs[MAXV];
     long sizes[MAXS];
     int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), ns = rep_sizes(x->s, x->env, x->study, sizes, MAXS);
+    ns = upto_measured(x, sizes, ns);
     char p[1024];
     FILE *f = NULL;
     int blocks = 0;
@@ -493,7 +551,7 @@ static void fig_memory(figctx *x)
         finish(x, "memory", "memory.gp", p, NULL, "Resident memory over time (seed 002's Figure 2.1)");
 }
 
-/* Issue 16, part 3: samples/s and final test accuracy against the size (the batch), one block per
+/* The batch sweep: samples/s and final test accuracy against the size (the batch), one block per
  * variant, when the study is such a sweep (rep_batch_sweep: >1 size, throughput and accuracy). */
 static void fig_batch(figctx *x)
 {
@@ -531,7 +589,7 @@ static void fig_batch(figctx *x)
         remove(p);
 }
 
-/* Issue 16, part 1: images/s per method and cache state (one bar each, warm and cold apart), bars.gp. */
+/* Loading: images/s per method and cache state (one bar each, warm and cold apart), bars.gp. */
 static void fig_loading(figctx *x)
 {
     if (!rep_is_loading(x->s, x->env, x->study))
@@ -549,7 +607,7 @@ static void fig_loading(figctx *x)
         remove(p);
 }
 
-/* Issue 16, part 4: epoch time and final test accuracy per variant and storage type, precision.gp. */
+/* Reduced precision: epoch time and final test accuracy per variant and storage type, precision.gp. */
 static void fig_precision(figctx *x)
 {
     if (!rep_is_precision(x->s, x->env, x->study))
@@ -567,7 +625,7 @@ static void fig_precision(figctx *x)
         remove(p);
 }
 
-/* Issue 16, part 2: epoch time and the compute's wait fraction against the prefetch depth, one line per
+/* Overlap: epoch time and the compute's wait fraction against the prefetch depth, one line per
  * case (params and size), overlap.gp. */
 static void fig_overlap(figctx *x)
 {
@@ -587,7 +645,7 @@ static void fig_overlap(figctx *x)
         remove(p);
 }
 
-/* Issue 16, part 5: copy GB/s against the transfer size, one line per variant, bandwidth.gp (log-x). */
+/* Host-device copies: copy GB/s against the transfer size, one line per variant, bandwidth.gp (log-x). */
 static void fig_copies(figctx *x)
 {
     if (!rep_is_copies(x->s, x->env, x->study))

@@ -17,17 +17,21 @@ int rep_case_external(const rep_case *c)
 }
 
 /* The fastest ok case at `size` that is (want_external = 1) or is not (0) a framework baseline; CPU
- * only (a GPU variant is compared in the crossover table). NULL when there is none. */
+ * only (a GPU variant is compared in the crossover table); compared as units.c says (per unit of work
+ * where a reduced run stands beside full ones). NULL when there is none. */
 static const rep_case *best_of(const rep_set *s, int env, const char *study, long size, int want_external)
 {
     const char *vs[64];
     int nv = rep_variants(s, env, study, vs, 64);
     const rep_case *best = NULL;
+    double tb = NAN;
     for (int i = 0; i < nv; i++) {
         const rep_case *c = rep_find(s, env, study, vs[i], size);
-        if (rep_is_ok(c) && !c->gpu && rep_case_external(c) == want_external &&
-            (!best || c->median < best->median))
-            best = c;
+        if (!rep_is_ok(c) || c->gpu || rep_case_external(c) != want_external)
+            continue;
+        double tc = rep_cmp_time(s, env, study, c); /* NAN: did other work, not comparable (units.c) */
+        if (isfinite(tc) && (!best || tc < tb))
+            best = c, tb = tc;
     }
     return best;
 }
@@ -46,7 +50,7 @@ int rep_has_frameworks(const rep_set *s, int env, const char *study)
 {
     for (int i = 0; i < s->ncases; i++)
         if (s->cases[i].env == env && !s->cases[i].superseded && strcmp(s->cases[i].study, study) == 0 &&
-            rep_case_external(&s->cases[i]))
+            rep_case_external(&s->cases[i]) && rep_is_ok(&s->cases[i]))
             return 1;
     return 0;
 }
@@ -64,13 +68,15 @@ void rep_framework_line(FILE *f, const rep_set *s, int env, const char *study)
         if (!c || !fw)
             continue;
         char tc[64], tf[64];
-        rep_fmt_time(tc, sizeof tc, c->median);
-        rep_fmt_time(tf, sizeof tf, fw->median);
-        double r = fw->median / c->median;
-        fprintf(f, "- best C variant against the best framework on this machine at %s=%ld: **%s** %s (%d "
+        double xc = rep_cmp_time(s, env, study, c), xf = rep_cmp_time(s, env, study, fw), r = xf / xc;
+        const char *unit = rep_unit_name(rep_size_unit(s, env, study, sizes[i]));
+        rep_fmt_time(tc, sizeof tc, xc);
+        rep_fmt_time(tf, sizeof tf, xf);
+        fprintf(f, "- best C variant against the best framework on this machine at %s=%ld%s%s: **%s** %s (%d "
                 "thread%s), **%s** %s (%d thread%s, its fastest setting): the C variant is %.3g× %s\n",
-                c->size_name, c->size, c->variant, tc, c->threads, c->threads == 1 ? "" : "s", fw->variant, tf,
-                fw->threads, fw->threads == 1 ? "" : "s", r >= 1 ? r : 1 / r, r >= 1 ? "faster" : "slower");
+                c->size_name, c->size, unit ? ", per " : "", unit ? unit : "", c->variant, tc, c->threads,
+                c->threads == 1 ? "" : "s", fw->variant, tf, fw->threads, fw->threads == 1 ? "" : "s",
+                r >= 1 ? r : 1 / r, r >= 1 ? "faster" : "slower");
         return;
     }
     fprintf(f, "- frameworks: no size where a C variant and a framework baseline both ran ok\n");

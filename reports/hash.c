@@ -1,5 +1,5 @@
 /* reports/hash.c: a string -> int map (open addressing, FNV-1a), so that finding the record of a case
- * among n costs O(1) and loading n records O(n) (issue 19: superseding was O(n^2)). */
+ * among n costs O(1) and loading n records O(n), however many cases later records supersede. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -272,7 +272,7 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
 }
 
 /* A repetition takes a positive time: 0 or less is a broken timer or an edited file, and would make
- * speedups of -nan or below zero and a "B faster" verdict (issue 19). Index of the first bad time, or -1. */
+ * speedups of -nan or below zero and a "B faster" verdict. Index of the first bad time, or -1. */
 static int bad_time(const json_t *r, double *value)
 {
     json_t *t = json_object_get(r, "times_s");

@@ -1,4 +1,4 @@
-/* reports/output.c: how `report` and `compare` name and write their output files (issue 19).
+/* reports/output.c: how `report` and `compare` name and write their output files.
  *
  * Names: a study, variant or host comes from a results file, which anyone can write, so it reaches a
  * path only through rep_path_name: an injective escape (two different strings never share a name) that

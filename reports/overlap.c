@@ -1,4 +1,4 @@
-/* reports/overlap.c: issue 16's Part 2, overlap (the prefetch study, or any study whose records carry the
+/* reports/overlap.c: the data path's part 2, overlap (the prefetch study, or any study whose records carry the
  * metrics wait_fraction and epoch_s_mean): a table of epoch time, the compute's wait per epoch and as a
  * fraction of the epoch, compute utilisation (1 - the fraction: MLPerf Storage's accelerator
  * utilisation) and the loader thread's busy fraction, by variant (prefetch depth) within each case:
@@ -133,7 +133,7 @@ rep_table *rep_tab_overlap(const rep_set *s, int env, const char *study)
         int first = 1;
         for (int vi = 0; vi < nv; vi++) {
             const rep_case *c = find_in(s, env, study, vs[vi], &g[gi]);
-            if (!c || !strcmp(c->status, "unavailable"))
+            if (!c || rep_not_run(c))
                 continue;
             base = c->baseline ? c->baseline : base;
             overlap_row(t, c, c->baseline ? find_in(s, env, study, c->baseline, &g[gi]) : NULL, &g[gi], first);

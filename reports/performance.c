@@ -168,7 +168,7 @@ rep_table *rep_tab_performance(const rep_set *s, int env, const char *study)
     for (int si = 0; si < ns; si++)
         for (int vi = 0; vi < nv; vi++) {
             const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
-            if (c)
+            if (c && !rep_not_run(c)) /* the variants not run are in the not-run table */
                 case_row(t, c, ns > 1);
         }
     notes(t, s, env, study);

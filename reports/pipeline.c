@@ -1,4 +1,4 @@
-/* reports/pipeline.c: issue 16's data path. Part 1, loading (the pipeline study, or any study whose
+/* reports/pipeline.c: the data path (docs/study-pipeline.md). Part 1, loading (the pipeline study, or any study whose
  * records carry the metrics load_s and images_per_s): a table of load time, MB/s of the file and images/s
  * by method (variant) and cache state (the record's params other than the size, rep_case.pkey: cache=warm
  * and cache=cold are separate cases, never one cell), and the load against one training epoch; the data
@@ -102,7 +102,7 @@ rep_table *rep_tab_loading(const rep_set *s, int env, const char *study)
         int group = 1;
         for (int ki = 0; ki < nk; ki++) {
             const rep_case *c = find_keyed(s, env, study, vs[vi], keys[ki]);
-            if (!c || !strcmp(c->status, "unavailable"))
+            if (!c || rep_not_run(c))
                 continue;
             int r = rep_table_row(t, group);
             group = 0;
@@ -232,7 +232,7 @@ static void batch_sentence(FILE *f, const rep_set *s, int env, const char *study
     }
 }
 
-/* The parts of issue 16, in the section's order. A part is present for a study when `present` says its
+/* The parts of the data-path study, in the section's order. A part is present for a study when `present` says its
  * records are there; `sentences` then writes its lines ("- Part (study ...): ..."). A part that is not
  * built yet has NULL functions and is listed as not in the results. Adding a part: its two functions (in
  * its own reports/ file, declared in rep.h) on its row here. */
@@ -264,13 +264,13 @@ void rep_data_path_section(FILE *f, const rep_set *s, int env)
         any += found[p] > 0;
     if (!any)
         return;
-    fprintf(f, "### Data path (issue 16) on %s\n\n", s->envs[env].name);
+    fprintf(f, "### Data path on %s\n\n", s->envs[env].name);
     fputs("Which of the lecture's cures paid on this machine, and by how much, from the records above:\n\n", f);
     for (int p = 0; p < NPARTS; p++)
         for (int i = 0; i < nst && found[p]; i++)
             if (parts[p].present(s, env, studies[i]))
                 parts[p].sentences(f, s, env, studies[i]);
-    const char *sep = "\nNot in these results: ";
+    const char *sep = "\nParts of the data-path study not in these results: ";
     for (int p = 0; p < NPARTS; p++)
         if (!found[p]) {
             fprintf(f, "%s%s", sep, parts[p].name);

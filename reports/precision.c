@@ -1,4 +1,4 @@
-/* reports/precision.c: reduced precision (issue 16, part 4) for any study whose records carry the
+/* reports/precision.c: reduced precision (the data path's part 4) for any study whose records carry the
  * metric storage_bits (the precision study): per variant its storage type, epoch time, speed against
  * the baseline (fp32), test accuracy after the same epochs and its difference to the baseline's, and
  * the check's step error; the data of its figure (plots/precision.gp); and the data path section's
@@ -124,7 +124,7 @@ rep_table *rep_tab_precision(const rep_set *s, int env, const char *study)
     t->id = rep_printf("%s-precision", study);
     for (int vi = 0; vi < nv; vi++) {
         const rep_case *c = find_variant(s, env, study, vs[vi]);
-        if (!c || !strcmp(c->status, "unavailable"))
+        if (!c || rep_not_run(c))
             continue;
         if (c->baseline)
             base = c->baseline;

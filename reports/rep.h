@@ -3,12 +3,17 @@
  * loader.c   reads results records (docs/results-schema.md) into rep_set, grouped by environment
  * envs.c     the environments (machines): host + cpu_model + isa, their names and directories
  * stats.c    order statistics, mean/std, Mann-Whitney U
- * tables.c   the timing tables (speedup, crossover, GPU phases, summary, not run)
+ * units.c    how a study's cases at one size are compared: per repetition, or per unit of work (sample,
+ *            epoch) where a reduced or extrapolated run stands beside full ones
+ * speedup.c  the speedup table
+ * tables.c   the other timing tables (crossover, GPU phases, summary)
+ * notrun.c   the variants not run (unavailable, skipped), each once, with what to install or pass
+ * findings.c REPORT.md's findings: per study, what each optimisation bought, in sentences
  * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
- * precision.c issue 16's reduced precision: speed and accuracy by storage type
+ * precision.c reduced precision: speed and accuracy by storage type
  * performance.c seed 004's Table I: a declared list of per-run metric columns, mean ± std
- * batch.c, pipeline.c, overlap.c, copies.c, algo_search.c  issue 16's data path: batch sweep, loading,
+ * batch.c, pipeline.c, overlap.c, copies.c, algo_search.c  the data path: batch sweep, loading,
  *            overlap (prefetching), host-device copies, cuDNN search
  * select.c   case selectors those share: a metric, whether a study has a case of a kind
  * agreement.c each variant's cost/loss trajectory against the baseline's
@@ -112,7 +117,7 @@ const rep_case *rep_find(const rep_set *s, int env, const char *study, const cha
 int rep_is_gpu(const rep_set *s, int env, const char *study, const char *variant);
 int rep_is_ok(const rep_case *c);
 /* Framework baselines (frameworks.c): whether a case is one (its traits hold "external"), whether a
- * study has any, the fastest ok framework case and the fastest ok C CPU case at a size (or NULL), and
+ * study has any that ran (ok: unavailable ones are in the not-run table), the fastest ok framework case and the fastest ok C CPU case at a size (or NULL), and
  * REPORT.md's line comparing the two. */
 int rep_case_external(const rep_case *c);
 int rep_has_frameworks(const rep_set *s, int env, const char *study);
@@ -213,36 +218,36 @@ const rep_case *rep_batch_case(const rep_set *s, int env, const char *study, con
 /* Whether the study is a sweep worth the table and figure: a variant at >1 size in one param set, its
  * cases with throughput and accuracy. */
 int rep_batch_sweep(const rep_set *s, int env, const char *study);
-/* Issue 16's data path (pipeline.c): loading by method and cache state, and REPORT.md's section. */
+/* The data path (pipeline.c): loading by method and cache state, and REPORT.md's section. */
 int rep_is_loading(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_loading(const rep_set *s, int env, const char *study);
 /* The loading figure's data (STUDY-loading.dat for bars.gp); 1 when written. */
 int rep_loading_data(const rep_set *s, int env, const char *study, FILE *f);
 void rep_data_path_section(FILE *f, const rep_set *s, int env);
-/* Issue 16's Part 2, overlap (overlap.c): epoch time and the compute's wait for data by prefetch depth
+/* Overlap (overlap.c): epoch time and the compute's wait for data by prefetch depth
  * (`STUDY-overlap`), for a study whose records carry wait_fraction and epoch_s_mean; its figure's data
  * (STUDY-overlap.dat for overlap.gp; 1 when written) and the data path section's sentences. */
 int rep_is_overlap(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_overlap(const rep_set *s, int env, const char *study);
 int rep_overlap_data(const rep_set *s, int env, const char *study, FILE *f);
 void rep_overlap_sentences(FILE *f, const rep_set *s, int env, const char *study);
-/* Issue 16's part 5 (copies.c): copy GB/s against the transfer size, for a study whose records carry the
+/* Host-device copies (copies.c): copy GB/s against the transfer size, for a study whose records carry the
  * metric `pinned` (h2d); the figure's data (STUDY-bandwidth.dat for bandwidth.gp, 1 when written); the
  * data-path sentences. */
 int rep_is_copies(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_copies(const rep_set *s, int env, const char *study);
 int rep_copies_data(const rep_set *s, int env, const char *study, FILE *f);
 void rep_copies_sentences(FILE *f, const rep_set *s, int env, const char *study);
-/* Part 5's other half: a GPU training fed from the host, synchronously or with the copies overlapped (the
+/* The copies' other half: a GPU training fed from the host, synchronously or with the copies overlapped (the
  * mlp study's records with the metric `feed`: 0 resident, 1 sync, 2 overlap). */
 int rep_is_feed(const rep_set *s, int env, const char *study);
 void rep_feed_sentences(FILE *f, const rep_set *s, int env, const char *study);
-/* Issue 16's part 6 (algo_search.c): cudnnFind* against cuDNN's heuristic, for a study whose records
+/* cuDNN's benchmark mode (algo_search.c): cudnnFind* against cuDNN's heuristic, for a study whose records
  * carry algo_search_s and cudnn_find (cnn's cudnn rows): the table and the data-path sentences. */
 int rep_is_algo_search(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_algo_search(const rep_set *s, int env, const char *study);
 void rep_algo_search_sentences(FILE *f, const rep_set *s, int env, const char *study);
-/* Issue 16's reduced precision (precision.c): for a study whose records carry storage_bits. */
+/* Reduced precision (precision.c): for a study whose records carry storage_bits. */
 int rep_is_precision(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_precision(const rep_set *s, int env, const char *study);
 /* The precision figure's data (STUDY-precision.dat for precision.gp); 1 when written. */
@@ -255,7 +260,10 @@ rep_table *rep_tab_batch(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_performance(const rep_set *s, int env, const char *study);
 /* Each variant's objective series (cost per iteration, train_loss per epoch) against the baseline's. */
 rep_table *rep_tab_agreement(const rep_set *s, int env, const char *study);
-rep_table *rep_tab_unavailable(const rep_set *s, int env, const char *study);
+/* The variants not run (notrun.c): whether a case is one (status unavailable or skipped), and the
+ * table that lists each once with its reason and what to install or pass, or NULL when none. */
+int rep_not_run(const rep_case *c);
+rep_table *rep_tab_not_run(const rep_set *s, int env, const char *study);
 /* Inversions: at each size, every ok variant whose median is slower than the ok median of the variant it
  * builds on (same machine, same work). Fills lines with malloc'd sentences ("simd is 0.58× naive at
  * B=16384 on avx2: an optimisation that does not pay here"); returns how many (at most max). */
@@ -269,6 +277,35 @@ int rep_tab_bottleneck(const rep_set *s, int env, const char *study, rep_table *
 int rep_tab_functions(const rep_set *s, int env, const char *study, rep_table **out, int max);
 /* The write-ups' tables for a study (published.c); returns count. */
 int rep_tab_published(const char *study, rep_table **out, int max);
+
+/* ---- comparing cases (units.c) ---------------------------------------------------------------- */
+
+/* What a study's ok cases at one size are compared by: the median time per repetition (RUN: they all
+ * did the same work), the time per sample or per epoch (a reduced or extrapolated run beside full ones,
+ * every case recording it), or NONE: only the cases that did the reference's work are compared. */
+typedef enum { REP_UNIT_RUN, REP_UNIT_SAMPLE, REP_UNIT_EPOCH, REP_UNIT_NONE } rep_unit;
+/* Same work: the same reduction (reduced and its reason) and extrapolation, or neither. */
+int rep_same_work(const rep_case *a, const rep_case *b);
+rep_unit rep_size_unit(const rep_set *s, int env, const char *study, long size);
+/* "sample", "epoch", or NULL (RUN, NONE). */
+const char *rep_unit_name(rep_unit u);
+/* An ok case's time per unit (RUN, NONE: its median) and its spread (0 when not recorded); NAN when it
+ * records none. */
+double rep_unit_time(const rep_case *c, rep_unit u);
+double rep_unit_std(const rep_case *c, rep_unit u);
+/* NONE's reference: the first full (neither reduced nor extrapolated) ok case at the size, in variant
+ * order; else the baseline; else the first ok case. NULL when none ran. */
+const rep_case *rep_cmp_ref(const rep_set *s, int env, const char *study, long size);
+/* The time c is compared by at its size: per the size's unit; NAN when c is not ok, or did other work
+ * than the reference and its size has no unit. */
+double rep_cmp_time(const rep_set *s, int env, const char *study, const rep_case *c);
+
+/* ---- REPORT.md's findings (findings.c) -------------------------------------------------------- */
+
+/* The fraction of its roofline bound a case reached (roofline.c): NAN without rates or a calibration. */
+double rep_fraction_of_bound(const rep_set *s, const rep_case *c);
+/* The "Findings" section: per machine and study, what the records say each optimisation bought. */
+void rep_findings_section(FILE *f, const rep_set *s);
 
 /* ---- formats ---------------------------------------------------------------------------------- */
 
@@ -294,7 +331,7 @@ const char *rep_gp_str(char *buf, size_t n, const char *s);
 /* A figure written for a study: markdown links go into the study's page. */
 typedef struct rep_figure {
     char path[512];   /* relative to the study page: figures/x (no extension) */
-    char caption[256];
+    char caption[384];
     int rendered;
 } rep_figure;
 

@@ -143,40 +143,67 @@ static void table_links(FILE *f, const rep_table *t, int formats)
 
 /* ---- headline for REPORT.md -------------------------------------------------------------------- */
 
-/* One line per study: the fastest variant at the largest size and its speedup over the baseline. */
-static void headline(FILE *f, const rep_set *s, int env, const char *study)
+/* The study's cases by status: ok, failed, not run (unavailable or skipped). */
+static void count_cases(const rep_set *s, int env, const char *study, int *nok, int *nfail, int *nna)
 {
-    long sizes[64];
-    const char *vs[32];
-    int ns = rep_sizes(s, env, study, sizes, 64), nv = rep_variants(s, env, study, vs, 32);
-    if (!ns)
-        return;
-    const rep_case *best = NULL, *base = NULL;
-    int nok = 0, nfail = 0, nna = 0;
+    *nok = *nfail = *nna = 0;
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
         if (c->env != env || c->superseded || strcmp(c->study, study))
             continue;
-        nok += rep_is_ok(c);
-        nfail += !strcmp(c->status, "failed");
-        nna += !strcmp(c->status, "unavailable") || !strcmp(c->status, "skipped");
+        *nok += rep_is_ok(c);
+        *nfail += !strcmp(c->status, "failed");
+        *nna += rep_not_run(c);
     }
+}
+
+/* "- fastest at B=4096: **cuda**, median 10 ms, 32× the baseline `naive`": compared as the speedup
+ * table compares (units.c), per sample or epoch where a reduced run stands beside full ones. */
+static void fastest_line(FILE *f, const rep_set *s, int env, const char *study, long size)
+{
+    const char *vs[32];
+    int nv = rep_variants(s, env, study, vs, 32);
+    const rep_case *best = NULL, *base = NULL;
+    double tbest = NAN;
     for (int vi = 0; vi < nv; vi++) {
-        const rep_case *c = rep_find(s, env, study, vs[vi], sizes[ns - 1]);
-        if (rep_is_ok(c) && (!best || c->median < best->median))
-            best = c;
+        const rep_case *c = rep_find(s, env, study, vs[vi], size);
+        double tc = rep_cmp_time(s, env, study, c);
+        if (isfinite(tc) && (!best || tc < tbest))
+            best = c, tbest = tc;
         if (c && !strcmp(vs[vi], c->baseline))
             base = c;
     }
+    if (!best)
+        return;
+    const char *unit = rep_unit_name(rep_size_unit(s, env, study, size));
+    double tbase = rep_cmp_time(s, env, study, base);
+    char t[64], u[64];
+    rep_fmt_time(t, sizeof t, best->median);
+    rep_fmt_time(u, sizeof u, tbest);
+    fprintf(f, "- fastest at %s=%ld%s%s: **%s**, median %s", best->size_name, best->size, unit ? ", per " : "",
+            unit ? unit : "", best->variant, t);
+    if (unit)
+        fprintf(f, " (%s per %s)", u, unit);
+    if (isfinite(tbase) && base != best)
+        fprintf(f, ", %.3g× the baseline `%s`%s", tbase / tbest, base->variant,
+                base->reduced && unit ? " (a reduced run)" : "");
+    fputs(best->reduced ? " (reduced run)\n" : "\n", f);
+}
+
+/* One line per study: its cases, the fastest variant at the largest size and its speedup over the
+ * baseline, the framework line, the inversions. */
+static void headline(FILE *f, const rep_set *s, int env, const char *study)
+{
+    long sizes[64];
+    int ns = rep_sizes(s, env, study, sizes, 64), nok, nfail, nna;
+    if (!ns)
+        return;
+    count_cases(s, env, study, &nok, &nfail, &nna);
     fprintf(f, "- cases: %d ok, %d failed, %d not run (unavailable or skipped)\n", nok, nfail, nna);
-    if (best) {
-        char t[64];
-        rep_fmt_time(t, sizeof t, best->median);
-        fprintf(f, "- fastest at %s=%ld: **%s**, median %s", best->size_name, best->size, best->variant, t);
-        if (rep_is_ok(base) && base != best)
-            fprintf(f, ", %.3g× the baseline `%s`", base->median / best->median, base->variant);
-        fputs(best->reduced ? " (reduced run)\n" : "\n", f);
-    }
+    int last = ns - 1; /* the largest size where a variant ran: a larger one may hold only skipped cases */
+    while (last > 0 && !rep_cmp_ref(s, env, study, sizes[last]))
+        last--;
+    fastest_line(f, s, env, study, sizes[last]);
     rep_framework_line(f, s, env, study); /* only where framework baselines ran */
     char *inv[REP_MAX_INVERSIONS];
     int ni = rep_inversions(s, env, study, inv, REP_MAX_INVERSIONS);
@@ -196,21 +223,26 @@ static void bottleneck_line(FILE *f, const rep_table *t)
 
 /* ---- one study --------------------------------------------------------------------------------- */
 
-/* Every table of a study, in page order: timing, bottlenecks, not-run, the write-up's. */
+/* Every table of a study, in page order: timing (the not-run table after the speedup table), bottlenecks,
+ * the write-up's. */
 typedef struct study_tables {
     rep_table *ts[MAXT];
     int n, first_bottleneck, nb, first_pub;
+    const rep_table *not_run;
 } study_tables;
 
 static void collect_tables(const rep_set *s, int env, const char *study, study_tables *st)
 {
     rep_table *(*const timing[])(const rep_set *, int, const char *) = {
-        rep_tab_speedup, rep_tab_crossover, rep_tab_phases, rep_tab_summary, rep_tab_performance, rep_tab_training,
-        rep_tab_batch, rep_tab_loading, rep_tab_overlap, rep_tab_precision, rep_tab_copies, rep_tab_algo_search,
-        rep_tab_agreement, rep_tab_roofline, rep_tab_region_roofline};
+        rep_tab_speedup, rep_tab_not_run, rep_tab_crossover, rep_tab_phases, rep_tab_summary, rep_tab_performance,
+        rep_tab_training, rep_tab_batch, rep_tab_loading, rep_tab_overlap, rep_tab_precision, rep_tab_copies,
+        rep_tab_algo_search, rep_tab_agreement, rep_tab_roofline, rep_tab_region_roofline};
+    st->not_run = NULL;
     st->n = 0;
     for (size_t i = 0; i < sizeof timing / sizeof *timing; i++) {
         rep_table *t = timing[i](s, env, study);
+        if (t && timing[i] == rep_tab_not_run)
+            st->not_run = t;
         if (t)
             st->ts[st->n++] = t;
     }
@@ -218,9 +250,6 @@ static void collect_tables(const rep_set *s, int env, const char *study, study_t
     st->nb = rep_tab_bottleneck(s, env, study, st->ts + st->n, MAXT / 2);
     st->nb += rep_tab_functions(s, env, study, st->ts + st->n + st->nb, MAXT / 4);
     st->n += st->nb;
-    rep_table *t = rep_tab_unavailable(s, env, study);
-    if (t)
-        st->ts[st->n++] = t;
     st->first_pub = st->n;
     st->n += rep_tab_published(study, st->ts + st->n, MAXT - st->n);
 }
@@ -302,6 +331,8 @@ static void write_summary(FILE *summary, const rep_set *s, int env, const char *
     fputc('\n', summary);
     if (main_table)
         rep_write_md(main_table, summary);
+    if (st->not_run) /* once per study, as on its page */
+        rep_write_md(st->not_run, summary);
     for (int i = st->first_pub; i < st->n; i++)
         rep_write_md(st->ts[i], summary);
 }
@@ -414,6 +445,7 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
         fprintf(f, " **%d records or files were skipped** because of bad input:\n\n```\n%s```\n", s->nerrors,
                 errbuf);
     fputs("\n\n", f);
+    rep_findings_section(f, s);
     if (!o->plots)
         fputs("Figures: data files only (--no-plots).\n\n", f);
     else if (!rep_gnuplot())
@@ -424,7 +456,7 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
           "Each study page has the speedup, crossover, summary, roofline and bottleneck tables, the "
           "figures, and the write-up's own numbers (from another machine) for comparison.\n\n", f);
     contents(f, s);
-    rep_missing_section(f, s, o->npaths, o->paths); /* a plan's cases without a record (issue 20) */
+    rep_missing_section(f, s, o->npaths, o->paths); /* a plan's cases without a record */
     fputs("How to read the tables: times are per repetition (one kernel call, or one whole training "
           "run), the median over the repetitions with its interquartile range (IQR) as the spread; "
           "`× naive` is the baseline's median divided by the row's (above 1 = faster), `× best CPU` "
@@ -432,8 +464,10 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
           "GPU variant becomes faster than the best CPU variant; the roofline compares GFLOP/s with "
           "what the calibrated peak and bandwidth allow at the case's arithmetic intensity; the "
           "bottleneck tables list the profiled regions by self time. † marks a reduced run (less "
-          "work than the study defines), ‡ an extrapolated one; failed cases show their error and no "
-          "time.\n\n", f);
+          "work than the study defines), ‡ an extrapolated one: beside full runs they are compared per "
+          "sample or per epoch (the speedup table's column says which), or left out of the × columns "
+          "where the records have neither; failed cases show their error and no time; the variants not "
+          "run are listed once per study, with what to install or pass.\n\n", f);
     for (int e = 0; e < s->nenvs; e++) {
         env_section(f, s, e);
         char *dir = rep_printf("%s/%s", o->out, s->envs[e].slug);
@@ -482,7 +516,7 @@ int rep_report_main(int argc, char **argv)
     }
     int failed = rep_out_failures() - failed_before;
     if (failed) {
-        /* A report with a page missing or cut short must not pass for a whole one (issue 19). */
+        /* A report with a page missing or cut short must not pass for a whole one. */
         fprintf(stderr, "speedlab report: %d output files could not be written; the report in %s is "
                         "incomplete\n", failed, o.out);
         status = 1;

@@ -41,6 +41,16 @@ static int ceilings_for(const json_t *ceil, const rep_case *c, int fp64, double 
     return isfinite(*peak) && isfinite(*bw);
 }
 
+double rep_fraction_of_bound(const rep_set *s, const rep_case *c)
+{
+    const json_t *ceil = rep_is_ok(c) ? s->envs[c->env].ceilings : NULL;
+    double peak, bw;
+    const char *which;
+    if (!ceil || !isfinite(c->gflops) || !ceilings_for(ceil, c, 0, &peak, &bw, &which))
+        return NAN;
+    return c->gflops / (isfinite(c->ai) ? fmin(peak, c->ai * bw) : peak);
+}
+
 /* The roofline bound (GFLOP/s) of case c's work at intensity ai, or NAN; cell (r, col) says which
  * ceilings and which roof, or why there is no bound. prec ("fp32", "fp64") is named in the cell when
  * given (regions); NULL: fp32, unnamed (whole cases). */
@@ -367,7 +377,7 @@ rep_table *rep_tab_training(const rep_set *s, int env, const char *study)
     for (int vi = 0; vi < nv; vi++)
         for (int si = 0; si < ns; si++) {
             const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
-            if (!c || !strcmp(c->status, "unavailable"))
+            if (!c || rep_not_run(c))
                 continue;
             int r = rep_table_row(t, 1);
             rep_row_status(t, r, c->status);

@@ -1,6 +1,7 @@
-/* reports/tables.c: the timing tables of a study: speedup (seed 000's Tables 1-2), crossover of each
- * GPU variant against the best CPU variant, the GPU time split, the summary (seed 002's Table 2.2)
- * and the list of variants that did not run. Only current (not superseded) records are shown. */
+/* reports/tables.c: the timing tables of a study besides the speedup table (speedup.c): crossover of
+ * each GPU variant against the best CPU variant, the GPU time split and the summary (seed 002's Table
+ * 2.2). Only current (not superseded) records are shown, and only cases that ran (ok or failed): the
+ * variants not run are in the not-run table (notrun.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,22 +61,6 @@ static const rep_case *best_cpu_case(const rep_set *s, int env, const char *stud
     return rep_best_c(s, env, study, size);
 }
 
-/* Median of the best CPU variant at a size (NAN when none); *who gets its name. */
-static double best_cpu(const rep_set *s, int env, const char *study, long size, const char **who)
-{
-    const rep_case *b = best_cpu_case(s, env, study, size);
-    *who = b ? b->variant : NULL;
-    return b ? b->median : NAN;
-}
-
-static const char *study_baseline(const rep_set *s, int env, const char *study)
-{
-    for (int i = 0; i < s->ncases; i++)
-        if (s->cases[i].env == env && strcmp(s->cases[i].study, study) == 0)
-            return s->cases[i].baseline;
-    return "";
-}
-
 static const char *study_size_name(const rep_set *s, int env, const char *study)
 {
     for (int i = 0; i < s->ncases; i++)
@@ -84,102 +69,13 @@ static const char *study_size_name(const rep_set *s, int env, const char *study)
     return "size";
 }
 
-/* Beside the speedup table: every variant slower than the one it builds on, then how to read them. */
-static void inversion_notes(rep_table *t, const rep_set *s, int env, const char *study)
+/* Whether a variant has an ok case at any of the sizes. */
+static int ran_somewhere(const rep_set *s, int env, const char *study, const char *variant, const long *sizes, int ns)
 {
-    char *lines[REP_MAX_INVERSIONS];
-    int n = rep_inversions(s, env, study, lines, (int)(sizeof lines / sizeof *lines));
-    for (int i = 0; i < n; i++) {
-        rep_table_note(t, "%s", lines[i]);
-        free(lines[i]);
-    }
-    if (n)
-        rep_table_note(t, "%s", rep_inversion_legend);
-}
-
-/* The "× best framework" cell of row r (column col): the best framework baseline's median over the row's. */
-static void framework_cell(rep_table *t, int r, int col, const rep_case *fw, const rep_case *c)
-{
-    if (fw)
-        rep_cell_num(t, r, col, fw->median / c->median, "%.3g×", fw->median / c->median);
-    else
-        rep_cell_text(t, r, col, "—");
-}
-
-rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study)
-{
-    const char *vs[MAXV];
-    long sizes[MAXS];
-    int nv = rep_variants(s, env, study, vs, MAXV), ns = rep_sizes(s, env, study, sizes, MAXS);
-    const char *base = study_baseline(s, env, study), *sn = study_size_name(s, env, study);
-    char title[256], col_base[64];
-    snprintf(title, sizeof title, "%s: median time per repetition and speedup", study);
-    snprintf(col_base, sizeof col_base, "× %s", base);
-    /* the "× best framework" column only where framework baselines ran (docs/baselines.md) */
-    int fw_cols = rep_has_frameworks(s, env, study), c_n = 6 + fw_cols, c_note = 7 + fw_cols;
-    const char *cols[] = {sn, "variant", "median", "IQR", col_base, "× best CPU", "× best framework", "n", "note"};
-    const char *csv[] = {"size", "variant", "median_s", "iqr_s", "speedup_vs_baseline",
-                         "speedup_vs_best_cpu", "speedup_vs_best_framework", "reps", "note"};
-    if (!fw_cols) { /* drop the column: the table is as before */
-        cols[6] = cols[7], cols[7] = cols[8];
-        csv[6] = csv[7], csv[7] = csv[8];
-    }
-    rep_table *t = rep_table_new("", title, 8 + fw_cols, cols, csv);
-    free(t->id);
-    t->id = rep_printf("%s-speedup", study);
-    char buf[256];
-    for (int si = 0; si < ns; si++) {
-        const rep_case *b = rep_find(s, env, study, base, sizes[si]);
-        const rep_case *fw = rep_best_framework(s, env, study, sizes[si]);
-        const char *who;
-        double cpu = best_cpu(s, env, study, sizes[si], &who);
-        int first = 1;
-        for (int vi = 0; vi < nv; vi++) {
-            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
-            if (!c)
-                continue;
-            int r = rep_table_row(t, first);
-            first = 0;
-            rep_row_status(t, r, c->status);
-            rep_cell_num(t, r, 0, (double)c->size, "%s=%ld", sn, c->size);
-            rep_cell_text(t, r, 1, "%s", c->variant);
-            if (!rep_is_ok(c)) {
-                rep_cell_text(t, r, 2, "%s", c->status);
-                status_text(buf, sizeof buf, c);
-                rep_cell_text(t, r, c_note, "%s", buf);
-                continue;
-            }
-            const char *mark = rep_case_mark(t, c);
-            rep_fmt_time(buf, sizeof buf, c->median);
-            rep_cell_num(t, r, 2, c->median, "%s%s", buf, mark);
-            rep_fmt_time(buf, sizeof buf, c->p75 - c->p25);
-            rep_cell_num(t, r, 3, c->p75 - c->p25, "%s", buf);
-            if (rep_is_ok(b))
-                rep_cell_num(t, r, 4, b->median / c->median, "%.3g×", b->median / c->median);
-            else
-                rep_cell_text(t, r, 4, "—");
-            if (isfinite(cpu))
-                rep_cell_num(t, r, 5, cpu / c->median, "%.3g×", cpu / c->median);
-            else
-                rep_cell_text(t, r, 5, "—");
-            if (fw_cols)
-                framework_cell(t, r, 6, fw, c);
-            rep_cell_num(t, r, c_n, c->ntimes, "%d", c->ntimes);
-            if (who && strcmp(who, c->variant) == 0)
-                rep_cell_text(t, r, c_note, "best CPU");
-            else if (fw && fw == c)
-                rep_cell_text(t, r, c_note, "best framework, %d thread%s", c->threads, c->threads == 1 ? "" : "s");
-            else if (rep_case_external(c))
-                rep_cell_text(t, r, c_note, "framework, %d thread%s", c->threads, c->threads == 1 ? "" : "s");
-        }
-    }
-    rep_table_note(t, "median and IQR (interquartile range) over the timed repetitions; × columns: "
-                      "median of the reference ÷ median of the row (above 1 = faster).");
-    if (fw_cols)
-        rep_table_note(t, "framework rows are baselines (docs/baselines.md) run by Python in the same run, "
-                          "each at its fastest thread count (in the note); best CPU = the fastest C variant.");
-    inversion_notes(t, s, env, study);
-    return t;
+    for (int i = 0; i < ns; i++)
+        if (rep_is_ok(rep_find(s, env, study, variant, sizes[i])))
+            return 1;
+    return 0;
 }
 
 /* Size where t_gpu / t_cpu crosses 1, interpolating log(ratio) linearly in log(size). */
@@ -206,14 +102,18 @@ rep_table *rep_tab_crossover(const rep_set *s, int env, const char *study)
         for (int si = 0; si < ns; si++) {
             const rep_case *g = rep_find(s, env, study, vs[vi], sizes[si]);
             const rep_case *cpu = best_cpu_case(s, env, study, sizes[si]);
-            if (!rep_is_ok(g) || !cpu)
+            /* per unit of work where the size compares so (units.c); NAN: not comparable */
+            double tg = rep_cmp_time(s, env, study, g), tc = cpu ? rep_cmp_time(s, env, study, cpu) : NAN;
+            if (!isfinite(tg) || !isfinite(tc))
                 continue;
             lx[n] = log((double)sizes[si]);
-            lr[n] = log(g->median / cpu->median);
+            lr[n] = log(tg / tc);
             /* a reduced or extrapolated case on either side marks the ratio */
             mk[n] = rep_case_mark(t, g)[0] ? rep_case_mark(t, g) : rep_case_mark(t, cpu);
             sz[n++] = sizes[si];
         }
+        if (n == 0 && !ran_somewhere(s, env, study, vs[vi], sizes, ns))
+            continue; /* never ran: in the not-run table */
         int r = rep_table_row(t, 1);
         rep_cell_text(t, r, 0, "%s", vs[vi]);
         if (n == 0) {
@@ -259,7 +159,7 @@ static double phase_mean(const json_t *phases, const char *key)
     return n ? sum / (double)n : NAN;
 }
 
-/* Whether any ok case of the study has the runner's device-memory figure (records from issue 18 on): the
+/* Whether any ok case of the study has the runner's device-memory figure (gpu_mem_used_bytes): the
  * phases table then has two more columns, and rows for GPU cases without phases. */
 static int has_gpu_memory(const rep_set *s, int env, const char *study)
 {
@@ -364,7 +264,7 @@ rep_table *rep_tab_summary(const rep_set *s, int env, const char *study)
         int first = 1;
         for (int si = 0; si < ns; si++) {
             const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
-            if (!c)
+            if (!c || rep_not_run(c))
                 continue;
             int r = rep_table_row(t, first);
             first = 0;
@@ -394,52 +294,5 @@ rep_table *rep_tab_summary(const rep_set *s, int env, const char *study)
         }
     }
     rep_table_note(t, "std is the sample standard deviation (n − 1); CV = std ÷ mean.");
-    return t;
-}
-
-rep_table *rep_tab_unavailable(const rep_set *s, int env, const char *study)
-{
-    const char *cols[] = {"variant", "status", "sizes", "reason"};
-    rep_table *t = rep_table_new("", "", 4, cols, cols);
-    free(t->id);
-    free(t->title);
-    t->id = rep_printf("%s-not-run", study);
-    t->title = rep_printf("%s: variants that did not run (unavailable here, or skipped)", study);
-    const char *vs[MAXV];
-    int nv = rep_variants(s, env, study, vs, MAXV);
-    for (int vi = 0; vi < nv; vi++) {
-        long sizes[MAXS];
-        int ns = rep_sizes(s, env, study, sizes, MAXS);
-        /* one row per distinct (status, reason) of this variant */
-        for (int si = 0; si < ns; si++) {
-            const rep_case *c = rep_find(s, env, study, vs[vi], sizes[si]);
-            if (!c || (strcmp(c->status, "unavailable") && strcmp(c->status, "skipped")))
-                continue;
-            int dup = 0;
-            for (int r = 0; r < t->nrows && !dup; r++)
-                dup = strcmp(t->cells[r * 4].text, c->variant) == 0 &&
-                      strcmp(t->cells[r * 4 + 1].text, c->status) == 0 &&
-                      strcmp(t->cells[r * 4 + 3].text, c->error ? c->error : "") == 0;
-            if (dup)
-                continue;
-            char list[256] = "";
-            for (int sj = 0; sj < ns; sj++) {
-                const rep_case *d = rep_find(s, env, study, vs[vi], sizes[sj]);
-                if (d && strcmp(d->status, c->status) == 0 &&
-                    strcmp(d->error ? d->error : "", c->error ? c->error : "") == 0)
-                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%ld", list[0] ? " " : "",
-                             d->size);
-            }
-            int r = rep_table_row(t, 1);
-            rep_cell_text(t, r, 0, "%s", c->variant);
-            rep_cell_text(t, r, 1, "%s", c->status);
-            rep_cell_text(t, r, 2, "%s", list);
-            rep_cell_text(t, r, 3, "%s", c->error ? c->error : "");
-        }
-    }
-    if (t->nrows == 0) {
-        rep_table_free(t);
-        return NULL;
-    }
     return t;
 }

@@ -38,15 +38,18 @@ static const struct {
     {"epochs.gp", "cnn/devbox/figures/cnn-epochs.dat", NULL},
     {"bars.gp", "cnn/devbox/figures/cnn-throughput-bars.dat",
      "subtitle='batch=512'; ylab='samples/s (mean over epochs)'; labfmt='%.0f'"},
-    /* issue 16, part 3: throughput and accuracy against the batch (two variants, one with a gap) */
+    /* the data path's part 3: throughput and accuracy against the batch (two variants, one with a gap) */
     {"batch.gp", "batch/devbox/figures/mlp-sweep.dat", "xlab='batch'"},
-    /* issue 16 part 1: images/s per method and cache state, warm and cold apart */
+    /* part 1: images/s per method and cache state, warm and cold apart */
     {"bars.gp", "pipeline/devbox/figures/pipeline-loading.dat", "ylab='images/s'; labfmt='%.3g'"},
-    /* issue 16 part 2: epoch time and wait fraction against the prefetch depth, two cases */
+    /* part 2: epoch time and wait fraction against the prefetch depth, two cases */
     {"overlap.gp", "overlap/devbox/figures/prefetch-overlap.dat", NULL},
     {"bandwidth.gp", "gpu_path/gpubox/figures/h2d-bandwidth.dat", NULL},
-    /* issue 16, part 4: epoch time and accuracy per storage type */
+    /* part 4: epoch time and accuracy per storage type */
     {"precision.gp", "precision/devbox/figures/precision-precision.dat", NULL},
+    /* a reduced run beside full ones: time per sample, the reduced bar labelled with its mark */
+    {"bars.gp", "fresh/laptop/figures/cnn-bars.dat",
+     "subtitle='batch=512, per sample, † reduced'; ylab='time per sample (µs)'"},
 };
 
 static void one_script(int i)
@@ -71,7 +74,10 @@ static void one_script(int i)
 SCRIPT_TEST(0) SCRIPT_TEST(1) SCRIPT_TEST(2) SCRIPT_TEST(3)
 SCRIPT_TEST(4) SCRIPT_TEST(5) SCRIPT_TEST(6) SCRIPT_TEST(7)
 SCRIPT_TEST(8) SCRIPT_TEST(9) SCRIPT_TEST(10) SCRIPT_TEST(11)
-SCRIPT_TEST(12) SCRIPT_TEST(13) SCRIPT_TEST(14)
+SCRIPT_TEST(12) SCRIPT_TEST(13) SCRIPT_TEST(14) SCRIPT_TEST(15)
+SCRIPT_TEST(16)
+/* one test per figure above: a figure added there needs its SCRIPT_TEST and its line in main */
+_Static_assert(sizeof figs / sizeof *figs == 17, "a SCRIPT_TEST per entry of figs");
 
 /* A script that does not exist fails instead of silently making nothing. */
 static void missing_script_fails(void **s)
@@ -140,7 +146,8 @@ static void report_renders_figure_one(void **s)
     static char buf[1 << 17];
     read_page(page, buf, sizeof buf);
     assert_non_null(strstr(buf, "![Average throughput per variant at batch=512, mean ± std over repetitions "
-                                "(seed 004's Figure 1 d)](figures/cnn-throughput-bars.png)"));
+                                "(seed 004's Figure 1 d) († reduced run: compared per sample, not by total time)]"
+                                "(figures/cnn-throughput-bars.png)"));
     free(page), free(root), free(dir);
 }
 
@@ -213,6 +220,7 @@ int main(void)
         cmocka_unit_test(script_6), cmocka_unit_test(script_7), cmocka_unit_test(script_8),
         cmocka_unit_test(script_9), cmocka_unit_test(script_10), cmocka_unit_test(script_11),
         cmocka_unit_test(script_12), cmocka_unit_test(script_13), cmocka_unit_test(script_14),
+        cmocka_unit_test(script_15), cmocka_unit_test(script_16),
         cmocka_unit_test(missing_script_fails),
         cmocka_unit_test(report_renders_figures), cmocka_unit_test(report_renders_figure_one),
         cmocka_unit_test(names_not_enhanced_text),

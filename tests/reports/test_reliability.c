@@ -1,5 +1,5 @@
-/* tests/reports/test_reliability.c: issue 19's findings on the report side, each a test that failed
- * before the fix: hostile names in results files stay inside --out and apart (3), a full disk makes
+/* tests/reports/test_reliability.c: what the report side guarantees against bad or hostile input and a
+ * full disk, each a test: hostile names in results files stay inside --out and apart (3), a full disk makes
  * report and compare exit 1 and leave no empty or cut file (2), records with zero or negative times are
  * rejected (8), and loading is linear in the records (4). A full disk is simulated with RLIMIT_FSIZE in
  * a child, SIGXFSZ ignored, so write() fails with EFBIG at a chosen size on any machine. */

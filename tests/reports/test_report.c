@@ -225,6 +225,8 @@ static int count(const char *text, const char *what)
 
 /* ---- tests ------------------------------------------------------------------------------------ */
 
+static int has_line(const char *text, const char *line);
+
 /* The kernel study (with cuda, a failed and an unavailable variant and a calibration record, read
  * through `latest` and its run directory), a training study, a galaxy-like profile and a second
  * machine: every file written matches its golden copy. */
@@ -252,9 +254,21 @@ static void report_matches_golden(void **state)
     /* CSV: a case's state goes to the status column, numeric columns stay numeric or empty */
     char *cp = rep_printf("%s/devbox/tables/entropy_mi-speedup.csv", out), *c = slurp(cp);
     assert_non_null(strstr(c, ",note,status\n"));
-    assert_non_null(strstr(c, "\n256,omp,,,,,,unavailable: built without OpenMP (meson -Dopenmp=disabled),"
-                              "unavailable\n"));
-    free(g), free(rp), free(r), free(cp), free(c);
+    assert_null(strstr(c, ",omp,")); /* unavailable: in the not-run table, not a row at every size */
+    assert_non_null(strstr(c, "\n4096,factorized,,,,,,failed: check failed: rel_err 2.4e-03 > tolerance "
+                              "1.0e-03,failed\n")); /* a failed case is a result: its row stays */
+    /* naive at B=4096 is a reduced run beside full ones, and a kernel study records no time per sample:
+     * it is left out of the × columns, with a note, rather than compared by its total time */
+    char *sp = rep_printf("%s/devbox/tables/entropy_mi-speedup.md", out), *sm = slurp(sp);
+    assert_true(has_line(sm, "| B=4096 | naive | 320 ms† | 6.4 ms | — | — | 5 | not compared: reduced run, no time "
+                             "per sample or epoch |"));
+    assert_true(has_line(sm, "|  | simd | 32 ms | 640 µs | — | 1× | 5 | best CPU |"));
+    /* the findings, first in REPORT.md: at B=1024, the largest size where every variant compared ran */
+    assert_non_null(strstr(r, "## Findings\n"));
+    assert_true(strstr(r, "## Findings") < strstr(r, "Contents:"));
+    assert_true(has_line(r, "- [**entropy_mi**](devbox/entropy_mi.md) on devbox at B=1024: simd is 10× naive; cuda "
+                            "is 13× naive; factorized is 200× naive; simd runs at 29 % of the roofline."));
+    free(g), free(rp), free(r), free(cp), free(c), free(sp), free(sm);
     free(out);
 }
 
@@ -346,7 +360,11 @@ static void cnn_table_one(void **state)
     assert_true(has_line(t, "| cudnn | 240 ms ± 4 ms | 2.5 s ± 70.7 ms | 250000 ± 4000 | 89.90 ± 0.04 % | "
                             "90.20 ± 0.03 % | 310.0 MiB | 220.0 MiB |"));
     assert_non_null(strstr(t, "| omp | failed: check failed"));
-    assert_non_null(strstr(t, "| blas | unavailable: built without CBLAS"));
+    assert_null(strstr(t, "blas")); /* unavailable: in the not-run table, once */
+    char *np = rep_printf("%s/devbox/tables/cnn-not-run.md", out), *nr = slurp(np);
+    assert_true(has_line(nr, "| blas | unavailable: built without CBLAS (meson -Dblas=disabled) | built without "
+                             "CBLAS (meson -Dblas=disabled) |"));
+    free(np), free(nr);
     char *cp = rep_printf("%s/devbox/tables/cnn-performance.csv", out), *c = slurp(cp);
     assert_true(has_line(c, "simd,512,2,1.95,0.04,20,0.566,30769.231,630,0.8982,0,0.9011,0,125829120,,,,ok"));
     assert_true(has_line(c, "omp,512,0,,,,,,,,,,,,,,,failed")); /* numbers only: the reason is in md */
@@ -367,10 +385,72 @@ static void cnn_table_one(void **state)
     assert_true(has_line(u, "| conv2 | 4720 | 20 s | 20 s | 50.0 % | 4.24 ms |")); /* a layer: both passes */
     char *dp = rep_printf("%s/devbox/figures/cnn-throughput-bars.dat", out), *d = slurp(dp);
     assert_true(has_line(d, "\"simd\" 30769.231 630"));
-    assert_true(has_line(d, "\"naive\" 1034.483 0")); /* one repetition: no std */
+    assert_true(has_line(d, "\"naive†\" 1034.483 0")); /* one repetition: no std; reduced: its mark */
     assert_null(strstr(d, "omp"));
     free(g), free(rp), free(r), free(tp), free(t), free(cp), free(c), free(fp), free(f), free(bp), free(b);
     free(up), free(u), free(dp), free(d), free(out);
+}
+
+/* A fresh machine (fixtures/fresh: no GPU, no Python baselines, every CPU variant skipped for memory at
+ * B=65536): the tables and figures hold measured rows only, and each variant not run is listed once in
+ * its study's not-run table (page and REPORT.md) with what to install or pass. cnn's naive is a reduced
+ * run (1 of 10 epochs on 20000 of 60000 rows): 16.8 s in all, less than simd's full 20 s, so by total
+ * time it would stand as 1.19× simd; the speedup table and the bar figure compare it per sample, its †
+ * in the figure's data. REPORT.md opens with the findings. Every file written matches golden/fresh/. */
+static void fresh_machine(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"fresh"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    if (update_golden()) {
+        char *g = rep_printf("%s/fresh", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "fresh", &n), 0);
+    char *g = rep_printf("%s/fresh", gold);
+    assert_int_equal(missing_from(g, out), 0);
+    char *sp = rep_printf("%s/laptop/tables/entropy_mi-speedup.md", out), *sm = slurp(sp);
+    assert_non_null(sm);
+    assert_null(strstr(sm, "unavailable"));
+    assert_null(strstr(sm, "skipped"));
+    assert_null(strstr(sm, "65536"));
+    assert_null(strstr(sm, "× best framework")); /* no framework ran: no column */
+    char *up = rep_printf("%s/laptop/tables/entropy_mi-summary.md", out), *um = slurp(up);
+    assert_null(strstr(um, "unavailable"));
+    char *np = rep_printf("%s/laptop/tables/entropy_mi-not-run.md", out), *nr = slurp(np);
+    assert_int_equal(count(nr, "| torch |"), 1);
+    assert_true(has_line(nr, "| torch | unavailable: python:torch: /usr/bin/python3 cannot import numpy and torch | "
+                             "install the baselines with `sh scripts/setup.sh build --baselines` (or set "
+                             "SPEEDLAB_PYTHON to an interpreter that has them) |"));
+    assert_non_null(strstr(nr, "| naive | skipped: does not fit in memory: setup needs 8589934592 bytes (at B=65536) |"));
+    char *cp = rep_printf("%s/laptop/tables/cnn-speedup.md", out), *cm = slurp(cp);
+    assert_true(has_line(cm, "| batch | variant | median | IQR | per sample | × naive | × best CPU | n | note |"));
+    assert_true(has_line(cm, "| batch=512 | naive | 16.8 s† | 0 s | 825 µs | 1× | 0.0152× | 1 |  |"));
+    assert_true(has_line(cm, "|  | simd | 20 s | 400 ms | 32.5 µs | 25.4× | 0.385× | 2 |  |"));
+    assert_null(strstr(cm, "0.84×")); /* simd's total against naive's: never */
+    char *bp = rep_printf("%s/laptop/figures/cnn-bars.dat", out), *bd = slurp(bp);
+    assert_true(has_line(bd, "# variant us_per_sample std_us (size batch=512; † reduced, ‡ extrapolated)"));
+    assert_true(has_line(bd, "\"naive†\" 825.000144 0")); /* not 16.8 s against simd's 20 s */
+    assert_true(has_line(bd, "\"simd\" 32.4999998 0.650000396"));
+    char *tp = rep_printf("%s/laptop/figures/cnn-throughput-bars.dat", out), *td = slurp(tp);
+    assert_true(has_line(td, "\"naive†\" 1212.121 0"));
+    char *pp = rep_printf("%s/laptop/cnn.md", out), *pm = slurp(pp);
+    assert_non_null(strstr(pm, "*Time per sample per variant at batch=512, mean ± std (seed 002's Figure 2.6) († "
+                               "reduced run: compared per sample, not by total time)*"));
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_true(strstr(r, "Read: ") < strstr(r, "## Findings") && strstr(r, "## Findings") < strstr(r, "Contents:"));
+    assert_true(has_line(r, "- [**entropy_mi**](laptop/entropy_mi.md) at B=16384: simd is 2.7× naive; threads add "
+                            "2.0× (omp over simd); factorized is 27× naive (10× over simd); simd runs at 75 % of the "
+                            "roofline; inversion: factorized_omp is slower than factorized (0.91×)."));
+    assert_true(has_line(r, "- [**cnn**](laptop/cnn.md) at batch=512, per sample: simd is 25× naive†; threads add "
+                            "1.9× (omp over simd); blas is 66× naive†; simd runs at 38 % of the roofline."));
+    assert_int_equal(count(r, "| cuda | unavailable: cuda: no CUDA device |"), 2); /* once per study */
+    assert_null(strstr(r, "| cuda | unavailable |"));
+    free(g), free(sp), free(sm), free(up), free(um), free(np), free(nr), free(cp), free(cm), free(bp), free(bd);
+    free(tp), free(td), free(pp), free(pm), free(rp), free(r), free(out);
 }
 
 /* Results of different machines go to separate directories, never into one table. */
@@ -587,7 +667,7 @@ static void compare_flags_isa(void **state)
     free(t), free(a), free(b), free(file), free(out);
 }
 
-/* A batch sweep (fixtures/batch, issue 16 part 3: mlp simd and omp with series only, omp failed at 1024;
+/* A batch sweep (fixtures/batch, the data path's part 3: mlp simd and omp with series only, omp failed at 1024;
  * cnn omp with its metrics) gets a table and a figure of throughput and final accuracy against the batch;
  * a study at one size (every other fixture) gets neither. Every file written matches golden/batch/. */
 static void batch_sweep(void **state)
@@ -621,7 +701,7 @@ static void batch_sweep(void **state)
     char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
     assert_non_null(strstr(r, "- Batch size (mlp simd): samples/s were highest at batch 1024 (120048/s), 6.00× batch 16's; "
                               "test accuracy at batch 1024 was 9.00 points below the best"));
-    assert_non_null(strstr(r, "Not in these results: loading (part 1), overlap"));
+    assert_non_null(strstr(r, "Parts of the data-path study not in these results: loading (part 1), overlap"));
     free(rp), free(r);
     free(tp), free(t), free(cp), free(c), free(fp), free(f), free(ap), free(a), free(g), free(out);
 }
@@ -651,7 +731,7 @@ static void main_job_with_sweep(void **state)
     free(sp), free(sd), free(tp), free(t), free(rp), free(r), free(out);
 }
 
-/* The pipeline study (fixtures/pipeline, issue 16 part 1): a warm run and a later cold run of the same four
+/* The pipeline study (fixtures/pipeline, the data path's part 1): a warm run and a later cold run of the same four
  * variants are eight cases, not four (the cold run does not supersede the warm one); the loading table and
  * figure show each apart, and REPORT.md's data path section says what paid. Matches golden/pipeline/. */
 static void pipeline_loading(void **state)
@@ -681,11 +761,11 @@ static void pipeline_loading(void **state)
     assert_non_null(strstr(r, "- Loading (pipeline, cache=warm): mmap of the file took 10 ms, 20.00× faster than "
                               "gzip (200 ms); a gzip load is 0.100× one mlp epoch"));
     assert_non_null(strstr(r, "- Loading (pipeline, cache=cold (fadvise only, no drop_caches)): read of the file took 80 ms, 3.12× faster"));
-    assert_non_null(strstr(r, "Not in these results: overlap (prefetching, part 2), batch size"));
+    assert_non_null(strstr(r, "Parts of the data-path study not in these results: overlap (prefetching, part 2), batch size"));
     free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
 }
 
-/* Issue 16's GPU parts (fixtures/gpu_path): the h2d study's copies (part 5: GB/s against size, pinned
+/* The data path's GPU parts (fixtures/gpu_path): the h2d study's copies (part 5: GB/s against size, pinned
  * against the pageable row it builds on) and cnn's cudnnFind against the heuristic (part 6: search cost,
  * steady epochs, the epochs it takes to pay back); their tables, the bandwidth figure's data and the data
  * path sentences. Matches golden/gpu_path/. */
@@ -721,12 +801,12 @@ static void gpu_data_path(void **state)
     assert_non_null(strstr(r, "- Copy/compute overlap (mlp cuda, batch=64): fed from the host, an epoch took 1.2 s "
                               "with two streams and pinned slots against 1.5 s copying synchronously (1.25× "
                               "faster); with the training set resident on the GPU, 1 s."));
-    assert_non_null(strstr(r, "Not in these results: loading (part 1), overlap (prefetching, part 2), batch size "
+    assert_non_null(strstr(r, "Parts of the data-path study not in these results: loading (part 1), overlap (prefetching, part 2), batch size "
                               "(part 3), reduced precision (part 4)."));
     free(tp), free(t), free(ap), free(a), free(fp), free(f), free(rp), free(r), free(g), free(out);
 }
 
-/* The prefetch study (fixtures/overlap, issue 16 part 2): two cases (model and augment params) of sync and
+/* The prefetch study (fixtures/overlap, the data path's part 2): two cases (model and augment params) of sync and
  * three loader depths, one failed. The overlap table keeps the cases apart, the figure has one block per
  * case, and REPORT.md's data path section says per case whether prefetching paid (mlp: faster; cnn:
  * slower although its wait dropped). Matches golden/overlap/. */
@@ -766,13 +846,13 @@ static void overlap_prefetch(void **state)
                               "1.05× slower than sync (1 s); the compute waited 20.0 % of the epoch with sync and 5.0 % "
                               "with queue1; the steps themselves took 800 ms per epoch with sync and 997 ms with "
                               "queue1.\n"));
-    assert_non_null(strstr(r, "Not in these results: loading (part 1), batch size (part 3)"));
-    assert_null(strstr(r, "Not in these results: loading (part 1), overlap"));
+    assert_non_null(strstr(r, "Parts of the data-path study not in these results: loading (part 1), batch size (part 3)"));
+    assert_null(strstr(r, "Parts of the data-path study not in these results: loading (part 1), overlap"));
     free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
 }
 
-/* The precision study (fixtures/precision, issue 16 part 4): four CPU rows with their storage, and three
- * GPU rows unavailable (in the unavailable table, not in the precision table); the table, the figure's
+/* The precision study (fixtures/precision, the data path's part 4): four CPU rows with their storage, and three
+ * GPU rows unavailable (in the not-run table, not in the precision table); the table, the figure's
  * data and REPORT.md's data path sentence. Matches golden/precision/. */
 static void precision_table(void **state)
 {
@@ -796,7 +876,7 @@ static void precision_table(void **state)
     assert_true(has_line(t, "| fp32 | fp32 | 200 ms ± 4 ms | 1.00× | 5 | 86.00 % | +0.00 | 2.1e-06 |"));
     assert_true(has_line(t, "| bf16 | bf16 | 250 ms ± 5 ms | 0.80× | 5 | 85.70 % | -0.30 | 0.032 |"));
     assert_true(has_line(t, "| bf16dp | bf16 | 160 ms ± 3.2 ms | 1.25× | 5 | 85.60 % | -0.40 | 0.032 |"));
-    assert_null(strstr(t, "cuda-fp16")); /* unavailable: listed in the unavailable table instead */
+    assert_null(strstr(t, "cuda-fp16")); /* unavailable: listed in the not-run table instead */
     char *fp = rep_printf("%s/devbox/figures/precision-precision.dat", out), *f = slurp(fp);
     assert_non_null(strstr(f, "\"fp32\" 0.2 0.004 86 \"fp32\"\n\"bf16\" 0.25 0.005 85.7 \"bf16\"\n"));
     char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
@@ -840,6 +920,7 @@ int main(void)
         cmocka_unit_test(machines_are_grouped),
         cmocka_unit_test(isa_levels_and_inversions),
         cmocka_unit_test(cnn_table_one),
+        cmocka_unit_test(fresh_machine),
         cmocka_unit_test(batch_sweep),
         cmocka_unit_test(main_job_with_sweep),
         cmocka_unit_test(pipeline_loading),
