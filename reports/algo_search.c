@@ -38,7 +38,7 @@ static const rep_case *partner(const rep_set *s, int env, const rep_case *c)
 {
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *o = &s->cases[i];
-        if (o->env == env && !o->superseded && search_case(o) && !strcmp(o->study, c->study) &&
+        if (o->env == env && !o->replaced && search_case(o) && !strcmp(o->study, c->study) &&
             o->size == c->size && !strcmp(o->pkey, c->pkey) && rep_metric(o, "cudnn_find") != rep_metric(c, "cudnn_find"))
             return o;
     }
@@ -73,7 +73,7 @@ rep_table *rep_tab_algo_search(const rep_set *s, int env, const char *study)
     t->id = rep_printf("%s-algo-search", study);
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env != env || c->superseded || strcmp(c->study, study) || !search_case(c))
+        if (c->env != env || c->replaced || strcmp(c->study, study) || !search_case(c))
             continue;
         int r = rep_table_row(t, 1);
         rep_row_status(t, r, c->status);
@@ -103,7 +103,7 @@ void rep_algo_search_sentences(FILE *f, const rep_set *s, int env, const char *s
 {
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env != env || c->superseded || strcmp(c->study, study) || !search_case(c) ||
+        if (c->env != env || c->replaced || strcmp(c->study, study) || !search_case(c) ||
             rep_metric(c, "cudnn_find") <= 0)
             continue;
         const rep_case *h = partner(s, env, c);

@@ -68,7 +68,7 @@ const char *rep_batch_set(const rep_set *s, int env, const char *study, const ch
     int count[MAXSETS], nsets = 0, best = -1;
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env != env || c->superseded || strcmp(c->study, study) || strcmp(c->variant, variant) ||
+        if (c->env != env || c->replaced || strcmp(c->study, study) || strcmp(c->variant, variant) ||
             rep_not_run(c))
             continue;
         int k = 0;
@@ -87,7 +87,7 @@ const rep_case *rep_batch_case(const rep_set *s, int env, const char *study, con
 {
     for (int i = 0; set && i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && c->size == size && !strcmp(c->study, study) &&
+        if (c->env == env && !c->replaced && c->size == size && !strcmp(c->study, study) &&
             !strcmp(c->variant, variant) && !strcmp(c->pkey, set) && !rep_not_run(c))
             return c;
     }

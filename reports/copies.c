@@ -188,7 +188,7 @@ static const rep_case *fed(const rep_set *s, int env, const rep_case *like, int 
 {
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, like->study) &&
+        if (c->env == env && !c->replaced && !strcmp(c->study, like->study) &&
             !strcmp(c->variant, like->variant) && c->size == like->size && feed_of(c) == feed)
             return c;
     }
@@ -206,7 +206,7 @@ void rep_feed_sentences(FILE *f, const rep_set *s, int env, const char *study)
 {
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *o = &s->cases[i];
-        if (o->env != env || o->superseded || strcmp(o->study, study) || feed_of(o) != 2)
+        if (o->env != env || o->replaced || strcmp(o->study, study) || feed_of(o) != 2)
             continue;
         const rep_case *sy = fed(s, env, o, 1), *re = fed(s, env, o, 0);
         if (!sy)

@@ -49,7 +49,7 @@ const rep_case *rep_best_c(const rep_set *s, int env, const char *study, long si
 int rep_has_frameworks(const rep_set *s, int env, const char *study)
 {
     for (int i = 0; i < s->ncases; i++)
-        if (s->cases[i].env == env && !s->cases[i].superseded && strcmp(s->cases[i].study, study) == 0 &&
+        if (s->cases[i].env == env && !s->cases[i].replaced && strcmp(s->cases[i].study, study) == 0 &&
             rep_case_external(&s->cases[i]) && rep_is_ok(&s->cases[i]))
             return 1;
     return 0;

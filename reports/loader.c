@@ -197,7 +197,7 @@ static void free_case(rep_case *c)
     json_decref(c->rec);
 }
 
-/* The environment lists the runs of its case records, superseded ones included. */
+/* The environment lists the runs of its case records, replaced ones included. */
 static void note_run(rep_env *e, const char *run_id)
 {
     for (int k = 0; k < e->nruns; k++)
@@ -230,7 +230,7 @@ static void note_threads(rep_env *e, const rep_case *old, const rep_case *now)
 {
     if (old->threads == now->threads)
         return;
-    e->nthreads_superseded++;
+    e->nthreads_replaced++;
     if (!e->threads_example) {
         const rep_case *a = strcmp(now->time, old->time) >= 0 ? old : now, *b = a == old ? now : old;
         e->threads_example = rep_printf("%s %s: %d -> %d threads", now->study, now->variant, a->threads,
@@ -248,7 +248,7 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
     char *key = case_key(&c);
     int at = key ? rep_hash_get(&s->keys, key) : -1;
     if (at >= 0) {
-        s->envs[env].nsuperseded++;
+        s->envs[env].nreplaced++;
         note_threads(&s->envs[env], &s->cases[at], &c);
         if (strcmp(c.time, s->cases[at].time) >= 0) { /* later, or as late and read later: it wins */
             free_case(&s->cases[at]);
@@ -579,10 +579,10 @@ void rep_load(rep_set *s, int npaths, char **paths, FILE *err)
         free(sn.paths[i]);
     free(sn.paths);
     for (int e = 0; e < s->nenvs; e++) /* not an error: said once, as REPORT.md says it */
-        if (s->envs[e].nthreads_superseded && err)
+        if (s->envs[e].nthreads_replaced && err)
             fprintf(err, "speedlab: %s: %d case records hidden by a later record at another thread count (%s);"
                     " report runs at different --threads from separate directories\n", s->envs[e].name,
-                    s->envs[e].nthreads_superseded, s->envs[e].threads_example);
+                    s->envs[e].nthreads_replaced, s->envs[e].threads_example);
 }
 
 void rep_set_free(rep_set *s)
@@ -659,7 +659,7 @@ const rep_case *rep_find(const rep_set *s, int env, const char *study, const cha
     const rep_case *best = NULL;
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && c->size == size && strcmp(c->study, study) == 0 &&
+        if (c->env == env && !c->replaced && c->size == size && strcmp(c->study, study) == 0 &&
             strcmp(c->variant, variant) == 0 &&
             (!best || c->nsame > best->nsame || (c->nsame == best->nsame && c->time && best->time && strcmp(c->time, best->time) < 0)))
             best = c;

@@ -20,7 +20,7 @@ static int overlap_case(const rep_case *c)
 
 static int in_study(const rep_case *c, int env, const char *study)
 {
-    return c->env == env && !c->superseded && !strcmp(c->study, study);
+    return c->env == env && !c->replaced && !strcmp(c->study, study);
 }
 
 int rep_is_overlap(const rep_set *s, int env, const char *study)

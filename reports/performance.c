@@ -51,7 +51,7 @@ static const rep_case *carrier(const rep_set *s, int env, const char *study)
 {
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) && isfinite(metric(c, pcols[0].metric)))
+        if (c->env == env && !c->replaced && !strcmp(c->study, study) && isfinite(metric(c, pcols[0].metric)))
             return c;
     }
     return NULL;

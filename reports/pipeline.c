@@ -31,7 +31,7 @@ static int cache_keys(const rep_set *s, int env, const char *study, const char *
     int n = 0;
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env != env || c->superseded || strcmp(c->study, study))
+        if (c->env != env || c->replaced || strcmp(c->study, study))
             continue;
         int k = 0;
         while (k < n && strcmp(keys[k], c->pkey))
@@ -47,7 +47,7 @@ static const rep_case *find_keyed(const rep_set *s, int env, const char *study, 
 {
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) && !strcmp(c->variant, v) &&
+        if (c->env == env && !c->replaced && !strcmp(c->study, study) && !strcmp(c->variant, v) &&
             !strcmp(c->pkey, key))
             return c;
     }

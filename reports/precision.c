@@ -26,7 +26,7 @@ int rep_is_precision(const rep_set *s, int env, const char *study)
 {
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) && precision_case(c))
+        if (c->env == env && !c->replaced && !strcmp(c->study, study) && precision_case(c))
             return 1;
     }
     return 0;
@@ -51,7 +51,7 @@ static const rep_case *find_variant(const rep_set *s, int env, const char *study
 {
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) && !strcmp(c->variant, v))
+        if (c->env == env && !c->replaced && !strcmp(c->study, study) && !strcmp(c->variant, v))
             return c;
     }
     return NULL;

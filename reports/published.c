@@ -1,5 +1,5 @@
-/* reports/published.c: the case-study write-ups' own tables (CASE_STUDIES.md and the seeds, not in this
- * repository), stored as data so that REPORT.md can print them beside ours. They were measured on other
+/* reports/published.c: the case-study write-ups' own tables (the published seeds), stored as data so
+ * that REPORT.md can print them beside ours. They were measured on other
  * machines with other software (Python, Numba, CuPy): read them for shape (ratios, crossovers), not for
  * absolute time. */
 #include <stdlib.h>

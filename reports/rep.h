@@ -44,11 +44,11 @@ typedef struct rep_env {
     char *calib_time;
     char *runs[64];  /* the run_ids of its case records, first seen first (64 listed at most) */
     int nruns;
-    int nsuperseded; /* case records dropped because a later record measured the same case */
+    int nreplaced; /* case records dropped because a later record measured the same case */
     /* Of those, the ones whose later record ran at another thread count (`threads`): the report shows
      * one record per case, so runs at two --threads in one set hide one of them; threads_example names
      * the first such case ("study variant: 1 -> 2 threads"). */
-    int nthreads_superseded;
+    int nthreads_replaced;
     char *threads_example;
 } rep_env;
 
@@ -67,7 +67,7 @@ typedef struct rep_case {
     double *times;            /* sorted ascending */
     double median, mean, std, min, max, cv, p25, p75;
     double gflops, gbs, ai;   /* NAN when absent */
-    int superseded;           /* always 0 once loaded: the loader keeps only a case's latest record */
+    int replaced;             /* always 0 once loaded: the loader keeps only a case's latest record */
     char *pkey;               /* the record's params other than the size, "k=v k=v" ("" when none):
                                * part of the case's identity (pipeline's cache=warm and cache=cold) */
     int nsame;                /* cases of its environment, study and size with the same params: the
@@ -108,7 +108,7 @@ int rep_studies(const rep_set *s, int env, const char **names, int max);
 /* Variants of a study (first-seen order) and its sizes (ascending). */
 int rep_variants(const rep_set *s, int env, const char *study, const char **names, int max);
 int rep_sizes(const rep_set *s, int env, const char *study, long *sizes, int max);
-/* The current (not superseded) case, or NULL. When the variant has cases of several param sets at the
+/* The current (not replaced by a later record) case, or NULL. When the variant has cases of several param sets at the
  * size (pipeline's cache=warm and cold; the main run's epochs and a batch sweep's), the one whose set
  * has the most cases there (the most variants), then the earliest: every table but the ones that
  * compare param sets (loading, sweep) shows the main run. */

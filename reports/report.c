@@ -149,7 +149,7 @@ static void count_cases(const rep_set *s, int env, const char *study, int *nok, 
     *nok = *nfail = *nna = 0;
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env != env || c->superseded || strcmp(c->study, study))
+        if (c->env != env || c->replaced || strcmp(c->study, study))
             continue;
         *nok += rep_is_ok(c);
         *nfail += !strcmp(c->status, "failed");
@@ -392,17 +392,17 @@ static void env_section(FILE *f, const rep_set *s, int env)
         fprintf(f, " `%s`", e->runs[i]);
     if (e->nruns == 0)
         fputs(" none with case records (calibration only)", f);
-    if (e->nsuperseded)
-        fprintf(f, " (%d older records of cases measured again later are not shown)", e->nsuperseded);
-    if (e->nthreads_superseded)
+    if (e->nreplaced)
+        fprintf(f, " (%d older records of cases measured again later are not shown)", e->nreplaced);
+    if (e->nthreads_replaced)
         fprintf(f, "\n\n**%d of them ran at another thread count** (%s): a report shows one record per case, "
                 "so report runs at different `--threads` from separate results directories to see both",
-                e->nthreads_superseded, e->threads_example);
+                e->nthreads_replaced, e->threads_example);
     fputs("\n\n", f);
     int header = 0;
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env != env || c->superseded || strcmp(c->status, "failed"))
+        if (c->env != env || c->replaced || strcmp(c->status, "failed"))
             continue;
         if (!header++)
             fputs("Failed cases (no time is reported for them):\n\n", f);
@@ -439,7 +439,7 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
         fprintf(f, " `%s`", o->paths[i]);
     int nrecords = s->ncases; /* every case record read: the kept ones and those a later one replaced */
     for (int e = 0; e < s->nenvs; e++)
-        nrecords += s->envs[e].nsuperseded;
+        nrecords += s->envs[e].nreplaced;
     fprintf(f, "\n\n%d results files, %d case records, %d machines.", s->nfiles, nrecords, s->nenvs);
     if (s->nerrors)
         fprintf(f, " **%d records or files were skipped** because of bad input:\n\n```\n%s```\n", s->nerrors,

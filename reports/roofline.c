@@ -262,7 +262,7 @@ static int metric_names(const rep_set *s, int env, const char *study, const char
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
         json_t *m = json_object_get(c->rec, "metrics");
-        if (c->env != env || c->superseded || strcmp(c->study, study) || !json_is_object(m))
+        if (c->env != env || c->replaced || strcmp(c->study, study) || !json_is_object(m))
             continue;
         const char *k;
         json_t *v;
@@ -271,7 +271,7 @@ static int metric_names(const rep_set *s, int env, const char *study, const char
     }
     for (int i = 0; i < s->ncases; i++) { /* the runner's peak memory, after the study's metrics */
         const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) &&
+        if (c->env == env && !c->replaced && !strcmp(c->study, study) &&
             json_is_number(json_object_get(c->rec, PEAK)))
             n = add_name(names, n, max, PEAK);
     }
@@ -330,7 +330,7 @@ static int series_present(const rep_set *s, int env, const char *study, int *whi
     for (int k = 0; k < NSUMS; k++)
         for (int i = 0; i < s->ncases; i++) {
             const rep_case *c = &s->cases[i];
-            if (c->env == env && !c->superseded && !strcmp(c->study, study) && isfinite(series_summary(c, &sums[k]))) {
+            if (c->env == env && !c->replaced && !strcmp(c->study, study) && isfinite(series_summary(c, &sums[k]))) {
                 which[n++] = k;
                 break;
             }

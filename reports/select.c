@@ -14,7 +14,7 @@ int rep_study_has(const rep_set *s, int env, const char *study, int (*pred)(cons
 {
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *c = &s->cases[i];
-        if (c->env == env && !c->superseded && !strcmp(c->study, study) && pred(c))
+        if (c->env == env && !c->replaced && !strcmp(c->study, study) && pred(c))
             return 1;
     }
     return 0;

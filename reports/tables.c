@@ -1,6 +1,6 @@
 /* reports/tables.c: the timing tables of a study besides the speedup table (speedup.c): crossover of
  * each GPU variant against the best CPU variant, the GPU time split and the summary (seed 002's Table
- * 2.2). Only current (not superseded) records are shown, and only cases that ran (ok or failed): the
+ * 2.2). Only current (not replaced by a later record) records are shown, and only cases that ran (ok or failed): the
  * variants not run are in the not-run table (notrun.c). */
 #include <math.h>
 #include <stdlib.h>

@@ -450,7 +450,7 @@ static void loading_is_linear(void **state)
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     fprintf(stderr, "# loaded %d records in %.2f s\n", 2 * N, secs);
     assert_int_equal(s.ncases, N);
-    assert_int_equal(s.envs[0].nsuperseded, N);
+    assert_int_equal(s.envs[0].nreplaced, N);
     for (int i = 0; i < N; i++)
         assert_true(s.cases[i].median == 0.5); /* the later record of each case */
     assert_true(secs < 20); /* about 0.3 s here; ASan several times that */
@@ -472,7 +472,7 @@ static void later_read_wins_a_tie(void **state)
     rep_load(&s, 1, &in, stderr);
     assert_int_equal(s.ncases, 1);
     assert_true(s.cases[0].median == 0.2);
-    assert_int_equal(s.envs[0].nsuperseded, 2);
+    assert_int_equal(s.envs[0].nreplaced, 2);
     rep_set_free(&s);
     free(in), free(root);
 }
@@ -492,15 +492,15 @@ static void other_thread_count_is_said(void **state)
     char *two = strstr(line, "\"times_s\"");
     assert_non_null(two);
     char *rec2 = rep_printf("%.*s\"threads\":2,%s", (int)(two - line), line, two);
-    char *late = strstr(rec2, "2026-01-01");
-    memcpy(late, "2026-01-02", 10);
+    char *late = strstr(rec2, "2026-01-01T");
+    memcpy(late, "2026-01-02T", 11);
     fputs(rec2, f);
     fclose(f);
     rep_set s = {0};
     rep_load(&s, 1, &in, stderr);
     assert_int_equal(s.ncases, 2);
-    assert_int_equal(s.envs[0].nsuperseded, 1);
-    assert_int_equal(s.envs[0].nthreads_superseded, 1);
+    assert_int_equal(s.envs[0].nreplaced, 1);
+    assert_int_equal(s.envs[0].nthreads_replaced, 1);
     assert_string_equal(s.envs[0].threads_example, "s omp: 1 -> 2 threads");
     rep_set_free(&s);
     assert_int_equal(report(in, out), 0);
