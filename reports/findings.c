@@ -8,7 +8,7 @@
  * At the study's largest size where every compared variant (the C variants that ran somewhere;
  * framework baselines apart) has a time to compare (units.c), else the size where most do. Each
  * variant against the baseline, and what an optimisation bought over the variant it builds on (record
- * field builds_on: threads when it adds the trait "threaded", the GPU when it runs on one); the best
+ *  field builds_on: threads when an OpenMP form adds the trait "threaded", the GPU when it runs on one); the best
  * fraction of the roofline only with a calibration; the fastest framework only where framework
  * baselines ran; inversions where an optimisation is slower than what it builds on. Nothing is said
  * where the records hold nothing to say it from. */
@@ -112,7 +112,9 @@ static void bought(line *L, FILE *inv, const rep_set *s, const rep_case *c, cons
                 fx(x, sizeof x, to / tc));
     else if ((!on || on == base) && isfinite(tb))
         clause(L, "%s is %s %s", nm(a, sizeof a, c), fx(x, sizeof x, tb / tc), nm(b, sizeof b, base));
-    else if (on && has_trait(c, "threaded") && !has_trait(on, "threaded"))
+    else if (on && has_trait(c, "threaded") && !has_trait(on, "threaded") && strstr(c->variant, "omp"))
+        /* an OpenMP form of what it builds on: threads are all it adds (blas, also threaded, changes the
+         * algorithm's code too, so it gets the general clause) */
         clause(L, "threads add %s (%s over %s)", fx(x, sizeof x, to / tc), nm(a, sizeof a, c), nm(b, sizeof b, on));
     else if (on && c->gpu && !on->gpu)
         clause(L, "the GPU adds %s (%s over %s)", fx(x, sizeof x, to / tc), nm(a, sizeof a, c), nm(b, sizeof b, on));
