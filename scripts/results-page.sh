@@ -14,7 +14,7 @@
 # `scripts/fresh-check.sh --main` in fresh-check/results/latest). NAME says the machine and the ISA level
 # the run used (zen3-avx2, zen4-avx512, zen4-avx2): a page per machine and level. The report is rendered
 # with SPEEDLAB (default build/experiments/speedlab) from the repository root, so the paths it prints
-# are the same whoever renders it; figures are kept as PNG (the PDF and SVG copies are left out).
+# are the same whoever renders it; the figures are kept in all three forms the pages link (PNG, PDF, SVG).
 # Exit 0 ok, 1 failed (or differs), 2 usage.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +28,6 @@ usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit "${
 render_to() {
     rm -rf "$2"
     (cd "$here" && "$speedlab" report "$pages/$1/results" --out "$2" >/dev/null) || return 1
-    find "$2" \( -name '*.pdf' -o -name '*.svg' \) -delete
 }
 
 names() {
