@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "params.h"
 #include "plan.h"
 
 static const char plan_usage[] =

@@ -214,8 +214,10 @@ static void bottleneck_notes(rep_table *t, const rep_case *c, json_t *prof, cons
 static int inside_repetition(const json_t *r, const rep_case *c)
 {
     json_t *p = json_object_get(r, "path");
-    size_t skip = rep_prefix(p, c);
-    return !skip || json_array_size(p) > skip;
+    size_t n = json_array_size(p);
+    int under_study = n >= 1 && !strcmp(sv(json_array_get(p, 0)), c->study);
+    int runner = under_study && (n == 1 || (n <= 3 && !strcmp(sv(json_array_get(p, 1)), c->variant)));
+    return !runner; /* "study", "study / variant" and the size's region are the runner's own */
 }
 
 /* The profile's regions to show, sorted by self time, into rs (room for every region); their count.
