@@ -6,6 +6,7 @@
 #define _DEFAULT_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -132,15 +133,25 @@ static int gnuplot_one(const char *gp, const char *sp, const char *datafile, con
      * one-point range ("empty x range") on a single-size study are noise in a report's log. */
     FILE *log = tmpfile();
     fflush(NULL);
+    /* Held off from the fork until the writer is known, so that a stopping signal always finds it. */
+    sigset_t stop, old;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT), sigaddset(&stop, SIGTERM), sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, &old);
     pid_t pid = assign ? fork() : -1;
+    if (pid > 0)
+        rep_out_extra_temporary(tmp, pid); /* a signal now stops gnuplot before removing its file */
     if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
         if (log)
             dup2(fileno(log), STDERR_FILENO);
         execl(gp, "gnuplot", "-e", assign, sp, (char *)NULL);
         _exit(127);
     }
+    sigprocmask(SIG_SETMASK, &old, NULL);
     int status = 0;
     int failed = pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
+    rep_out_extra_temporary(tmp, 0);
     if (log) {
         if (failed) {
             char buf[4096];
@@ -167,7 +178,7 @@ int rep_run_gnuplot(const char *script, const char *datafile, const char *outbas
     for (int i = 0; i < 3; i++) {
         char *out = rep_printf("%s.%s", outbase, ext[i]), *tmp = rep_printf("%s.tmp-%ld.%s", outbase,
                                                                               (long)getpid(), ext[i]);
-        rep_out_extra_temporary(tmp);
+        rep_out_extra_temporary(tmp, 0);
         int drawn = out && tmp && gnuplot_one(gp, sp, datafile, tmp, ext[i], extra) == 0;
         if (!drawn) {
             char *what = rep_printf("gnuplot %s failed, or left the image cut (disk full?)", sp);
@@ -180,7 +191,7 @@ int rep_run_gnuplot(const char *script, const char *datafile, const char *outbas
         }
         if (tmp)
             unlink(tmp); /* gone after the rename; a failed image never stays */
-        rep_out_extra_temporary(NULL);
+        rep_out_extra_temporary(NULL, 0);
         free(out);
         free(tmp);
         if (rc)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rep.h"
@@ -86,6 +87,7 @@ typedef struct open_out {
 static open_out *opened;
 static int failures;
 static const char *volatile extra_tmp; /* a temporary another program writes (gnuplot's image) */
+static volatile pid_t extra_writer;     /* that program, while it runs (0: none) */
 
 /* Ctrl-C, a kill or a hang-up while outputs are open: their temporaries are removed (unlink is
  * async-signal-safe; the list is only read), then the signal's default action ends the process, so a
@@ -95,6 +97,10 @@ static void remove_temporaries(int sig)
     for (open_out *o = opened; o; o = o->next)
         if (o->tmp)
             unlink(o->tmp);
+    if (extra_writer > 0) { /* stopped first, or it could create its file after the unlink */
+        kill(extra_writer, SIGKILL);
+        waitpid(extra_writer, NULL, 0);
+    }
     if (extra_tmp)
         unlink(extra_tmp);
     signal(sig, SIG_DFL);
@@ -111,8 +117,9 @@ void rep_out_cleanup_on_signals(void)
     }
 }
 
-void rep_out_extra_temporary(const char *path)
+void rep_out_extra_temporary(const char *path, pid_t writer)
 {
+    extra_writer = writer;
     extra_tmp = path;
 }
 

@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* ---- records ---------------------------------------------------------------------------------- */
 
@@ -360,9 +361,10 @@ int rep_out_close(FILE *f);
 /* How many output files failed so far in this process: `report` and `compare` exit 1 when any did. */
 int rep_out_failures(void);
 /* From now on SIGINT, SIGTERM and SIGHUP remove the open outputs' temporaries (and the one named by
- * rep_out_extra_temporary, NULL for none) before the process ends as the signal says. */
+ * rep_out_extra_temporary, NULL for none, after killing its writer, 0 for none) before the process ends
+ * as the signal says. */
 void rep_out_cleanup_on_signals(void);
-void rep_out_extra_temporary(const char *path);
+void rep_out_extra_temporary(const char *path, pid_t writer);
 /* Says on stderr that path was not written (what failed, errno or 0) and counts it in rep_out_failures:
  * for outputs another program writes (gnuplot's figures). */
 void rep_out_fail(const char *path, const char *what, int err);
