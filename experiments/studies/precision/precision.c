@@ -24,10 +24,9 @@
 #include "precision/prec_cuda.h"
 #endif
 
-/* Ten epochs: enough for the rows' accuracies to settle past the first epochs' swings (the mlp's simd
- * reaches 85 % after 2 epochs at batch 64, docs/study-pipeline.md Part 3), short enough that the four
- * CPU rows' 2 repetitions each take about a minute on a 2-vCPU machine (estimated from a
- * --quick run's epoch times scaled to 60000 rows: 0.4-0.9 s an epoch per row; to be measured). */
+/* Ten epochs: enough for the rows' accuracies to settle past the first epochs' swings (the mlp's batch
+ * sweep, docs/study-pipeline.md Part 3, shows where they are after 2), short enough that the CPU rows'
+ * 2 repetitions each take minutes, not hours, on a 2-vCPU machine. */
 static const sl_param params[] = {
     {"epochs", "10", "training epochs, the same for every row", SL_INT(1, 100000)},
     {"lr", "0.1", "SGD learning rate of the first epoch (the mlp study's)", SL_REAL(1e-30, 1e30)},
