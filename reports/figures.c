@@ -300,13 +300,23 @@ static void fig_time_speedup(figctx *x)
         finish(x, "speedup", "speedup.gp", sp, extra, "Speedup over the baseline variant against size");
 }
 
-/* The sizes up to the largest where a variant ran (a larger one may hold only skipped cases): the bar,
- * series and memory figures show that size. */
+/* The size the bar, series and memory figures show, as a count: sizes[return - 1]. The size where the
+ * most variants ran, the largest of those on a tie: a kernel study's largest size, and for mlp and cnn
+ * in the main job the main run's batch, not the batch sweep's largest (omp alone). 0 when none ran. */
 static int upto_measured(const figctx *x, const long *sizes, int ns)
 {
-    while (ns > 0 && !rep_cmp_ref(x->s, x->env, x->study, sizes[ns - 1]))
-        ns--;
-    return ns;
+    const char *vs[MAXV];
+    int nv = rep_variants(x->s, x->env, x->study, vs, MAXV), best = 0, most = 0;
+    for (int si = 0; si < ns; si++) {
+        if (!rep_cmp_ref(x->s, x->env, x->study, sizes[si]))
+            continue;
+        int k = 0;
+        for (int vi = 0; vi < nv; vi++)
+            k += rep_is_ok(rep_find(x->s, x->env, x->study, vs[vi], sizes[si]));
+        if (k >= most && k > 0)
+            most = k, best = si + 1;
+    }
+    return best;
 }
 
 /* A variant's label in a bar figure: its name and its mark († reduced, ‡ extrapolated), so that the
