@@ -12,7 +12,7 @@
  * its name, requirement, description, the variant it builds on, its traits and its functions. Nothing
  * else names a variant: no enum, switch or array beside the table. The registry self-check
  * (sl_study_validate, run by `speedlab list` and `run` and by tests/experiments) refuses an incomplete
- * row with the study's and the variant's names. docs/speedlab.md has the recipe.
+ * row with the study's and the variant's names. docs/developing.md has the recipe.
  */
 #ifndef SL_STUDY_H
 #define SL_STUDY_H

@@ -5,7 +5,7 @@
 # kept as BUILD/fuzz-crashes/NAME-crash-... (add it to the seed corpus once fixed: it is then a
 # regression input that `meson test --suite fuzz` replays). Prints one line per harness: runs,
 # seconds, executions per second, crashes. Exit 1 when any harness found a crash, 2 on usage or set-up
-# errors. docs/speedlab.md, "Fuzzing".
+# errors. docs/developing.md, "Fuzzing".
 #
 # Usage: scripts/fuzz.sh SECONDS [BUILD] [HARNESS...]   (harnesses: idx galaxy_csv results report)
 set -u

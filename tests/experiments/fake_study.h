@@ -3,7 +3,7 @@
  *   fake: a trivial kernel ("good"), a variant that fails its check ("bad"), one that needs CUDA ("gpu"),
  *         a size (99) whose footprint cannot fit in memory: its setup aborts if the runner ever calls it.
  *         With SL_FAKE_NO_DATA set, its default data set is missing (data_missing), unless --data is given.
- *         "toy" is the recipe of docs/speedlab.md ("Adding a variant") applied to it: one kernel function
+ *         "toy" is the recipe of docs/developing.md ("Add a variant") applied to it: one kernel function
  *         (fake_sum_threaded, standing for a kernel file) and one row, nothing else.
  *   slow: every repetition sleeps 30 ms, so a test can interrupt a run between records.
  *   trainer: a training-kind study whose repetition is TRAINER_EPOCHS "epochs" of 100 ms, each told to

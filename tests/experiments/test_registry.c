@@ -1,5 +1,5 @@
 /*
- * test_registry.c: a variant is one row of its study's table (docs/speedlab.md, "Adding a variant"):
+ * test_registry.c: a variant is one row of its study's table (docs/developing.md, "Add a variant"):
  * the toy variant of fake_study.h, added as that recipe says, runs with its declared trait, and a row
  * left incomplete is refused at start-up, naming the study and the variant.
  */
@@ -34,7 +34,7 @@ static const sl_study *const broken_registry[] = {&fake_study, &broken_study};
 /* `speedlab ARGS...` with the fake study and the broken one. */
 #define speedlab_broken(...) rt_speedlab(broken_registry, 2, __VA_ARGS__)
 
-/* The recipe of docs/speedlab.md: the toy variant is one kernel function and one row of fake_study.h.
+/* The recipe of docs/developing.md: the toy variant is one kernel function and one row of fake_study.h.
  * It runs, is checked, records its declared trait, and its kernel gets --threads as a parameter, while
  * a one-thread variant's gets 1. */
 static void test_toy_variant_is_one_row(void **state)
