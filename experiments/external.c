@@ -35,7 +35,6 @@
 #include "record.h"
 #include "sl_config.h"
 
-#define EXT_DEFAULT_TIMEOUT_S 1800.0
 #define EXT_MAX_REPS 100000 /* the C runner's cap is higher; a Python call is never that short */
 /* A report line longer than this is refused: the largest outputs (tensor_mean's D^3 mean, mlp's
  * weights) are a few MB of JSON. */
@@ -162,13 +161,6 @@ int sl_output_array(const sl_outputs *out, const char *name, double *x, long n, 
 
 /* ---- the subprocess ----------------------------------------------------------------------------- */
 
-static double timeout_s(void)
-{
-    const char *e = getenv("SPEEDLAB_BASELINE_TIMEOUT");
-    double t = e ? atof(e) : 0;
-    return t > 0 ? t : EXT_DEFAULT_TIMEOUT_S;
-}
-
 /* Starts `python program` with pipes on stdin and stdout and stderr into err_path. 0, or -1 with err. */
 static int spawn(ext_proc *p, const char *program, const char *err_path, sl_error *err)
 {
@@ -250,7 +242,7 @@ static json_t *read_line(ext_proc *p, const char *what, sl_error *err)
         double left = p->deadline_s - now_s();
         if (left <= 0) {
             sl_error_set(err, "timed out after %.0f s in all, waiting for its %s (SPEEDLAB_BASELINE_TIMEOUT)",
-                         timeout_s(), what);
+                         sl_external_timeout_s(), what);
             return NULL;
         }
         struct pollfd pf = {.fd = p->out_fd, .events = POLLIN};
@@ -532,7 +524,7 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
     snprintf(inputs, sizeof inputs, "%s/inputs.json", in.dir);
     char *line = settings_line(c, s, v, size, inputs);
     double t0 = now_s();
-    p.deadline_s = t0 + timeout_s();
+    p.deadline_s = t0 + sl_external_timeout_s();
     if (spawn(&p, program, ep, &err) != 0) {
         fail_ext(rec, "start", err.msg, ep);
     } else if (send_line(&p, line) != 0 || send_line(&p, "\n") != 0) {

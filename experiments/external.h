@@ -15,6 +15,8 @@
 const char *sl_external_python(void);
 /* The folder of the baseline programs: $SPEEDLAB_BASELINES, else the source tree's baselines/. */
 const char *sl_external_dir(void);
+/* Seconds a baseline program may run in all: SPEEDLAB_BASELINE_TIMEOUT, default 1800. */
+double sl_external_timeout_s(void);
 /* 1 when the interpreter imports numpy and `module` (checked once per module and run); otherwise 0 and
  * the reason with the command that installs it. */
 int sl_external_available(const char *module, char *why, size_t n);

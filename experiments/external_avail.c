@@ -34,6 +34,13 @@ const char *sl_external_python(void)
     return executable("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 }
 
+double sl_external_timeout_s(void)
+{
+    const char *e = getenv("SPEEDLAB_BASELINE_TIMEOUT");
+    double t = e ? atof(e) : 0;
+    return t > 0 ? t : 1800.0;
+}
+
 const char *sl_external_dir(void)
 {
     const char *env = getenv("SPEEDLAB_BASELINES");
@@ -50,9 +57,8 @@ static char python_hung[4200]; /* the interpreter whose probe timed out, or "" *
 
 static int probe_timeout_ms(void)
 {
-    const char *e = getenv("SPEEDLAB_BASELINE_TIMEOUT");
-    double t = e ? atof(e) : 0;
-    return (int)(1000 * (t > 0 && t < PROBE_TIMEOUT_S ? t : PROBE_TIMEOUT_S));
+    double t = sl_external_timeout_s();
+    return (int)(1000 * (t < PROBE_TIMEOUT_S ? t : PROBE_TIMEOUT_S));
 }
 
 /* Runs `python -c code` with no input or output, in a process group of its own; its exit status, -1 when

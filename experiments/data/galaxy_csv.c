@@ -2,6 +2,7 @@
  * gzopen/gzgets, which inflate a gzip file and pass a plain one through unchanged (the same bytes reach
  * the parser either way, so a .csv and its .csv.gz give the same doubles). */
 #include "galaxy_csv.h"
+#include "gzopen_regular.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -167,22 +168,10 @@ int galaxy_csv_find(const char *dir, const char *name, char *path, size_t n)
 
 int galaxy_csv_load(const char *path, galaxy_set *out, char *err, size_t errlen)
 {
-    /* a regular file only: a FIFO would block the open or the first read */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: cannot open: %s", path,
-                 fd < 0 ? strerror(errno) : "not a regular file (a FIFO or device would block the read)");
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    errno = 0;
-    gzFile f = gzdopen(fd, "rb");
+    const char *why;
+    gzFile f = data_gzopen_regular(path, &why);
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
-        close(fd);
+        snprintf(err, errlen, "%s: cannot open: %s", path, why);
         return -1;
     }
     gzbuffer(f, GZ_BUFFER); /* must come before the first read */

@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* access() */
 #include "idx.h"
+#include "gzopen_regular.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,27 +68,12 @@ static uint32_t be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* Opens a regular file only: a FIFO, a device or a directory where a data file is expected would block
- * the open or the first read (O_NONBLOCK keeps the open itself from waiting for a FIFO's writer). */
 static int reader_open(reader *r, const char *path, char *msg, size_t len)
 {
     *r = (reader){.path = path, .msg = msg, .len = len};
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0)
-        return fail(r, "cannot open: %s", strerror(errno));
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return fail(r, "not a regular file (a FIFO, device or directory would block or mislead the read); "
-                       "expected an IDX file, raw or gzip-compressed");
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    errno = 0;
-    r->f = gzdopen(fd, "rb");
-    if (!r->f) {
-        close(fd);
-        return fail(r, "cannot open: %s", errno ? strerror(errno) : "out of memory");
-    }
+    const char *why;
+    if (!(r->f = data_gzopen_regular(path, &why)))
+        return fail(r, "cannot open: %s", why);
     gzbuffer(r->f, GZ_BUFFER); /* must come before the first read */
     return 0;
 }

@@ -4,8 +4,8 @@
  * Calls, inclusive time and counter deltas add up across threads; mean and std combine with the
  * parallel form of Welford's update (Chan et al.), so they describe all calls of the path on every
  * thread; min and max are over all calls. Self time is computed on the merged tree (inclusive time
- * minus the children's), so it is a sum of per-thread times as well. Readers call this while no
- * thread is inside a region of the current session (documented in docs/profiler.md).
+ * minus the children's), so it is a sum of per-thread times as well. Readers call this while no other
+ * thread is inside a region (docs/profiler.md, "Threads").
  */
 #include "prof_internal.h"
 

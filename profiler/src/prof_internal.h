@@ -93,7 +93,7 @@ typedef struct prof_frame {
 
 typedef struct prof_thread {
     int id;       /* registration order since process start; the main thread is the first */
-    unsigned epoch; /* matches prof_g.epoch while the state belongs to the current session */
+    unsigned epoch; /* matches prof_g.epoch while the state belongs to the current epoch (since the last prof_reset) */
     int depth;    /* open frames */
     int overflow; /* begins ignored beyond PROF_MAX_DEPTH, awaiting their ends */
     prof_node root;

@@ -20,7 +20,7 @@ pending=tests/docs/history_words_pending.txt
 # issue numbers, narration of who measured what when, files outside the repository, a remote tool's
 # call syntax, dated runs in prose ("on 2026-11-23 (21:04 UTC)"; ISO timestamps in data are kept)
 words='\bissues? [0-9]|superseded|withdrawn|helper branch|CASE_STUDIES|NOTES\.md|\.\./shared'
-words="$words"'|(first|second|third|fourth|fifth|sixth|seventh) session|this session|carry='
+words="$words"'|(first|second|third|fourth|fifth|sixth|seventh) session|this session|current session|carry='
 words="$words"'|\bk00[0-9]\b|development VM|\bdev VM\b|measured while'
 words="$words"'|20[0-9][0-9]-[01][0-9]-[0-3][0-9]([^T0-9]|$)|[0-9][0-9]:[0-9][0-9] UTC'
 

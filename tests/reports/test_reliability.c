@@ -231,8 +231,11 @@ static void hostile_strings_do_not_reach_gnuplot(void **state)
 
 /* ---- 2: a full disk --------------------------------------------------------------------------- */
 
-/* Runs report (or compare) in a child whose files may not grow past limit bytes; its exit status. */
-static int run_limited(rlim_t limit, int compare, const char *a, const char *b)
+/* How run_limited runs: report without figures, compare A with itself, report with figures. */
+enum { REPORT_NO_PLOTS, COMPARE_SELF, REPORT_PLOTS };
+
+/* Runs report or compare in a child whose files may not grow past limit bytes; its exit status. */
+static int run_limited(rlim_t limit, int mode, const char *a, const char *b)
 {
     fflush(NULL);
     pid_t pid = fork();
@@ -240,14 +243,10 @@ static int run_limited(rlim_t limit, int compare, const char *a, const char *b)
         signal(SIGXFSZ, SIG_IGN);
         struct rlimit rl = {limit, limit};
         setrlimit(RLIMIT_FSIZE, &rl);
-        int rc;
-        if (compare) {
-            char *argv[] = {"compare", (char *)a, (char *)a, "--out", (char *)b};
-            rc = rep_compare_main(5, argv);
-        } else {
-            rc = report(a, b);
-        }
-        _exit(rc);
+        char *cmp[] = {"compare", (char *)a, (char *)a, "--out", (char *)b};
+        char *rep[] = {"report", (char *)a, "--out", (char *)b};
+        _exit(mode == COMPARE_SELF ? rep_compare_main(5, cmp)
+              : mode == REPORT_PLOTS ? rep_report_main(4, rep) : report(a, b));
     }
     int st = 0;
     waitpid(pid, &st, 0);
@@ -282,17 +281,17 @@ static void full_disk_fails_report_and_compare(void **state)
     (void)state;
     char *root = tmpdir(), *in = some_records(root), *out = rep_printf("%s/out", root);
     char *cmp = rep_printf("%s/cmp.md", root);
-    assert_int_equal(run_limited(RLIM_INFINITY, 0, in, out), 0); /* the report fits without a limit */
+    assert_int_equal(run_limited(RLIM_INFINITY, REPORT_NO_PLOTS, in, out), 0); /* the report fits without a limit */
     char *out2 = rep_printf("%s/out2", root);
-    assert_int_equal(run_limited(1024, 0, in, out2), 1);
+    assert_int_equal(run_limited(1024, REPORT_NO_PLOTS, in, out2), 1);
     empty_or_temp = 0;
     nftw(out2, check_whole, 16, FTW_PHYS);
     assert_int_equal(empty_or_temp, 0);
     char *rp = rep_printf("%s/REPORT.md", out2);
     assert_int_not_equal(access(rp, F_OK), 0); /* REPORT.md is over 1 KiB: not written, not cut */
-    assert_int_equal(run_limited(100, 1, in, cmp), 1);
+    assert_int_equal(run_limited(100, COMPARE_SELF, in, cmp), 1);
     assert_int_not_equal(access(cmp, F_OK), 0);
-    assert_int_equal(run_limited(RLIM_INFINITY, 1, in, cmp), 0);
+    assert_int_equal(run_limited(RLIM_INFINITY, COMPARE_SELF, in, cmp), 0);
     free(rp), free(out2), free(cmp), free(out), free(in), free(root);
 }
 
@@ -317,22 +316,6 @@ static int check_png(const char *p, const struct stat *st, int flag, struct FTW 
     return 0;
 }
 
-static int report_plots_limited(rlim_t limit, const char *in, const char *out)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit rl = {limit, limit};
-        setrlimit(RLIMIT_FSIZE, &rl);
-        char *argv[] = {"report", (char *)in, "--out", (char *)out};
-        _exit(rep_report_main(4, argv));
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static void figures_written_whole_or_not_at_all(void **state)
 {
     (void)state;
@@ -341,12 +324,12 @@ static void figures_written_whole_or_not_at_all(void **state)
     char *root = tmpdir(), *in = some_records(root);
     char *ok = rep_printf("%s/ok", root), *cut = rep_printf("%s/cut", root), *bad = rep_printf("%s/bad", root);
     whole_png = cut_png = 0;
-    assert_int_equal(report_plots_limited(RLIM_INFINITY, in, ok), 0);
+    assert_int_equal(run_limited(RLIM_INFINITY, REPORT_PLOTS, in, ok), 0);
     nftw(ok, check_png, 16, FTW_PHYS);
     assert_true(whole_png > 0);                     /* the check knows a whole PNG */
     assert_int_equal(cut_png, 0);
     whole_png = cut_png = empty_or_temp = 0;
-    assert_int_equal(report_plots_limited(40960, in, cut), 1); /* 40 KiB: the larger PNGs do not fit */
+    assert_int_equal(run_limited(40960, REPORT_PLOTS, in, cut), 1); /* 40 KiB: the larger PNGs do not fit */
     nftw(cut, check_png, 16, FTW_PHYS);
     nftw(cut, check_whole, 16, FTW_PHYS);
     assert_int_equal(cut_png, 0);
@@ -367,7 +350,7 @@ static void figures_written_whole_or_not_at_all(void **state)
     closedir(d);
     setenv("SPEEDLAB_PLOTS_DIR", plots, 1);
     whole_png = cut_png = empty_or_temp = 0;
-    int rc = report_plots_limited(RLIM_INFINITY, in, bad);
+    int rc = run_limited(RLIM_INFINITY, REPORT_PLOTS, in, bad);
     unsetenv("SPEEDLAB_PLOTS_DIR");
     assert_int_equal(rc, 1);
     nftw(bad, check_png, 16, FTW_PHYS);
