@@ -107,6 +107,15 @@ static void remove_temporaries(int sig)
     raise(sig);
 }
 
+/* SIGINT, SIGTERM and SIGHUP held off while the list of temporaries and the files disagree. */
+static void hold_stopping_signals(sigset_t *old)
+{
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT), sigaddset(&stop, SIGTERM), sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, old);
+}
+
 void rep_out_cleanup_on_signals(void)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
@@ -145,7 +154,12 @@ FILE *rep_out_open(const char *path)
     }
     o->path = rep_strdup(path);
     o->tmp = rep_printf("%s.tmp-%ld", path, (long)getpid());
+    sigset_t old;
+    hold_stopping_signals(&old); /* the temporary is in the list before a signal can look for it */
     o->f = o->tmp ? fopen(o->tmp, "w") : NULL;
+    if (o->f)
+        o->next = opened, opened = o;
+    sigprocmask(SIG_SETMASK, &old, NULL);
     if (!o->f) {
         rep_out_fail(path, "creating its temporary", errno);
         free(o->path);
@@ -153,8 +167,6 @@ FILE *rep_out_open(const char *path)
         free(o);
         return NULL;
     }
-    o->next = opened;
-    opened = o;
     return o->f;
 }
 
@@ -167,18 +179,21 @@ int rep_out_close(FILE *f)
     if (!*pp) /* not one of ours (stdout): only the checks */
         return (fflush(f) != 0 || ferror(f)) ? -1 : 0;
     open_out *o = *pp;
-    *pp = o->next;
     int bad = ferror(f), err = 0; /* errno of a write that failed earlier is gone */
     if (fflush(f) != 0 && !bad)
         bad = 1, err = errno;
+    sigset_t old;
+    hold_stopping_signals(&old); /* out of the list only once renamed or removed */
+    *pp = o->next;
     if (fclose(f) != 0 && !bad)
         bad = 1, err = errno;
     if (!bad && rename(o->tmp, o->path) != 0)
         bad = 1, err = errno;
-    if (bad) {
-        rep_out_fail(o->path, "writing or closing it", err);
+    if (bad)
         unlink(o->tmp);
-    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (bad)
+        rep_out_fail(o->path, "writing or closing it", err);
     free(o->path);
     free(o->tmp);
     free(o);
