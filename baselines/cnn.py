@@ -88,4 +88,4 @@ def torch_form(inp, settings):
 
 
 if __name__ == "__main__":
-    main({"torch": torch_form})
+    main({"torch": {"eager": torch_form}})

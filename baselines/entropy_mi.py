@@ -86,4 +86,5 @@ def jax_form(inp, settings):
 
 
 if __name__ == "__main__":
-    main({"numpy": numpy_form, "torch": torch_form, "numba": numba_form, "jax": jax_form})
+    main({"numpy": {"einsum": numpy_form}, "torch": {"bmm": torch_form}, "numba": {"loops": numba_form},
+          "jax": {"jit": jax_form}})

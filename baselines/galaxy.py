@@ -148,4 +148,5 @@ def form(Net, valgrad=False):
 
 
 if __name__ == "__main__":
-    main({"numpy": form(NumpyNet), "numpy-valgrad": form(NumpyNet, valgrad=True), "torch": form(TorchNet)})
+    main({"numpy": {"matrix": form(NumpyNet)}, "numpy-valgrad": {"matrix": form(NumpyNet, valgrad=True)},
+          "torch": {"matrix": form(TorchNet)}})

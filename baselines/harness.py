@@ -1,16 +1,20 @@
 """The protocol between speedlab and a baseline program (docs/baselines.md, "Protocol").
 
-A study's program (entropy_mi.py, ...) defines its forms, one per framework, and calls main(FORMS).
-A form is a function make(inputs, settings) -> (call, outputs) or (call, outputs, check): call() does
-the study's work once on the inputs (the timed part); outputs(result) turns its result into numbers for
-speedlab. A kernel study's outputs of the first call are what speedlab checks. A training study's call
-is a whole training, so it gives check(): its cheap first step (galaxy: cost and gradient at the
-initial weights) whose outputs speedlab checks before the first training runs, and which stands for
-the call when the thread count is picked.
+A study's program (entropy_mi.py, ...) defines its rows' forms and calls main(ROWS): ROWS maps a row's
+name (the C variant's: numpy, torch ...) to its forms, {form name -> make}. A form is one way a user of
+the framework writes the study's computation; make(inputs, settings) -> (call, outputs) or (call,
+outputs, check): call() does the study's work once on the inputs (the timed part); outputs(result)
+turns its result into numbers for speedlab. A kernel study's outputs of the first call are what
+speedlab checks. A training study's call is a whole training, so it gives check(): its cheap first step
+(galaxy: cost and gradient at the initial weights) whose outputs speedlab checks before the first
+training runs, and which stands for the call when the form and the thread count are picked.
 
-speedlab writes one line of settings on stdin; we answer with one JSON line (the first call's outputs
-and what start-up cost), wait for "go" (speedlab has checked the outputs) and answer with one line of
-repetition times. Tracebacks go to stderr, which speedlab keeps in the case's folder.
+speedlab writes one line of settings on stdin. We make every form of the row (or the one --param
+form=NAME names), call each once and answer with one JSON line: each form's outputs, or why it could
+not run. speedlab checks each form's outputs and answers "go" and the names of the forms that passed
+(or "stop"). We time those briefly at each thread count, run the fastest form at its fastest count, and
+answer with one line of repetition times. Tracebacks go to stderr, which speedlab keeps in the case's
+folder.
 """
 import ctypes
 import importlib
@@ -117,30 +121,69 @@ def pick_threads(call, candidates, first_call_s):
 
 # ---- the protocol ----------------------------------------------------------------------------------
 
+PROTOCOL = 2
+
+
+def make_forms(forms, names, inputs, settings):
+    """Makes each named form and calls it once (untimed: JIT compilation and lazy set-up happen here).
+    Returns {name: (call, outputs, probe_call)} and {name: report entry}; a form that raises is left
+    out, its entry saying why."""
+    made, report = {}, {}
+    for name in names:
+        t0 = time.perf_counter()
+        try:
+            call, outputs, *check = forms[name](inputs, settings)
+            probe = check[0] if check else call
+            out = clean(check[0]() if check else outputs(call()))
+        except Exception as e:  # the form cannot run here (an old framework, no compiler): say why
+            traceback.print_exc()
+            report[name] = {"error": f"{type(e).__name__}: {e}"}
+            continue
+        if os.environ.get("SPEEDLAB_BASELINE_CORRUPT"):  # the tests' planted wrong result
+            out = {k: (None if v is None else [2 * x for x in v] if isinstance(v, list) else 2 * v)
+                   for k, v in out.items()}
+        made[name] = (call, outputs, probe)
+        report[name] = {"outputs": out, "first_call_s": time.perf_counter() - t0}
+    return made, report
+
+
 def first_report(forms, settings):
     fw = settings["framework"]
     t0 = time.perf_counter()
     module = importlib.import_module(fw)
     t1 = time.perf_counter()
     inputs = load_inputs(settings["inputs"])
-    call, outputs, *check = forms[settings["form"]](inputs, settings)
     t2 = time.perf_counter()
-    # the first call: JIT compilation and lazy set-up happen here, untimed
-    out = clean(check[0]() if check else outputs(call()))
-    t3 = time.perf_counter()
-    if os.environ.get("SPEEDLAB_BASELINE_CORRUPT"):  # the tests' planted wrong result
-        out = {k: (None if v is None else [2 * x for x in v] if isinstance(v, list) else 2 * v)
-               for k, v in out.items()}
-    send({"status": "checked", "outputs": out, "version": getattr(module, "__version__", "?"),
+    names = [settings["form"]] if settings.get("form") else list(forms)
+    made, report = make_forms(forms, names, inputs, settings)
+    if not made:
+        send({"status": "error", "forms": report,
+              "error": "; ".join(f"form {n}: {r['error']}" for n, r in report.items())})
+        sys.exit(1)
+    send({"status": "checked", "forms": report, "version": getattr(module, "__version__", "?"),
           "versions": {m: sys.modules[m].__version__ for m in ("numpy", "scipy", "torch", "numba", "jax")
                        if m in sys.modules},
           "python_version": platform.python_version(),
-          "import_s": t1 - t0, "load_s": t2 - t1, "first_call_s": t3 - t2})
-    return call, outputs, (check[0] if check else call), t3 - t2
+          "import_s": t1 - t0, "load_s": t2 - t1})
+    return made, report
 
 
-def repetitions(call, outputs, probe_call, settings, first_call_s):
-    threads, probe = pick_threads(probe_call, settings["threads"], first_call_s)
+def pick_form(made, report, passed, candidates):
+    """Times every passed form at every candidate thread count (its probe call); returns the fastest
+    form, its fastest count and every median ({form: {threads: s}})."""
+    probe = {}
+    for name in passed:
+        _, _, call = made[name]
+        _, probe[name] = pick_threads(call, candidates, report[name]["first_call_s"])
+    best = min(passed, key=lambda n: min(probe[n].values()))
+    threads = int(min(probe[best], key=probe[best].get))
+    return best, threads, probe
+
+
+def repetitions(made, report, passed, settings):
+    form, threads, probe = pick_form(made, report, passed, settings["threads"])
+    call, outputs, _ = made[form]
+    set_threads(threads)
     for _ in range(settings["warmup"]):
         call()
     times, result = [], None
@@ -149,23 +192,33 @@ def repetitions(call, outputs, probe_call, settings, first_call_s):
         t0 = time.perf_counter()
         result = call()
         times.append(time.perf_counter() - t0)
-    send({"times_s": times, "threads": threads, "thread_probe_s": probe,
-          "thread_settings": thread_settings(), "outputs": clean(outputs(result))})
+    send({"times_s": times, "form": form, "threads": threads, "form_probe_s": probe,
+          "thread_probe_s": probe[form], "thread_settings": thread_settings(),
+          "outputs": clean(outputs(result))})
 
 
-def main(forms):
+def main(rows):
     settings = json.loads(sys.stdin.readline())
-    if settings.get("protocol") != 1:
-        sys.exit(f"{sys.argv[0]}: protocol {settings.get('protocol')} is not 1 (speedlab and "
+    if settings.get("protocol") != PROTOCOL:
+        sys.exit(f"{sys.argv[0]}: protocol {settings.get('protocol')} is not {PROTOCOL} (speedlab and "
                  f"baselines/harness.py are from different versions)")
-    if settings["form"] not in forms:
-        sys.exit(f"{sys.argv[0]}: no form '{settings['form']}' (this program has {', '.join(forms)})")
+    row, form = settings["row"], settings.get("form")
+    if row not in rows:
+        sys.exit(f"{sys.argv[0]}: no row '{row}' (this program has {', '.join(rows)})")
+    if form and form not in rows[row]:
+        send({"status": "error", "error": f"--param form={form}: row {row} has no form '{form}' "
+                                          f"(its forms: {', '.join(rows[row])})"})
+        sys.exit(1)
     try:
-        call, outputs, probe_call, first_call_s = first_report(forms, settings)
+        made, report = first_report(rows[row], settings)
     except Exception as e:
         traceback.print_exc()
         send({"status": "error", "error": f"{type(e).__name__}: {e}"})
         sys.exit(1)
-    if sys.stdin.readline().strip() != "go":
-        return  # speedlab's check failed: nothing is timed
-    repetitions(call, outputs, probe_call, settings, first_call_s)
+    words = sys.stdin.readline().split()
+    if not words or words[0] != "go":
+        return  # speedlab's check failed for every form: nothing is timed
+    passed = [n for n in words[1:] if n in made]
+    if not passed:
+        sys.exit(f"{sys.argv[0]}: speedlab said go without a form this program made ({' '.join(words)})")
+    repetitions(made, report, passed, settings)

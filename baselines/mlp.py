@@ -143,4 +143,4 @@ def torch_form(inp, settings):
 
 
 if __name__ == "__main__":
-    main({"numpy": numpy_form, "torch": torch_form})
+    main({"numpy": {"by-hand": numpy_form}, "torch": {"eager": torch_form}})

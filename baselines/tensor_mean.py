@@ -63,4 +63,5 @@ def jax_form(inp, settings):
 
 
 if __name__ == "__main__":
-    main({"numpy": numpy_form, "torch": torch_form, "numba": numba_form, "jax": jax_form})
+    main({"numpy": {"einsum-optimize": numpy_form}, "torch": {"einsum": torch_form}, "numba": {"loops": numba_form},
+          "jax": {"einsum": jax_form}})

@@ -12,6 +12,7 @@
 
 #include "avail.h"
 #include "cli.h"
+#include "external.h"
 #include "params.h"
 
 static const char run_usage[] =
@@ -33,7 +34,8 @@ static const char run_usage[] =
     "  --quick               small sizes, few reps: CI and smoke checks\n"
     "  --data DIR            data directory for studies that read data sets\n"
     "  --param NAME=VALUE    study parameter (repeatable; `speedlab list` shows each with its type\n"
-    "                        and range; all are checked before the first case)\n"
+    "                        and range; all are checked before the first case); --param\n"
+    "                        form=NAME runs each framework baseline's form NAME, not its fastest\n"
     "  --calibrate           write a calibration record first (as `speedlab calibrate`)\n"
     "  --timerstats          print every case's TimerStats table at the end\n"
     "  --trace FILE          timeline of the whole run (every region of every thread, a mark per case)\n"
@@ -152,6 +154,10 @@ static int study_has_param(const sl_study *s, const char *name)
     for (int i = 0; i < s->n_params; i++)
         if (strcmp(s->params[i].name, name) == 0)
             return 1;
+    if (strcmp(name, SL_EXTERNAL_FORM_PARAM) == 0) /* the baselines' form: any study with a baseline row */
+        for (int j = 0; j < s->n_variants; j++)
+            if (s->variants[j].traits & SL_EXTERNAL)
+                return 1;
     return 0;
 }
 
@@ -211,7 +217,8 @@ static int check_names(const sl_run_cfg *c)
             fprintf(stderr, "  %s:", c->studies[i]->name);
             for (int j = 0; j < c->studies[i]->n_params; j++)
                 fprintf(stderr, " %s", c->studies[i]->params[j].name);
-            fprintf(stderr, "%s\n", c->studies[i]->n_params ? "" : " (none)");
+            int form = study_has_param(c->studies[i], SL_EXTERNAL_FORM_PARAM);
+            fprintf(stderr, "%s%s\n", form ? " form" : "", c->studies[i]->n_params || form ? "" : " (none)");
         }
         return -1;
     }

@@ -1,17 +1,20 @@
 /*
  * external.c: a framework baseline (an SL_EXTERNAL row) measured in the same run as the C variants.
  *
- * The program is the study's baselines/STUDY.py, run by the interpreter sl_external_python() names. The
- * protocol (docs/baselines.md, "Protocol"), in order:
+ * The program is the study's baselines/STUDY.py, run by the interpreter sl_external_python() names. A
+ * row (numpy, torch ...) has one or more forms there: the ways a user of that framework writes the
+ * computation. The protocol (docs/baselines.md, "Protocol"), in order:
  *   1. the study writes its set-up inputs (external_inputs) into CASE_DIR: raw arrays and inputs.json;
  *   2. speedlab starts the program with CASE_DIR/stderr.txt as its stderr and writes one JSON line of
- *      settings (form, inputs, repetitions, thread candidates) on its stdin;
- *   3. the program imports its framework, reads the inputs, calls the form once (the first call, JIT
- *      included) and writes one JSON line: its outputs, versions and first-call times;
- *   4. speedlab puts the outputs into the study (external_outputs) and runs the study's own check with
- *      its tolerance. It then writes "go" (or "stop" after a failed check: no time counts);
- *   5. the program picks its fastest thread count, warms up, times its repetitions and writes one JSON
- *      line with every repetition's time, then exits 0.
+ *      settings (row, the form --param form= forces if any, inputs, repetitions, thread candidates);
+ *   3. the program imports its framework, reads the inputs, makes each form and calls it once (the
+ *      first call, JIT included) and writes one JSON line: each form's outputs (or why it could not
+ *      run), versions and times;
+ *   4. speedlab checks each form: its outputs into the study (external_outputs) and the study's own
+ *      check with its tolerance. It then writes "go" and the forms that passed (or "stop": none did);
+ *   5. the program times those forms briefly at each thread count, runs the fastest at its fastest
+ *      count, times its repetitions and writes one JSON line with the form, every repetition's time
+ *      and the probe's medians, then exits 0.
  * Start-up, imports and the first call are never inside a repetition's time; they are recorded apart.
  * A program still running $SPEEDLAB_BASELINE_TIMEOUT seconds after its start, all reports included, is
  * ended (SIGKILL) and the case failed.
@@ -364,6 +367,15 @@ static void remove_inputs(const sl_inputs *in)
     }
 }
 
+const char *sl_external_forced_form(const sl_opts *o)
+{
+    const char *form = NULL;
+    for (int i = 0; i < o->n_params; i++) /* the last one given wins, as for a study's parameters */
+        if (strcmp(o->param_names[i], SL_EXTERNAL_FORM_PARAM) == 0)
+            form = o->param_values[i];
+    return form && form[0] ? form : NULL;
+}
+
 /* The one line of settings the program reads first (docs/baselines.md, "Protocol"). */
 static char *settings_line(sl_run_ctx *c, const sl_study *s, int v, long size, const char *inputs)
 {
@@ -371,9 +383,11 @@ static char *settings_line(sl_run_ctx *c, const sl_study *s, int v, long size, c
     double min_time;
     sl_case_plan(c->cfg, s, &reps, &warmup, &min_time);
     json_t *j = json_object();
-    json_object_set_new(j, "protocol", json_integer(1));
+    json_object_set_new(j, "protocol", json_integer(2));
     json_object_set_new(j, "study", json_string(s->name));
-    json_object_set_new(j, "form", json_string(s->variants[v].name));
+    json_object_set_new(j, "row", json_string(s->variants[v].name));
+    const char *form = sl_external_forced_form(&c->opts);
+    json_object_set_new(j, "form", form ? json_string(form) : json_null()); /* null: the fastest */
     json_object_set_new(j, "framework", framework_of(&s->variants[v]));
     json_object_set_new(j, "size", json_integer(size));
     json_object_set_new(j, "inputs", json_string(inputs));
@@ -393,9 +407,41 @@ static char *settings_line(sl_run_ctx *c, const sl_study *s, int v, long size, c
     return line;
 }
 
+/* external.forms: per form its first call's time and its check, or why it did not run; external.form
+ * and the record's baseline_form: the form that was timed (docs/results-schema.md). */
+static void add_forms(json_t *e, json_t *rec, const json_t *first, const json_t *timed, const json_t *checks)
+{
+    json_t *forms = json_object();
+    const char *name;
+    json_t *f;
+    json_object_foreach(json_object_get(first, "forms"), name, f) {
+        json_t *o = json_object();
+        const char *keys[] = {"first_call_s", "error"};
+        for (size_t i = 0; i < 2; i++)
+            if (json_object_get(f, keys[i]))
+                json_object_set(o, keys[i], json_object_get(f, keys[i]));
+        json_t *chk = json_object_get(checks, name);
+        if (json_object_get(chk, "check"))
+            json_object_set(o, "check", json_object_get(chk, "check"));
+        if (json_object_get(chk, "error"))
+            json_object_set(o, "error", json_object_get(chk, "error"));
+        json_object_set_new(forms, name, o);
+    }
+    json_object_set_new(e, "forms", forms);
+    json_t *form = timed ? json_object_get(timed, "form") : NULL;
+    if (json_is_string(form)) {
+        json_object_set(e, "form", form);
+        json_object_set(rec, "baseline_form", form);
+        json_t *fc = json_object_get(json_object_get(json_object_get(first, "forms"), json_string_value(form)),
+                                     "first_call_s");
+        if (fc)
+            json_object_set(e, "first_call_s", fc);
+    }
+}
+
 /* The record's "external" object, from the program's two reports (either may be NULL). */
 static void add_external(json_t *rec, const sl_study *s, int v, const json_t *first, const json_t *timed,
-                         double start_s)
+                         const json_t *checks, double start_s)
 {
     json_t *e = json_object();
     char program[4400];
@@ -407,20 +453,25 @@ static void add_external(json_t *rec, const sl_study *s, int v, const json_t *fi
     /* start_s: from fork to the first report; less the program's own import, load and first call, it is
      * the interpreter's start-up */
     json_object_set_new(e, "first_report_s", sl_json_num(start_s));
-    double own = 0;
-    const char *own_keys[] = {"import_s", "load_s", "first_call_s"};
-    for (size_t i = 0; first && i < 3; i++)
+    double own = 0; /* the program's own time before its first report: imports, inputs, first calls */
+    const char *own_keys[] = {"import_s", "load_s"};
+    for (size_t i = 0; first && i < 2; i++)
         own += json_number_value(json_object_get(first, own_keys[i]));
+    const char *name;
+    json_t *f;
+    json_object_foreach(json_object_get(first, "forms"), name, f)
+        own += json_number_value(json_object_get(f, "first_call_s"));
     if (first && isfinite(start_s))
         json_object_set_new(e, "startup_s", sl_json_num(start_s - own));
-    const char *keys[] = {"version", "versions", "python_version", "import_s", "load_s", "first_call_s"};
+    const char *keys[] = {"version", "versions", "python_version", "import_s", "load_s"};
     for (size_t i = 0; first && i < sizeof keys / sizeof *keys; i++)
         if (json_object_get(first, keys[i]))
             json_object_set(e, keys[i], json_object_get(first, keys[i]));
-    const char *tkeys[] = {"threads", "thread_probe_s", "thread_settings"};
+    const char *tkeys[] = {"threads", "form_probe_s", "thread_probe_s", "thread_settings"};
     for (size_t i = 0; timed && i < sizeof tkeys / sizeof *tkeys; i++)
         if (json_object_get(timed, tkeys[i]))
             json_object_set(e, tkeys[i], json_object_get(timed, tkeys[i]));
+    add_forms(e, rec, first, timed, checks);
     json_object_set_new(rec, "external", e);
     json_t *t = timed ? json_object_get(timed, "threads") : NULL;
     if (json_is_integer(t)) /* the count it ran at, as for a C variant */
@@ -437,17 +488,66 @@ static void fail_ext(json_t *rec, const char *stage, const char *msg, const char
     json_object_set_new(rec, "error", json_string(buf));
 }
 
-/* Steps 3 and 4: the first call's outputs into the study, and the study's check. 0 when it passed. */
-static int check_first(const sl_study *s, void *state, int v, json_t *first, json_t *rec, const char *ep)
+/* Steps 3 and 4: each form's first-call outputs into the study, and the study's check. Fills *checks
+ * with each checked form's outcome ({"check"} or {"error"}) and `go` with "go NAME ...\n" of the forms
+ * that passed. Returns their count; 0 with rec failed when none did. */
+static int check_forms(const sl_study *s, void *state, int v, json_t *first, json_t *rec, json_t *checks,
+                       char *go, size_t ngo, const char *ep)
 {
-    sl_error err = {{0}};
     const char *status = json_string_value(json_object_get(first, "status"));
     if (!status || strcmp(status, "checked") != 0) {
         const char *why = json_string_value(json_object_get(first, "error"));
         fail_ext(rec, "first call", why ? why : "no \"status\": \"checked\" in its first line", ep);
+        return 0;
+    }
+    int passed = 0, tried = 0;
+    const char *name;
+    json_t *f, *last = NULL;
+    char why[SL_ERRLEN] = "";
+    size_t used = (size_t)snprintf(go, ngo, "go");
+    json_object_foreach(json_object_get(first, "forms"), name, f) {
+        if (!json_object_get(f, "outputs"))
+            continue; /* it could not run here: its "error" says why, add_forms records it */
+        sl_error err = {{0}};
+        sl_outputs out = {json_object_get(f, "outputs")};
+        json_t *one = json_object();
+        if (s->external_outputs(state, v, &out, &err) != 0)
+            fail_ext(one, "outputs", err.msg, ep);
+        else if (sl_case_check(s, state, v, one) == 0 && used + strlen(name) + 2 < ngo)
+            used += (size_t)snprintf(go + used, ngo - used, " %s", name), passed++;
+        json_object_set_new(checks, name, one);
+        const char *e = json_string_value(json_object_get(one, "error"));
+        if (e)
+            snprintf(why + strlen(why), sizeof why - strlen(why), "%sform %s: %s", why[0] ? "; " : "", name, e);
+        last = one, tried++;
+    }
+    snprintf(go + used, ngo - used, "\n");
+    if (passed > 0)
+        return passed;
+    if (tried == 1) { /* one form: its record says what its own check said */
+        const char *keys[] = {"status", "error", "check"};
+        for (size_t i = 0; i < 3; i++)
+            if (json_object_get(last, keys[i]))
+                json_object_set(rec, keys[i], json_object_get(last, keys[i]));
+    } else {
+        fail_ext(rec, "check", tried ? why : "no form gave outputs", ep);
+    }
+    return 0;
+}
+
+/* The timed form's first-call outputs and check, once more: the study's state and the record hold that
+ * form's, not the last one checked. 0, or -1 with rec failed. */
+static int check_timed_form(const sl_study *s, void *state, int v, const json_t *first, const json_t *timed,
+                            json_t *rec, const char *ep)
+{
+    const char *form = json_string_value(json_object_get(timed, "form"));
+    json_t *f = form ? json_object_get(json_object_get(first, "forms"), form) : NULL;
+    sl_error err = {{0}};
+    sl_outputs out = {json_object_get(f, "outputs")};
+    if (!out.obj) {
+        fail_ext(rec, "repetitions", "its report names no form that was checked (\"form\")", ep);
         return -1;
     }
-    sl_outputs out = {json_object_get(first, "outputs")};
     if (s->external_outputs(state, v, &out, &err) != 0) {
         fail_ext(rec, "outputs", err.msg, ep);
         return -1;
@@ -505,7 +605,8 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
     sl_inputs in = {.manifest = NULL};
     ext_proc p = {.pid = -1, .in_fd = -1, .out_fd = -1};
     char ep[4400] = "(no stderr file)", program[4400], inputs[4400];
-    json_t *first = NULL, *timed = NULL;
+    json_t *first = NULL, *timed = NULL, *checks = json_object();
+    char go[4096];
     int n = -1;
     signal(SIGPIPE, SIG_IGN); /* a program that died makes write() fail with EPIPE, not kill speedlab */
     snprintf(program, sizeof program, "%s/%s.py", sl_external_dir(), s->name);
@@ -531,11 +632,11 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
         fail_ext(rec, "settings", "the program did not read its settings", ep);
     } else if (!(first = read_line(&p, "first-call report", &err))) {
         fail_ext(rec, "first call", err.msg, ep);
-    } else if (check_first(s, state, v, first, rec, ep) != 0) {
+    } else if (check_forms(s, state, v, first, rec, checks, go, sizeof go, ep) == 0) {
         send_line(&p, "stop\n"); /* failed: no repetition is timed */
-    } else if (send_line(&p, "go\n") != 0 || !(timed = read_line(&p, "repetition report", &err))) {
+    } else if (send_line(&p, go) != 0 || !(timed = read_line(&p, "repetition report", &err))) {
         fail_ext(rec, "repetitions", err.msg[0] ? err.msg : "the program ended before them", ep);
-    } else {
+    } else if (check_timed_form(s, state, v, first, timed, rec, ep) == 0) {
         n = take_times(s, state, v, timed, rec, times, now_s() - t0, ep);
     }
     int status = finish_proc(&p, n > 0);
@@ -545,12 +646,15 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
         fail_ext(rec, "exit", msg, ep);
         n = -1;
     }
-    add_external(rec, s, v, first, timed, p.first_line_s > 0 ? p.first_line_s - t0 : NAN);
+    add_external(rec, s, v, first, timed, checks, p.first_line_s > 0 ? p.first_line_s - t0 : NAN);
+    json_object_set_new(json_object_get(rec, "external"), "form_chosen_by",
+                        json_string(sl_external_forced_form(&c->opts) ? "--param form" : "fastest"));
     if (n > 0)
         remove_inputs(&in);
     free(line);
     json_decref(first);
     json_decref(timed);
+    json_decref(checks);
     json_decref(in.manifest);
     return n;
 }

@@ -20,6 +20,11 @@ double sl_external_timeout_s(void);
 /* 1 when the interpreter imports numpy and `module` (checked once per module and run); otherwise 0 and
  * the reason with the command that installs it. */
 int sl_external_available(const char *module, char *why, size_t n);
+/* `--param form=NAME` forces every baseline row to run its form NAME (docs/baselines.md, "Forms"):
+ * a run-wide parameter, not a study's, and not in the records' params (baseline_form says what ran). */
+#define SL_EXTERNAL_FORM_PARAM "form"
+/* The form --param form= names (the last one given), or NULL: each row runs its fastest form. */
+const char *sl_external_forced_form(const sl_opts *o);
 /* Runs external variant v of a set-up study at `size`: hands the inputs over, starts the program, reads
  * its first-call outputs and checks them (sl_case_check), then its timed repetitions. Returns the number
  * of times put in *times (malloc'ed), or -1 with rec marked failed. Fills rec's "external" object. */

@@ -52,14 +52,34 @@ static const rep_case *find_any(const rep_set *s, const rep_hash *h, const rep_c
 }
 
 typedef struct tally {
-    int slower, faster, same, few, noisy, envdiff, isadiff;
+    int slower, faster, same, few, noisy, envdiff, isadiff, verdiff;
 } tally;
+
+/* A framework baseline's versions (external.versions: numpy, torch ...) or form (baseline_form) that
+ * differ between A and B, as "numpy 1.24.2 / 2.4.6" into buf; 0 when they agree or do not say. */
+static int version_diff(const rep_case *a, const rep_case *b, char *buf, size_t n)
+{
+    json_t *va = json_object_get(json_object_get(a->rec, "external"), "versions");
+    json_t *vb = json_object_get(json_object_get(b->rec, "external"), "versions"), *x;
+    const char *m, *fa = json_string_value(json_object_get(a->rec, "baseline_form"));
+    const char *fb = json_string_value(json_object_get(b->rec, "baseline_form"));
+    size_t len = 0;
+    buf[0] = '\0';
+    json_object_foreach(va, m, x) {
+        const char *sa = json_string_value(x), *sb = json_string_value(json_object_get(vb, m));
+        if (sa && sb && strcmp(sa, sb) && len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s %s / %s", len ? ", " : "", m, sa, sb);
+    }
+    if (fa && fb && strcmp(fa, fb) && len < n)
+        len += (size_t)snprintf(buf + len, n - len, "%sform %s / %s", len ? ", " : "", fa, fb);
+    return buf[0] != '\0';
+}
 
 static void compare_case(rep_table *t, const rep_case *a, const rep_case *b, const rep_set *sa,
                          const rep_set *sb, tally *n)
 {
     int r = rep_table_row(t, 1);
-    char ma[64], mb[64], flags[192] = "";
+    char ma[64], mb[64], flags[448] = "", vd[192];
     rep_cell_text(t, r, 0, "%s", a->study);
     rep_cell_text(t, r, 1, "%s", a->variant);
     rep_cell_num(t, r, 2, (double)a->size, "%ld", a->size);
@@ -108,6 +128,11 @@ static void compare_case(rep_table *t, const rep_case *a, const rep_case *b, con
         snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%sdifferent ISA (%s / %s)",
                  flags[0] ? "; " : "", ia, ib);
         n->isadiff++;
+    }
+    if (version_diff(a, b, vd, sizeof vd)) {
+        snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%sdifferent framework (%s)",
+                 flags[0] ? "; " : "", vd);
+        n->verdiff++;
     }
     rep_cell_text(t, r, 11, "%s", flags);
 }
@@ -179,6 +204,10 @@ int rep_compare_main(int argc, char **argv)
     if (n.isadiff)
         rep_table_note(t, "%d cases ran at different ISA levels in A and B (env.isa): the kernels were not "
                           "the same code, so a difference may be the ISA's, not the change's.", n.isadiff);
+    if (n.verdiff)
+        rep_table_note(t, "%d framework baselines ran another framework version or form in A and B "
+                          "(external.versions, baseline_form): a difference may be the version's, not the "
+                          "change's.", n.verdiff);
     if (n.few) {
         rep_table_note(t, "%d cases have fewer than %d repetitions on a side: the test can hardly detect "
                           "a difference (use --reps 9 or more).", n.few, MIN_REPS);

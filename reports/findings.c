@@ -146,10 +146,11 @@ static void frameworks(line *L, const rep_set *s, int env, const char *study, lo
     const rep_case *fw = rep_best_framework(s, env, study, size), *c = rep_best_c(s, env, study, size);
     if (!fw || !c)
         return;
-    char a[64], b[64], x[32];
+    char a[64], b[64], x[32], d[160];
     double r = rep_cmp_time(s, env, study, fw) / rep_cmp_time(s, env, study, c);
-    clause(L, "the fastest framework, %s, is %s %s than %s", nm(a, sizeof a, fw), fx(x, sizeof x, r >= 1 ? r : 1 / r),
-           r >= 1 ? "slower" : "faster", nm(b, sizeof b, c));
+    rep_framework_desc(d, sizeof d, fw);
+    clause(L, "the fastest framework, %s%s%s%s, is %s %s than %s", nm(a, sizeof a, fw), d[0] ? " (" : "", d,
+           d[0] ? ")" : "", fx(x, sizeof x, r >= 1 ? r : 1 / r), r >= 1 ? "slower" : "faster", nm(b, sizeof b, c));
 }
 
 /* The study's clauses at a size into L (inversions last). */

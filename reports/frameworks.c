@@ -16,6 +16,45 @@ int rep_case_external(const rep_case *c)
     return 0;
 }
 
+/* "torch 2.15.0, khatri-rao form": the framework's version and the form that ran (baseline_form), as
+ * much as the record says; "" for a record with neither. */
+const char *rep_framework_desc(char *buf, size_t n, const rep_case *c)
+{
+    json_t *e = json_object_get(c->rec, "external");
+    const char *fw = json_string_value(json_object_get(e, "framework"));
+    const char *ver = json_string_value(json_object_get(e, "version"));
+    const char *form = json_string_value(json_object_get(c->rec, "baseline_form"));
+    int len = fw && ver ? snprintf(buf, n, "%s %s", fw, ver) : snprintf(buf, n, "%s", "");
+    if (form && len >= 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, "%s%s form", len ? ", " : "", form);
+    return buf;
+}
+
+/* "numpy 1.24.2, torch 2.15.0": each framework's version among the study's ok baseline cases, first seen
+ * first ("" when none says); a framework seen at two versions is named twice. */
+const char *rep_framework_versions(char *buf, size_t n, const rep_set *s, int env, const char *study)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env != env || strcmp(c->study, study) != 0 || !rep_case_external(c) || !rep_is_ok(c))
+            continue;
+        json_t *e = json_object_get(c->rec, "external");
+        const char *fw = json_string_value(json_object_get(e, "framework"));
+        const char *ver = json_string_value(json_object_get(e, "version"));
+        char one[128];
+        snprintf(one, sizeof one, "%s %s", fw ? fw : "?", ver ? ver : "?");
+        if (!fw || !ver || strstr(buf, one)) /* a short list: a substring search is enough */
+            continue;
+        int w = snprintf(buf + len, n - len, "%s%s", len ? ", " : "", one);
+        if (w < 0 || (size_t)w >= n - len)
+            break;
+        len += (size_t)w;
+    }
+    return buf;
+}
+
 /* The fastest ok case at `size` that is (want_external = 1) or is not (0) a framework baseline; CPU
  * only (a GPU variant is compared in the crossover table); compared as units.c says (per unit of work
  * where a reduced run stands beside full ones). NULL when there is none. */
@@ -67,16 +106,17 @@ void rep_framework_line(FILE *f, const rep_set *s, int env, const char *study)
         const rep_case *c = rep_best_c(s, env, study, sizes[i]), *fw = rep_best_framework(s, env, study, sizes[i]);
         if (!c || !fw)
             continue;
-        char tc[64], tf[64];
+        char tc[64], tf[64], desc[160];
         double xc = rep_cmp_time(s, env, study, c), xf = rep_cmp_time(s, env, study, fw), r = xf / xc;
         const char *unit = rep_unit_name(rep_size_unit(s, env, study, sizes[i]));
         rep_fmt_time(tc, sizeof tc, xc);
         rep_fmt_time(tf, sizeof tf, xf);
+        rep_framework_desc(desc, sizeof desc, fw);
         fprintf(f, "- best C variant against the best framework on this machine at %s=%ld%s%s: **%s** %s (%d "
-                "thread%s), **%s** %s (%d thread%s, its fastest setting): the C variant is %.3g× %s\n",
+                "thread%s), **%s** %s (%s%s%d thread%s, its fastest setting): the C variant is %.3g× %s\n",
                 c->size_name, c->size, unit ? ", per " : "", unit ? unit : "", c->variant, tc, c->threads,
-                c->threads == 1 ? "" : "s", fw->variant, tf, fw->threads, fw->threads == 1 ? "" : "s",
-                r >= 1 ? r : 1 / r, r >= 1 ? "faster" : "slower");
+                c->threads == 1 ? "" : "s", fw->variant, tf, desc, desc[0] ? ", " : "", fw->threads,
+                fw->threads == 1 ? "" : "s", r >= 1 ? r : 1 / r, r >= 1 ? "faster" : "slower");
         return;
     }
     fprintf(f, "- frameworks: no size where a C variant and a framework baseline both ran ok\n");

@@ -50,7 +50,7 @@ static void layout(sp_cols *L, const rep_unit *units, int ns, int fw)
 
 static rep_table *new_table(const rep_set *s, int env, const char *study, const sp_cols *L, rep_unit u)
 {
-    char title[256], col_base[64], col_unit[64];
+    char title[256], col_base[64], col_unit[64], versions[256], col_fw[300];
     const char *base = study_field(s, env, study, 1);
     snprintf(title, sizeof title, "%s: median time per repetition and speedup", study);
     snprintf(col_base, sizeof col_base, "× %s", base);
@@ -62,7 +62,11 @@ static rep_table *new_table(const rep_set *s, int env, const char *study, const 
     cols[L->c_base] = col_base, csv[L->c_base] = "speedup_vs_baseline";
     cols[L->c_cpu] = "× best CPU", csv[L->c_cpu] = "speedup_vs_best_cpu";
     if (L->fw)
-        cols[L->c_fw] = "× best framework", csv[L->c_fw] = "speedup_vs_best_framework";
+        cols[L->c_fw] = col_fw, csv[L->c_fw] = "speedup_vs_best_framework";
+    /* a ratio against a framework depends on its version: the header names them */
+    rep_framework_versions(versions, sizeof versions, s, env, study);
+    snprintf(col_fw, sizeof col_fw, "× best framework%s%s%s", versions[0] ? " (" : "", versions,
+             versions[0] ? ")" : "");
     cols[L->c_n] = "n", csv[L->c_n] = "reps";
     cols[L->c_note] = "note", csv[L->c_note] = "note";
     rep_table *t = rep_table_new("", title, L->n, cols, csv);
@@ -106,10 +110,12 @@ static void note_cell(rep_table *t, int r, const sp_cols *L, const rep_case *c, 
                       c->reduced ? "reduced" : "extrapolated");
     else if (c == R->best_cpu)
         rep_cell_text(t, r, L->c_note, "best CPU");
-    else if (c == R->best_fw)
-        rep_cell_text(t, r, L->c_note, "best framework, %d thread%s", c->threads, th);
-    else if (rep_case_external(c))
-        rep_cell_text(t, r, L->c_note, "framework, %d thread%s", c->threads, th);
+    else if (rep_case_external(c)) {
+        char desc[160];
+        rep_framework_desc(desc, sizeof desc, c);
+        rep_cell_text(t, r, L->c_note, "%sframework, %s%s%d thread%s", c == R->best_fw ? "best " : "", desc,
+                      desc[0] ? ", " : "", c->threads, th);
+    }
 }
 
 static void ok_row(rep_table *t, int r, const sp_cols *L, const rep_set *s, const rep_case *c, const sp_refs *R)
@@ -212,7 +218,8 @@ rep_table *rep_tab_speedup(const rep_set *s, int env, const char *study)
     unit_notes(t, s, env, study, sizes, units, ns);
     if (L.fw)
         rep_table_note(t, "framework rows are baselines (docs/baselines.md) run by Python in the same run, "
-                          "each at its fastest thread count (in the note); best CPU = the fastest C variant.");
+                          "each in its fastest form at its fastest thread count, with its framework's version "
+                          "(in the note; a ratio holds for that version); best CPU = the fastest C variant.");
     char *lines[REP_MAX_INVERSIONS];
     int n = rep_inversions(s, env, study, lines, REP_MAX_INVERSIONS);
     for (int i = 0; i < n; i++) {

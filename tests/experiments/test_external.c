@@ -117,6 +117,20 @@ static void expect_failed(const char *study, const char *variant, const char *si
     json_decref(all);
 }
 
+/* The same with --param PARAM. */
+static void expect_failed_with(const char *study, const char *variant, const char *size, const char *param,
+                               const char *want)
+{
+    assert_int_equal(speedlab("run", study, "--variants", variant, "--sizes", size, "--reps", "1",
+                              "--min-time", "0", "--param", param, "--out", rt_out_dir, NULL), 1);
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *r = rt_find_case(all, variant, atol(size));
+    assert_string_equal(rt_str(r, "status"), "failed");
+    if (!strstr(rt_str(r, "error"), want))
+        fail_msg("error '%s' does not say '%s'", rt_str(r, "error"), want);
+    json_decref(all);
+}
+
 /* A wrong result is a failed case: the check runs before any time counts. */
 static void test_planted_wrong_result(void **state)
 {
@@ -251,6 +265,74 @@ static void test_absurd_times(void **state)
     unsetenv("SPEEDLAB_BASELINES");
 }
 
+/* Four forms of the numpy row: "wrong" is the fastest but fails the check, "broken" raises, "slow" and
+ * "fast" pass. The row runs "fast" (the fastest that passed) and records every form's outcome; --param
+ * form= runs the form it names, a wrong one fails the case, and an unknown one lists the row's forms. */
+static void test_fastest_form(void **state)
+{
+    (void)state;
+    char body[PATH_MAX + 2048];
+    snprintf(body, sizeof body,
+             "import sys, time\n"
+             "sys.path.insert(0, '%s')\n"
+             "from harness import main\n"
+             "import numpy as np\n"
+             "def form(delay, scale=1.0):\n"
+             "    def make(inp, settings):\n"
+             "        def sums(Z):\n"
+             "            e = np.exp(Z - Z.max(axis=1, keepdims=True))\n"
+             "            p = e / e.sum(axis=1, keepdims=True)\n"
+             "            return (p * p).sum(axis=1).astype(np.float64)\n"
+             "        def call():\n"
+             "            time.sleep(delay)\n"
+             "            sp, sq = sums(inp['X']), sums(inp['Y'])\n"
+             "            return -sp.mean() * scale, (sp * sq).mean() * scale\n"
+             "        return call, lambda r: {'H': r[0], 'MI': r[1]}\n"
+             "    return make\n"
+             "def broken(inp, settings):\n"
+             "    raise RuntimeError('planted: no such backend')\n"
+             "main({'numpy': {'slow': form(0.05), 'wrong': form(0, 2.0), 'broken': broken,\n"
+             "                'fast': form(0.005)}})\n",
+             sl_external_dir());
+    plant_program(body);
+    assert_int_equal(speedlab("run", "entropy_mi", "--variants", "numpy", "--sizes", "256", "--reps", "2",
+                              "--min-time", "0", "--out", rt_out_dir, NULL), 0);
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *r = rt_find_case(all, "numpy", 256), *e = json_object_get(r, "external");
+    json_t *forms = json_object_get(e, "forms"), *probe = json_object_get(e, "form_probe_s");
+    assert_string_equal(rt_str(r, "status"), "ok");
+    assert_string_equal(rt_str(r, "baseline_form"), "fast");
+    assert_string_equal(rt_str(e, "form"), "fast");
+    assert_string_equal(rt_str(e, "form_chosen_by"), "fastest");
+    assert_true(json_is_true(json_object_get(json_object_get(r, "check"), "passed")));
+    assert_non_null(strstr(rt_str(json_object_get(forms, "broken"), "error"), "planted: no such backend"));
+    assert_true(json_is_false(json_object_get(json_object_get(json_object_get(forms, "wrong"), "check"),
+                                              "passed")));
+    assert_true(json_is_true(json_object_get(json_object_get(json_object_get(forms, "slow"), "check"),
+                                             "passed")));
+    assert_non_null(json_object_get(probe, "slow")); /* both passing forms were timed, the others not */
+    assert_non_null(json_object_get(probe, "fast"));
+    assert_null(json_object_get(probe, "wrong"));
+    assert_null(json_object_get(probe, "broken"));
+    json_decref(all);
+
+    assert_int_equal(speedlab("run", "entropy_mi", "--variants", "numpy", "--sizes", "256", "--reps", "2",
+                              "--min-time", "0", "--param", "form=slow", "--out", rt_out_dir, NULL), 0);
+    all = rt_read_latest(rt_out_dir);
+    r = rt_find_case(all, "numpy", 256), e = json_object_get(r, "external");
+    assert_string_equal(rt_str(r, "baseline_form"), "slow");
+    assert_string_equal(rt_str(e, "form_chosen_by"), "--param form");
+    assert_int_equal(json_object_size(json_object_get(e, "forms")), 1);
+    assert_null(json_object_get(json_object_get(r, "params"), "form")); /* not a study parameter */
+    json_decref(all);
+
+    expect_failed_with("entropy_mi", "numpy", "256", "form=wrong", "check failed");
+
+    expect_failed_with("entropy_mi", "numpy", "256", "form=nosuch",
+                       "row numpy has no form 'nosuch' (its forms: slow, wrong, broken, fast)");
+    unsetenv("SPEEDLAB_BASELINES");
+}
+
 /* With no argument: the mechanism (without numpy, only the missing interpreter's case). With a
  * framework's name: that framework's cases, exit 77 (Meson: skipped) when it is not installed. */
 int main(int argc, char **argv)
@@ -275,6 +357,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hanging_interpreter),
         cmocka_unit_test(test_endless_line),
         cmocka_unit_test(test_absurd_times),
+        cmocka_unit_test(test_fastest_form),
     };
     return cmocka_run_group_tests_name("external", tests, rt_setup_dir, rt_remove_dir);
 }

@@ -667,6 +667,42 @@ static void compare_flags_isa(void **state)
     free(t), free(a), free(b), free(file), free(out);
 }
 
+/* Framework baselines (fixtures/frameworks): the report of the PyPI run names each row's version and
+ * form and the framework column's versions (golden/frameworks/); compare with the Debian run flags each
+ * baseline whose versions or form changed, and no C variant. */
+static void framework_versions(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"frameworks/pypi"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    if (update_golden()) {
+        char *g = rep_printf("%s/frameworks", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "frameworks", &n), 0);
+    char *sp = rep_printf("%s/devbox/tables/entropy_mi-speedup.md", out), *sm = slurp(sp);
+    assert_non_null(sm);
+    assert_non_null(strstr(sm, "× best framework (numpy 2.4.6, torch 2.15.0)"));
+    assert_non_null(strstr(sm, "best framework, numpy 2.4.6, square-sum form, 1 thread"));
+    assert_non_null(strstr(sm, "framework, torch 2.15.0, bmm form, 1 thread"));
+    free(sm), free(sp);
+
+    char *file = rep_printf("%s/compare.md", out);
+    char *a = rep_printf("%s/frameworks/debian", fix), *b = rep_printf("%s/frameworks/pypi", fix);
+    char *argv[] = {"compare", a, b, "--format", "md", "--out", file};
+    assert_int_equal(rep_compare_main(7, argv), 0);
+    char *t = slurp(file);
+    assert_non_null(t);
+    assert_int_equal(count(t, "different framework (numpy 1.24.2 / 2.4.6, form einsum / square-sum)"), 2);
+    assert_int_equal(count(t, "different framework (numpy 1.24.2 / 2.4.6, torch 1.13.1 / 2.15.0)"), 2);
+    assert_int_equal(count(t, "different framework"), 4); /* the C variants are not flagged */
+    assert_non_null(strstr(t, "4 framework baselines ran another framework version or form in A and B"));
+    free(t), free(a), free(b), free(file), free(out);
+}
+
 /* A batch sweep (fixtures/batch, the data path's part 3: mlp simd and omp with series only, omp failed at 1024;
  * cnn omp with its metrics) gets a table and a figure of throughput and final accuracy against the batch;
  * a study at one size (every other fixture) gets neither. Every file written matches golden/batch/. */
@@ -921,6 +957,7 @@ int main(void)
         cmocka_unit_test(isa_levels_and_inversions),
         cmocka_unit_test(cnn_table_one),
         cmocka_unit_test(fresh_machine),
+        cmocka_unit_test(framework_versions),
         cmocka_unit_test(batch_sweep),
         cmocka_unit_test(main_job_with_sweep),
         cmocka_unit_test(pipeline_loading),
