@@ -24,6 +24,8 @@ import traceback
 
 import numpy as np
 
+import isa as isa_levels  # baselines/isa.py: what each framework runs at
+
 
 def send(obj):
     # JSON has no NaN: a NaN output becomes null, which fails speedlab's check as it should
@@ -135,7 +137,8 @@ def first_report(forms, settings):
           "versions": {m: sys.modules[m].__version__ for m in ("numpy", "scipy", "torch", "numba", "jax")
                        if m in sys.modules},
           "python_version": platform.python_version(),
-          "import_s": t1 - t0, "load_s": t2 - t1, "first_call_s": t3 - t2})
+          "import_s": t1 - t0, "load_s": t2 - t1, "first_call_s": t3 - t2,
+          "isa": isa_levels.report()})
     return call, outputs, (check[0] if check else call), t3 - t2
 
 
