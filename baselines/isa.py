@@ -51,8 +51,20 @@ def widest(levels):
     return max(known, key=ORDER.index) if known else None
 
 
+def _symbol(lib, names):
+    for n in names:
+        try:
+            f = getattr(lib, n)
+        except AttributeError:
+            continue
+        f.restype = ctypes.c_char_p
+        return f().decode()
+    return None
+
+
 def openblas():
-    """The loaded OpenBLAS's core, found in our own memory map (harness._openblas's way)."""
+    """The loaded OpenBLAS's core, found in our own memory map (harness._openblas's way); PyPI's NumPy
+    and SciPy wheels carry scipy-openblas, whose symbols have a prefix and a suffix."""
     try:
         with open("/proc/self/maps") as f:
             paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
@@ -61,16 +73,17 @@ def openblas():
     for p in paths:
         try:
             lib = ctypes.CDLL(p)
-            lib.openblas_get_corename.restype = ctypes.c_char_p
-            name = lib.openblas_get_corename().decode()
-        except (OSError, AttributeError):
+        except OSError:
+            continue
+        name = _symbol(lib, ("openblas_get_corename", "scipy_openblas_get_corename64_",
+                             "scipy_openblas_get_corename", "openblas_get_corename64_"))
+        if name is None:
             continue
         out = {"corename": name, "isa": OPENBLAS_CORES.get(name.lower()), "library": p}
-        try:
-            lib.openblas_get_config.restype = ctypes.c_char_p
-            out["config"] = lib.openblas_get_config().decode()
-        except AttributeError:
-            pass
+        config = _symbol(lib, ("openblas_get_config", "scipy_openblas_get_config64_",
+                               "scipy_openblas_get_config", "openblas_get_config64_"))
+        if config:
+            out["config"] = config
         return out
     return None
 
@@ -122,7 +135,7 @@ def report():
             r = {"error": f"{type(e).__name__}: {e}", "isa": None}
         if r is not None:
             out[name] = r
-    env = {k: os.environ[k] for k in VARS if k in os.environ}
+    env = {k: os.environ[k] for k in VARS if os.environ.get(k)}
     if env:
         out["env"] = env
     return out
