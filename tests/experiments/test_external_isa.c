@@ -4,8 +4,9 @@
  * `test_external_isa`: the mapping from a level to the frameworks' variables (a user's own value kept,
  * XLA_FLAGS appended to), and the mismatch check on a planted report.
  * `test_external_isa run` (Meson's external_isa_v2, SPEEDLAB_ISA=v2): entropy_mi's NumPy baseline in a
- * --quick run, whose record's external.isa shows OpenBLAS's Nehalem core and NumPy without AVX; exit 77
- * (skipped) in a native build or where the interpreter lacks NumPy.
+ * --quick run, whose record's external.isa shows OpenBLAS's Nehalem core and NumPy without AVX, and with
+ * the user's own OPENBLAS_CORETYPE=Haswell, kept and recorded as a mismatch; exit 77 (skipped) in a
+ * native build or where the interpreter lacks NumPy.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -189,6 +190,23 @@ static void test_v2_run(void **state)
     json_decref(all);
 }
 
+/* The user's own OPENBLAS_CORETYPE wins, and the record says it ran above the kernels' level. */
+static void test_v2_user_value_mismatch(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+    assert_int_equal(rt_speedlab(reg, 1, "run", "entropy_mi", "--variants", "numpy", "--sizes", "256",
+                                 "--quick", "--out", rt_out_dir, NULL), 0);
+    unsetenv("OPENBLAS_CORETYPE");
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *isa = json_object_get(json_object_get(rt_find_case(all, "numpy", 256), "external"), "isa");
+    assert_string_equal(rt_str(json_object_get(isa, "user"), "OPENBLAS_CORETYPE"), "Haswell");
+    if (json_object_get(isa, "openblas"))
+        assert_non_null(strstr(rt_str(isa, "mismatch"), "openblas Haswell (avx2)"));
+    json_decref(all);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "run") == 0) {
@@ -203,7 +221,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "skipped: %s\n", why);
             return 77;
         }
-        const struct CMUnitTest run[] = {cmocka_unit_test(test_v2_run)};
+        const struct CMUnitTest run[] = {cmocka_unit_test(test_v2_run),
+                                         cmocka_unit_test(test_v2_user_value_mismatch)};
         return cmocka_run_group_tests_name("external isa v2", run, rt_setup_dir, rt_remove_dir);
     }
     const struct CMUnitTest tests[] = {
