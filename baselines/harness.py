@@ -28,6 +28,8 @@ import traceback
 
 import numpy as np
 
+import isa as isa_levels  # baselines/isa.py: what each framework runs at
+
 
 def send(obj):
     # JSON has no NaN: a NaN output becomes null, which fails speedlab's check as it should
@@ -164,7 +166,7 @@ def first_report(forms, settings):
           "versions": {m: sys.modules[m].__version__ for m in ("numpy", "scipy", "torch", "numba", "jax")
                        if m in sys.modules},
           "python_version": platform.python_version(),
-          "import_s": t1 - t0, "load_s": t2 - t1})
+          "import_s": t1 - t0, "load_s": t2 - t1, "isa": isa_levels.report()})
     return made, report
 
 

@@ -193,6 +193,7 @@ static int spawn(ext_proc *p, const char *program, const char *err_path, sl_erro
             dup2(efd, 2);
         close(in[1]);
         close(out[0]);
+        sl_external_isa_apply(); /* the frameworks at the kernels' level (external_isa.c) */
         execlp(sl_external_python(), sl_external_python(), program, (char *)NULL);
         fprintf(stderr, "cannot run %s %s: %s\n", sl_external_python(), program, strerror(errno));
         _exit(127);
@@ -472,6 +473,7 @@ static void add_external(json_t *rec, const sl_study *s, int v, const json_t *fi
         if (json_object_get(timed, tkeys[i]))
             json_object_set(e, tkeys[i], json_object_get(timed, tkeys[i]));
     add_forms(e, rec, first, timed, checks);
+    sl_external_isa_record(e, first); /* external.isa: what each framework runs at */
     json_object_set_new(rec, "external", e);
     json_t *t = timed ? json_object_get(timed, "threads") : NULL;
     if (json_is_integer(t)) /* the count it ran at, as for a C variant */

@@ -31,4 +31,42 @@ const char *sl_external_forced_form(const sl_opts *o);
 int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size, json_t *rec,
                      double **times);
 
+/* ---- the frameworks at the kernels' instruction-set level (external_isa.c) ---------------------- */
+
+/* The level the frameworks are held at, in kern_isa()'s names ("sse4.2", "avx", "avx2", "avx512"): the
+ * kernels' level when SPEEDLAB_ISA was honoured (at any level, the CPU's best included) or when the
+ * kernels run below this CPU's best level (a build for a lower -march); NULL otherwise (the frameworks
+ * then choose for themselves) and for a level that has no framework mapping. */
+const char *sl_external_isa_target(void);
+
+/* One variable of a baseline program's environment. */
+typedef struct sl_isa_var {
+    const char *name;
+    char value[320];
+    int user; /* 1: the user's own value, kept as it is */
+} sl_isa_var;
+#define SL_ISA_VARS 8
+
+/* Fills v (SL_ISA_VARS entries) with the variables that hold every framework at level `isa`:
+ * ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA, DNNL_MAX_CPU_ISA, OPENBLAS_CORETYPE, NPY_DISABLE_CPU_FEATURES
+ * (only NumPy features above the level that cpu_has(/proc/cpuinfo flag) says this CPU has; NULL: all;
+ * left out when there are none) and XLA_FLAGS (--xla_cpu_max_isa appended to the user's flags). A variable
+ * already in the environment keeps its value (user = 1; XLA_FLAGS: when it has --xla_cpu_max_isa).
+ * Returns the count, 0 when isa is NULL or has no mapping. */
+int sl_external_isa_vars(const char *isa, int (*cpu_has)(const char *), sl_isa_var *v);
+/* 1 when /proc/cpuinfo's flags name `flag` (or cannot be read). */
+int sl_external_isa_cpu_has(const char *flag);
+/* In the baseline's child, between fork and exec: sets sl_external_isa_target()'s variables. */
+void sl_external_isa_apply(void);
+/* The order of the level names: "generic" 0, "sse2", "sse4.2", "avx", "avx2", "avx512", "avx512+" 6;
+ * -1 for another name. */
+int sl_external_isa_rank(const char *isa);
+/* Adds "checked" (the frameworks compared) and, when one runs above `requested`, "mismatch" (one line)
+ * to the program's isa report. */
+void sl_external_isa_check(json_t *isa, const char *requested);
+/* The record's external.isa: the first report's "isa" object (baselines/isa.py), and, when the level
+ * is held, "requested", "level", "set" (what speedlab set), "user" (the user's own values kept),
+ * "checked" and "mismatch". Nothing when neither. */
+void sl_external_isa_record(json_t *e, const json_t *first);
+
 #endif

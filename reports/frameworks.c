@@ -94,14 +94,36 @@ int rep_has_frameworks(const rep_set *s, int env, const char *study)
     return 0;
 }
 
+/* "- framework ISA above the kernels' level: numpy at B=256: above the kernels' sse4.2: openblas
+ * SkylakeX (avx512)": one line per framework row whose record's external.isa has a mismatch (the program
+ * reported running above the level the kernels were held at, docs/baselines.md "Instruction-set level"). */
+static void isa_mismatch_lines(FILE *f, const rep_set *s, int env, const char *study)
+{
+    const char *seen[64];
+    int nseen = 0;
+    for (int i = 0; i < s->ncases && nseen < 64; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env != env || c->replaced || strcmp(c->study, study) != 0 || !rep_case_external(c))
+            continue;
+        const char *m = json_string_value(
+            json_object_get(json_object_get(json_object_get(c->rec, "external"), "isa"), "mismatch"));
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= strcmp(seen[k], c->variant) == 0;
+        if (!m || dup)
+            continue;
+        seen[nseen++] = c->variant;
+        fprintf(f, "- framework ISA above the kernels' level: **%s** at %s=%ld: %s\n", c->variant,
+                c->size_name, c->size, m);
+    }
+}
+
 /* "- best C variant against the best framework at B=65536: simd 1.2 ms, torch 3.4 ms (1 thread): 2.8×
  * faster", at the largest size where both ran; nothing for a study without framework records. */
-void rep_framework_line(FILE *f, const rep_set *s, int env, const char *study)
+static void framework_line(FILE *f, const rep_set *s, int env, const char *study)
 {
     long sizes[64];
     int ns = rep_sizes(s, env, study, sizes, 64);
-    if (!rep_has_frameworks(s, env, study))
-        return;
     for (int i = ns - 1; i >= 0; i--) {
         const rep_case *c = rep_best_c(s, env, study, sizes[i]), *fw = rep_best_framework(s, env, study, sizes[i]);
         if (!c || !fw)
@@ -120,4 +142,12 @@ void rep_framework_line(FILE *f, const rep_set *s, int env, const char *study)
         return;
     }
     fprintf(f, "- frameworks: no size where a C variant and a framework baseline both ran ok\n");
+}
+
+void rep_framework_line(FILE *f, const rep_set *s, int env, const char *study)
+{
+    if (!rep_has_frameworks(s, env, study))
+        return;
+    framework_line(f, s, env, study);
+    isa_mismatch_lines(f, s, env, study);
 }

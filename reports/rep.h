@@ -119,7 +119,8 @@ int rep_is_gpu(const rep_set *s, int env, const char *study, const char *variant
 int rep_is_ok(const rep_case *c);
 /* Framework baselines (frameworks.c): whether a case is one (its traits hold "external"), whether a
  * study has any that ran (ok: unavailable ones are in the not-run table), the fastest ok framework case and the fastest ok C CPU case at a size (or NULL), and
- * REPORT.md's line comparing the two. */
+ * REPORT.md's line comparing the two (and one line per framework that reported running above the
+ * kernels' instruction-set level: its record's external.isa.mismatch). */
 int rep_case_external(const rep_case *c);
 int rep_has_frameworks(const rep_set *s, int env, const char *study);
 const rep_case *rep_best_framework(const rep_set *s, int env, const char *study, long size);
