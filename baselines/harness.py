@@ -62,15 +62,32 @@ def load_inputs(path):
 
 # ---- threads: each framework at the count that is fastest for it (docs/baselines.md, "Threads") ----
 
+class _Blas:
+    """OpenBLAS's thread calls under whichever names the loaded library exports: Debian's
+    openblas_set_num_threads, or PyPI numpy's scipy-openblas build with its symbols renamed
+    (scipy_openblas_set_num_threads64_)."""
+    PREFIXES = ("openblas_", "scipy_openblas_")
+    SUFFIXES = ("", "64_")
+
+    def __init__(self, lib):
+        for pre in self.PREFIXES:
+            for suf in self.SUFFIXES:
+                try:
+                    self.set = getattr(lib, f"{pre}set_num_threads{suf}")
+                    self.get = getattr(lib, f"{pre}get_num_threads{suf}")
+                    return
+                except AttributeError:
+                    continue
+        raise AttributeError("no openblas_set_num_threads under any known name")
+
+
 def _openblas():
     """The OpenBLAS that NumPy loaded, found in our own memory map (no threadpoolctl on Debian 12)."""
     with open("/proc/self/maps") as f:
         paths = {line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line}
     for p in sorted(paths):
         try:
-            lib = ctypes.CDLL(p)
-            lib.openblas_set_num_threads, lib.openblas_get_num_threads  # both must exist
-            return lib
+            return _Blas(ctypes.CDLL(p))
         except (OSError, AttributeError):
             continue
     return None
@@ -80,7 +97,7 @@ def set_threads(n):
     """Sets every thread pool the loaded frameworks have that can change after start-up."""
     blas = _openblas()
     if blas:
-        blas.openblas_set_num_threads(n)
+        blas.set(n)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(n)
     if "numba" in sys.modules:
@@ -93,7 +110,7 @@ def thread_settings():
                                      "NUMBA_NUM_THREADS", "XLA_FLAGS") if k in os.environ}
     blas = _openblas()
     if blas:
-        s["openblas_threads"] = blas.openblas_get_num_threads()
+        s["openblas_threads"] = blas.get()
     if "torch" in sys.modules:
         s["torch_threads"] = sys.modules["torch"].get_num_threads()
     if "numba" in sys.modules:
@@ -149,8 +166,25 @@ def make_forms(forms, names, inputs, settings):
     return made, report
 
 
+def device_info(settings):
+    """A GPU row's device and its libraries' versions, for the record ({} on the CPU)."""
+    device = settings.get("device")
+    if not device or device == "cpu":
+        return {"device": device} if device else {}
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        return {"device": device, "device_name": torch.cuda.get_device_name(0),
+                "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version()}
+    if "jax" in sys.modules:
+        return {"device": device, "device_name": str(sys.modules["jax"].devices()[0])}
+    return {"device": device}
+
+
 def first_report(forms, settings):
     fw = settings["framework"]
+    if fw == "jax" and settings.get("device") in (None, "cpu"):
+        # a CPU row stays on the CPU on a GPU node, where JAX would take the GPU by default
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
     t0 = time.perf_counter()
     module = importlib.import_module(fw)
     t1 = time.perf_counter()
@@ -165,7 +199,7 @@ def first_report(forms, settings):
     send({"status": "checked", "forms": report, "version": getattr(module, "__version__", "?"),
           "versions": {m: sys.modules[m].__version__ for m in ("numpy", "scipy", "torch", "numba", "jax")
                        if m in sys.modules},
-          "python_version": platform.python_version(),
+          "python_version": platform.python_version(), **device_info(settings),
           "import_s": t1 - t0, "load_s": t2 - t1, "isa": isa_levels.report()})
     return made, report
 

@@ -320,11 +320,22 @@ static void stderr_tail(const char *path, char *out, size_t n)
     snprintf(out, n, "%s", line ? line + 1 : buf[0] ? buf : "(nothing on stderr)");
 }
 
-/* The row's framework: the first module of its requirement ("python:numpy+scipy" -> "numpy"). */
+/* The row's framework: the first module of its requirement ("python:numpy+scipy" -> "numpy",
+ * "python:torch@cuda" -> "torch"). */
 static json_t *framework_of(const sl_variant *var)
 {
     const char *m = var->requires + 7;
-    return json_stringn(m, strcspn(m, "+"));
+    return json_stringn(m, strcspn(m, "+@"));
+}
+
+/* The device a GPU row's forms run on ("python:torch@cuda" -> "cuda"), JSON null for a CPU row. A GPU
+ * row runs on the CPU when SPEEDLAB_BASELINE_DEVICE=cpu: the tests' way to run its code without a GPU. */
+static json_t *device_of(const sl_variant *var)
+{
+    const char *at = strchr(var->requires, '@'), *forced = getenv("SPEEDLAB_BASELINE_DEVICE");
+    if (!at)
+        return json_null();
+    return json_string(forced && *forced ? forced : at + 1);
 }
 
 /* ---- one case ----------------------------------------------------------------------------------- */
@@ -390,6 +401,7 @@ static char *settings_line(sl_run_ctx *c, const sl_study *s, int v, long size, c
     const char *form = sl_external_forced_form(&c->opts);
     json_object_set_new(j, "form", form ? json_string(form) : json_null()); /* null: the fastest */
     json_object_set_new(j, "framework", framework_of(&s->variants[v]));
+    json_object_set_new(j, "device", device_of(&s->variants[v]));
     json_object_set_new(j, "size", json_integer(size));
     json_object_set_new(j, "inputs", json_string(inputs));
     json_object_set_new(j, "reps", json_integer(reps));
@@ -449,6 +461,8 @@ static void add_external(json_t *rec, const sl_study *s, int v, const json_t *fi
     snprintf(program, sizeof program, "%s/%s.py", sl_external_dir(), s->name);
     json_object_set_new(e, "framework", framework_of(&s->variants[v]));
     json_object_set_new(e, "requires", json_string(s->variants[v].requires + 7));
+    if (strchr(s->variants[v].requires, '@'))
+        json_object_set_new(e, "device", device_of(&s->variants[v]));
     json_object_set_new(e, "program", json_string(program));
     json_object_set_new(e, "python", json_string(sl_external_python()));
     /* start_s: from fork to the first report; less the program's own import, load and first call, it is
@@ -464,7 +478,8 @@ static void add_external(json_t *rec, const sl_study *s, int v, const json_t *fi
         own += json_number_value(json_object_get(f, "first_call_s"));
     if (first && isfinite(start_s))
         json_object_set_new(e, "startup_s", sl_json_num(start_s - own));
-    const char *keys[] = {"version", "versions", "python_version", "import_s", "load_s"};
+    const char *keys[] = {"version", "versions", "python_version", "device_name", "cuda", "cudnn",
+                          "import_s", "load_s"};
     for (size_t i = 0; first && i < sizeof keys / sizeof *keys; i++)
         if (json_object_get(first, keys[i]))
             json_object_set(e, keys[i], json_object_get(first, keys[i]));

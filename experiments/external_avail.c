@@ -99,8 +99,66 @@ static int python_ok(const char *code)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* A GPU row's device check ("torch@cuda"): the Python that asserts the framework sees the device, or
+ * NULL for a device this file does not know. */
+static const char *device_check(const char *module)
+{
+    static const char *const checks[][2] = {
+        {"torch@cuda", "assert torch.cuda.is_available(), 'torch.cuda.is_available() is False'"},
+        {"jax@gpu", "assert jax.devices('gpu')"}, /* raises RuntimeError without a GPU backend */
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
+        if (strcmp(module, checks[i][0]) == 0)
+            return checks[i][1];
+    return NULL;
+}
+
+/* "torch@cuda": the framework's device, unless SPEEDLAB_BASELINE_DEVICE=cpu runs GPU rows on the CPU. */
+static int device_wanted(const char *module)
+{
+    const char *forced = getenv("SPEEDLAB_BASELINE_DEVICE");
+    return strchr(module, '@') && !(forced && strcmp(forced, "cpu") == 0);
+}
+
+/* Whether the interpreter sees the device of a GPU row whose module imports; 1, or 0 with why. */
+static int device_available(const char *module, char *why, size_t n)
+{
+    static char seen[8][4200]; /* importing torch takes seconds: once per interpreter and device */
+    static int seen_ok[8], n_seen;
+    char key[4200];
+    snprintf(key, sizeof key, "%s %s", sl_external_python(), module);
+    int ok = -1;
+    for (int i = 0; i < n_seen && ok < 0; i++)
+        if (strcmp(seen[i], key) == 0)
+            ok = seen_ok[i];
+    const char *check = device_check(module);
+    size_t m = strcspn(module, "@");
+    if (ok < 0) {
+        char code[512];
+        snprintf(code, sizeof code, "import %.*s\n%s", (int)m, module, check ? check : "raise SystemExit(1)");
+        ok = check && python_ok(code) == 0;
+        if (n_seen < 8) {
+            snprintf(seen[n_seen], sizeof seen[0], "%s", key);
+            seen_ok[n_seen++] = ok;
+        }
+    }
+    if (ok)
+        return 1;
+    snprintf(why, n, "python:%s: %s imports %.*s, which sees no %s device%s", module, sl_external_python(),
+             (int)m, module, module + m + 1,
+             check ? " (a CPU-only build of it, or no GPU here)" : ": unknown device (known: torch@cuda, jax@gpu)");
+    return 0;
+}
+
 int sl_external_available(const char *module, char *why, size_t n)
 {
+    if (strchr(module, '@')) { /* a GPU row: the module first, then its device */
+        char base[128];
+        snprintf(base, sizeof base, "%.*s", (int)strcspn(module, "@"), module);
+        if (!sl_external_available(base, why, n))
+            return 0;
+        return !device_wanted(module) || device_available(module, why, n);
+    }
     /* an import of torch takes a second or two: once per interpreter and module */
     static char keys[16][4200];
     static int results[16], n_cached;

@@ -50,7 +50,9 @@ __attribute__((format(printf, 4, 5))) static int refuse(char *why, size_t n, con
 static const char *row_problem(const sl_study *s, int v, char *buf, size_t n)
 {
     const sl_variant *r = &s->variants[v];
-    int gpu = r->requires && strncmp(r->requires, "cu", 2) == 0;
+    /* a GPU row: a cuda* requirement, or a framework baseline on its device (python:torch@cuda) */
+    int gpu = r->requires && (strncmp(r->requires, "cu", 2) == 0 ||
+                              (strncmp(r->requires, "python:", 7) == 0 && strchr(r->requires, '@')));
     if (!r->description || !*r->description)
         return "no description";
     if (!r->kernels)
@@ -62,7 +64,7 @@ static const char *row_problem(const sl_study *s, int v, char *buf, size_t n)
         return buf;
     }
     if (gpu != !!(r->traits & SL_DEVICE))
-        return gpu ? "requires a GPU but lacks the SL_DEVICE trait" : "SL_DEVICE but requires no cuda*";
+        return gpu ? "requires a GPU but lacks the SL_DEVICE trait" : "SL_DEVICE but requires no cuda* nor python:MODULE@DEVICE";
     /* an external baseline is run by the program, never by the study's run: the kind must be declared */
     int python = r->requires && strncmp(r->requires, "python:", 7) == 0;
     if (python != !!(r->traits & SL_EXTERNAL))

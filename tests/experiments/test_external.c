@@ -58,7 +58,7 @@ static void expect_ok(const char *study, const char *variant, const char *size)
     assert_string_equal(json_string_value(json_array_get(json_object_get(r, "traits"), 0)), "external");
     assert_true(json_is_true(json_object_get(json_object_get(r, "check"), "passed")));
     json_t *e = json_object_get(r, "external");
-    assert_string_equal(rt_str(e, "framework"), variant);
+    assert_int_equal(strncmp(rt_str(e, "framework"), variant, strlen(rt_str(e, "framework"))), 0); /* torch-cuda */
     assert_true(strlen(rt_str(e, "version")) > 0);
     assert_true(json_number_value(json_object_get(e, "first_call_s")) > 0);
     assert_true(json_integer_value(json_object_get(r, "threads")) >= 1);
@@ -333,6 +333,49 @@ static void test_fastest_form(void **state)
     unsetenv("SPEEDLAB_BASELINES");
 }
 
+/* A GPU row whose framework sees no device (a stand-in torch whose cuda.is_available() is False, on
+ * PYTHONPATH) is unavailable and says so; with SPEEDLAB_BASELINE_DEVICE=cpu its forms run on the CPU, and
+ * the record says which device ran (needs the real torch: skipped without it). */
+static void test_gpu_row(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX + 32], path[PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/faketorch/torch", rt_tmpdir);
+    snprintf(path, sizeof path, "%s/faketorch", rt_tmpdir);
+    mkdir(path, 0777);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/__init__.py", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("__version__ = '0.0-fake'\nclass cuda:\n    @staticmethod\n    def is_available():\n"
+          "        return False\n", f);
+    fclose(f);
+    const char *old = getenv("PYTHONPATH");
+    char *saved = old ? strdup(old) : NULL;
+    snprintf(path, sizeof path, "%s/faketorch", rt_tmpdir);
+    setenv("PYTHONPATH", path, 1);
+    assert_int_equal(speedlab("run", "entropy_mi", "--variants", "torch-cuda", "--sizes", "256", "--out",
+                              rt_out_dir, NULL), 0);
+    saved ? setenv("PYTHONPATH", saved, 1) : unsetenv("PYTHONPATH");
+    free(saved);
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *r = rt_find_case(all, "torch-cuda", 256);
+    assert_string_equal(rt_str(r, "status"), "unavailable");
+    if (!strstr(rt_str(r, "error"), "python:torch@cuda:") || !strstr(rt_str(r, "error"), "sees no cuda device"))
+        fail_msg("error '%s'", rt_str(r, "error"));
+    json_decref(all);
+
+    setenv("SPEEDLAB_BASELINE_DEVICE", "cpu", 1);
+    if (have("torch")) {
+        expect_ok("entropy_mi", "torch-cuda", "256");
+        all = rt_read_latest(rt_out_dir);
+        r = rt_find_case(all, "torch-cuda", 256);
+        assert_string_equal(rt_str(json_object_get(r, "external"), "device"), "cpu");
+        json_decref(all);
+    }
+    unsetenv("SPEEDLAB_BASELINE_DEVICE");
+}
+
 /* With no argument: the mechanism (without numpy, only the missing interpreter's case). With a
  * framework's name: that framework's cases, exit 77 (Meson: skipped) when it is not installed. */
 int main(int argc, char **argv)
@@ -358,6 +401,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_endless_line),
         cmocka_unit_test(test_absurd_times),
         cmocka_unit_test(test_fastest_form),
+        cmocka_unit_test(test_gpu_row),
     };
     return cmocka_run_group_tests_name("external", tests, rt_setup_dir, rt_remove_dir);
 }

@@ -84,6 +84,9 @@ static void test_incomplete_row_refused(void **state)
         {{"x", "quantum", "d", NULL, 0, &k}, "unknown requirement"},
         {{"good", NULL, "d", NULL, 0, &k}, "name is taken"},
         {{"x", "openmp", "d", NULL, 0, &k}, "SL_THREADED"},
+        /* a framework baseline on a GPU (python:MODULE@DEVICE) is a GPU row, and the reverse */
+        {{"x", "python:torch@cuda", "d", NULL, SL_EXTERNAL, &k}, "requires a GPU but lacks the SL_DEVICE trait"},
+        {{"x", "python:torch", "d", NULL, SL_EXTERNAL | SL_DEVICE, &k}, "python:MODULE@DEVICE"},
     };
     for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
         sl_variant rows[2] = {fake_variants[0], wrong[i].row};

@@ -323,6 +323,11 @@ static const sl_variant em_variants[] = {
     {"numba", "python:numba", "Numba: njit(parallel) loops over rows (factorised pair sum)", NULL, SL_EXTERNAL,
      &(const em_kernels){0}},
     {"jax", "python:jax", "JAX: the NumPy form under jax.jit", NULL, SL_EXTERNAL, &(const em_kernels){0}},
+    /* GPU baselines: the framework's forms on its GPU (python:MODULE@DEVICE), beside cuda */
+    {"torch-cuda", "python:torch@cuda", "PyTorch on the GPU: the torch forms on CUDA tensors", NULL,
+     SL_EXTERNAL | SL_DEVICE, &(const em_kernels){0}},
+    {"jax-gpu", "python:jax@gpu", "JAX on the GPU: the jax form under jax.jit", NULL, SL_EXTERNAL | SL_DEVICE,
+     &(const em_kernels){0}},
 };
 
 const sl_study sl_study_entropy_mi = {

@@ -382,6 +382,9 @@ static const sl_variant variants[] = {
      NULL, SL_EXTERNAL, &(const mlp_kernels){0}},
     {"torch", "python:torch", "torch.nn: Linear/ReLU, F.cross_entropy, autograd, torch.optim.SGD", NULL,
      SL_EXTERNAL, &(const mlp_kernels){0}},
+    /* GPU baselines: the framework's forms on its GPU (python:MODULE@DEVICE), beside cuda */
+    {"torch-cuda", "python:torch@cuda", "torch.nn on the GPU: the torch forms with the model and batches on CUDA",
+     NULL, SL_EXTERNAL | SL_DEVICE, &(const mlp_kernels){0}},
 };
 
 const sl_study sl_study_mlp = {

@@ -329,6 +329,11 @@ static const sl_variant tm_variants[] = {
      SL_EXTERNAL, &(const tm_kernels){0}},
     {"jax", "python:jax", "JAX: jnp.einsum('ni,nj,nk->ijk') under jax.jit", NULL, SL_EXTERNAL,
      &(const tm_kernels){0}},
+    /* GPU baselines: the framework's forms on its GPU (python:MODULE@DEVICE), beside cuda */
+    {"torch-cuda", "python:torch@cuda", "PyTorch on the GPU: the torch forms on CUDA tensors", NULL,
+     SL_EXTERNAL | SL_DEVICE, &(const tm_kernels){0}},
+    {"jax-gpu", "python:jax@gpu", "JAX on the GPU: the jax forms under jax.jit", NULL, SL_EXTERNAL | SL_DEVICE,
+     &(const tm_kernels){0}},
 };
 
 const sl_study sl_study_tensor_mean = {
