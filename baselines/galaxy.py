@@ -5,8 +5,8 @@ Inputs: X (m x 1024 float64, pixel / 255), y (m labels), X_test, y_test, theta0 
 initial weights), hidden, lambda, max_iter. One call = one whole training from theta0.
 J = sum(-y log a3 - (1-y) log(1-a3))/m + lambda/(2m)(sum Theta1[:,1:]^2 + sum Theta2[:,1:]^2).
 Mocz's code rebuilds [1 X] with np.hstack in every cost and gradient call (the numpy row's `hstack`
-form); the `matrix` forms build it once, as the suite's layout variant does. speedlab checks each form's cost and gradient at theta0 against its own
-default variant before any time counts.
+form); the `matrix` forms build it once, as the suite's layout variant does. speedlab checks each form's
+cost and gradient at theta0 against its own default variant before any time counts.
 """
 import os
 import sys

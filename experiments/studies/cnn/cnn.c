@@ -505,7 +505,8 @@ static const sl_variant variants[] = {
 #endif
     /* Framework baseline (docs/baselines.md): baselines/cnn.py on the same batches and weights */
     {"torch", "python:torch", "torch.nn (Conv2d, MaxPool2d, Linear), autograd, torch.optim.SGD with momentum "
-     "(the write-up's PyTorch CPU code)", NULL, SL_EXTERNAL, &(const cnn_row){.backend = 0}},
+     "(the write-up's PyTorch CPU code): eager, channels_last or torch.compile", NULL, SL_EXTERNAL,
+     &(const cnn_row){.backend = 0}},
 };
 
 const sl_study sl_study_cnn = {
