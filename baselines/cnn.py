@@ -1,4 +1,4 @@
-"""cnn baseline (docs/study-cnn.md, docs/baselines.md): the write-up's PyTorch CPU code, torch.nn's
+"""cnn baselines (docs/study-cnn.md, docs/baselines.md): the write-up's PyTorch CPU code, torch.nn's
 Conv2d 1->8 3x3, ReLU, MaxPool2d 2, Conv2d 8->16 3x3, ReLU, MaxPool2d 2, Flatten (400), Linear 400->128,
 ReLU, Linear 128->10, F.cross_entropy, autograd, torch.optim.SGD with momentum (V = mu V + G, P -= lr V,
 the study's form), on the suite's batches: every epoch's shuffle, the last partial batch a smaller step.
@@ -6,7 +6,8 @@ the study's form), on the suite's batches: every epoch's shuffle, the last parti
 Inputs: images, labels, test_images, test_labels (bytes, scaled by 1/255 as train_gather does), P0 (the
 suite's He weights in its layout: conv weights OIHW as PyTorch's, dense weights input-first, so
 transposed for Linear), perms, rows, cols, batch, n_train, lr, momentum. One call = one whole training;
-the check step is the first SGD step (its loss and update).
+the check step is the first SGD step (its loss and update). Forms: eager (the write-up's),
+channels-last, compile.
 """
 import os
 import sys
@@ -16,7 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import main  # noqa: E402
 
 
-def torch_form(inp, settings):
+def torch_training(inp, channels_last=False, compiled=False):
+    """The torch forms' training. channels_last: model and batches in NHWC memory; compiled: the network
+    under torch.compile, one network whose weights each training resets, so its graph is compiled once."""
     import numpy as np
     import torch
     import torch.nn as nn
@@ -25,7 +28,9 @@ def torch_form(inp, settings):
     hw = (int(inp["rows"]), int(inp["cols"]))
     images, labels = inp["images"], inp["labels"]
     scale = np.float32(1.0 / 255.0)
-    Xt = torch.from_numpy(inp["test_images"].astype(np.float32) * scale).reshape(-1, 1, *hw)
+    memory = torch.channels_last if channels_last else torch.contiguous_format
+    Xt = torch.from_numpy(inp["test_images"].astype(np.float32) * scale).reshape(-1, 1, *hw).contiguous(
+        memory_format=memory)
     yt = torch.from_numpy(inp["test_labels"].astype(np.int64))
 
     def layers(net):  # the parameters in the suite's order, with their shapes there
@@ -33,9 +38,18 @@ def torch_form(inp, settings):
         return [(c1.weight, False), (c1.bias, False), (c2.weight, False), (c2.bias, False),
                 (d1.weight, True), (d1.bias, False), (d2.weight, True), (d2.bias, False)]
 
-    def new_model():
+    def new_net():
         net = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 16, 3), nn.ReLU(),
                             nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 128), nn.ReLU(), nn.Linear(128, 10))
+        return net.to(memory_format=memory) if channels_last else net
+
+    if compiled:
+        from torch_compile import torch_compile
+        the_net = new_net()
+        run = torch_compile(torch, the_net)
+
+    def new_model():
+        net = the_net if compiled else new_net()
         at = 0
         with torch.no_grad():
             for p, transposed in layers(net):
@@ -44,19 +58,19 @@ def torch_form(inp, settings):
                 w = torch.from_numpy(inp["P0"][at:at + size].reshape(shape))
                 p.copy_(w.T if transposed else w)
                 at += size
-        return net, torch.optim.SGD(net.parameters(), lr=lr, momentum=mu)
+        return net, torch.optim.SGD(net.parameters(), lr=lr, momentum=mu), run if compiled else net
 
     def flat(net):
         return np.concatenate([(p.detach().T if t else p.detach()).numpy().ravel() for p, t in layers(net)])
 
     def batch(idx):
         X = torch.from_numpy(images[idx].astype(np.float32) * scale).reshape(-1, 1, *hw)
-        return X, torch.from_numpy(labels[idx].astype(np.int64))
+        return X.contiguous(memory_format=memory), torch.from_numpy(labels[idx].astype(np.int64))
 
     def step(model, X, y):
-        net, opt = model
+        _, opt, forward = model
         opt.zero_grad()
-        loss = F.cross_entropy(net(X), y)
+        loss = F.cross_entropy(forward(X), y)
         loss.backward()
         opt.step()
         return loss.item()
@@ -87,5 +101,22 @@ def torch_form(inp, settings):
     return call, (lambda r: r), check
 
 
+def torch_eager(inp, settings):
+    """The write-up's PyTorch CPU code: torch.nn layers, autograd, torch.optim.SGD with momentum, eager."""
+    return torch_training(inp)
+
+
+def torch_channels_last(inp, settings):
+    """The same with model and batches in torch.channels_last (NHWC), PyTorch's advice for convolutions
+    on a CPU: oneDNN's convolutions run NHWC without reordering each call."""
+    return torch_training(inp, channels_last=True)
+
+
+def torch_compile_form(inp, settings):
+    """The same with the network under torch.compile (PyTorch 2's one-line speed-up; Inductor fuses the
+    ReLUs and pools around the convolutions and matmuls); compiled in the first step."""
+    return torch_training(inp, compiled=True)
+
+
 if __name__ == "__main__":
-    main({"torch": {"eager": torch_form}})
+    main({"torch": {"eager": torch_eager, "channels-last": torch_channels_last, "compile": torch_compile_form}})

@@ -62,7 +62,7 @@ def make_training(inp, np, new_model, step, accuracy, flat):
     return call, (lambda r: r), check
 
 
-def numpy_form(inp, settings):
+def numpy_by_hand(inp, settings):
     """The write-up's NumPy MLP: matrix forward and backward by hand, SGD in place."""
     import numpy as np
     Xt = inp["test_images"].astype(np.float32) * np.float32(1.0 / 255.0)
@@ -100,32 +100,83 @@ def numpy_form(inp, settings):
     return make_training(inp, np, lambda: inp["P0"].copy(), step, accuracy, lambda P: P)
 
 
-def torch_form(inp, settings):
-    """A PyTorch user's form: torch.nn layers from the suite's weights, F.cross_entropy, autograd and
-    torch.optim.SGD (plain, no momentum: the study's update), its rate set per epoch."""
+def numpy_out_buffers(inp, settings):
+    """The same by-hand MLP with every activation, delta and gradient in a buffer allocated once
+    (np.matmul(..., out=), ufuncs in place): the NumPy user's remedy for allocation in a training loop."""
+    import numpy as np
+    B = int(inp["batch"])
+    n = [int(inp[k]) for k in ("n0", "n1", "n2", "n3")]
+    Xt = inp["test_images"].astype(np.float32) * np.float32(1.0 / 255.0)
+    yt = inp["test_labels"]
+    buffers = ([np.empty((B, k), dtype=np.float32) for k in (n[1], n[2], n[3], n[1], n[2])] +
+               [np.empty((n[i], n[i + 1]), dtype=np.float32) for i in range(3)])
+    rows = np.arange(B)
+
+    def step(P, X, y, lr):
+        W1, b1, W2, b2, W3, b3 = split(P, inp)
+        a1, a2, p, d1, d2, G1, G2, G3 = buffers
+        np.matmul(X, W1, out=a1); a1 += b1; np.maximum(a1, 0, out=a1)
+        np.matmul(a1, W2, out=a2); a2 += b2; np.maximum(a2, 0, out=a2)
+        np.matmul(a2, W3, out=p); p += b3
+        p -= p.max(axis=1, keepdims=True)
+        np.exp(p, out=p)
+        p /= p.sum(axis=1, keepdims=True)
+        loss = -np.log(p[rows, y]).mean()
+        p[rows, y] -= 1
+        p /= B  # p is d3 now
+        np.matmul(p, W3.T, out=d2); d2 *= a2 > 0
+        np.matmul(d2, W2.T, out=d1); d1 *= a1 > 0
+        lr = np.float32(lr)
+        np.matmul(a2.T, p, out=G3); G3 *= lr; W3 -= G3; b3 -= lr * p.sum(axis=0)
+        np.matmul(a1.T, d2, out=G2); G2 *= lr; W2 -= G2; b2 -= lr * d2.sum(axis=0)
+        np.matmul(X.T, d1, out=G1); G1 *= lr; W1 -= G1; b1 -= lr * d1.sum(axis=0)
+        return float(loss)
+
+    def accuracy(P):
+        W1, b1, W2, b2, W3, b3 = split(P, inp)
+        hits = 0
+        for i in range(0, len(yt), 1000):
+            h = np.maximum(Xt[i:i + 1000] @ W1 + b1, 0)
+            h = np.maximum(h @ W2 + b2, 0)
+            hits += int(((h @ W3 + b3).argmax(axis=1) == yt[i:i + 1000]).sum())
+        return hits / len(yt)
+    return make_training(inp, np, lambda: inp["P0"].copy(), step, accuracy, lambda P: P)
+
+
+def torch_net(torch, inp):
+    n = [int(inp[k]) for k in ("n0", "n1", "n2", "n3")]
+    return torch.nn.Sequential(torch.nn.Linear(n[0], n[1]), torch.nn.ReLU(), torch.nn.Linear(n[1], n[2]),
+                               torch.nn.ReLU(), torch.nn.Linear(n[2], n[3]))
+
+
+def torch_training(inp, compiled):
+    """The torch forms' training. compiled: the network's forward (and so its backward) by torch.compile,
+    one network whose weights each training resets, so that its graph is compiled once."""
     import numpy as np
     import torch
     import torch.nn.functional as F
     Xt = torch.from_numpy(inp["test_images"].astype(np.float32) / np.float32(255.0))
     yt = torch.from_numpy(inp["test_labels"].astype(np.int64))
-    n = [int(inp[k]) for k in ("n0", "n1", "n2", "n3")]
+    if compiled:
+        from torch_compile import torch_compile
+        net = torch_net(torch, inp)
+        run = torch_compile(torch, net)
 
     def new_model():
-        net = torch.nn.Sequential(torch.nn.Linear(n[0], n[1]), torch.nn.ReLU(), torch.nn.Linear(n[1], n[2]),
-                                  torch.nn.ReLU(), torch.nn.Linear(n[2], n[3]))
+        model = net if compiled else torch_net(torch, inp)
         W1, b1, W2, b2, W3, b3 = split(inp["P0"], inp)
         with torch.no_grad():
-            for layer, W, b in zip(net[::2], (W1, W2, W3), (b1, b2, b3)):
+            for layer, W, b in zip(model[::2], (W1, W2, W3), (b1, b2, b3)):
                 layer.weight.copy_(torch.from_numpy(W.T.copy()))  # Linear keeps out x in
                 layer.bias.copy_(torch.from_numpy(b))
-        return net, torch.optim.SGD(net.parameters(), lr=0.1)
+        return model, torch.optim.SGD(model.parameters(), lr=0.1), run if compiled else model
 
     def step(model, X, y, lr):
-        net, opt = model
+        _, opt, forward = model
         for g in opt.param_groups:
             g["lr"] = lr
         opt.zero_grad()
-        loss = F.cross_entropy(net(torch.from_numpy(X)), torch.from_numpy(y))
+        loss = F.cross_entropy(forward(torch.from_numpy(X)), torch.from_numpy(y))
         loss.backward()
         opt.step()
         return loss.item()
@@ -142,5 +193,20 @@ def torch_form(inp, settings):
     return make_training(inp, np, new_model, step, accuracy, flat)
 
 
+def torch_eager(inp, settings):
+    """A PyTorch user's form: torch.nn layers from the suite's weights, F.cross_entropy, autograd and
+    torch.optim.SGD (plain, no momentum: the study's update), its rate set per epoch."""
+    return torch_training(inp, compiled=False)
+
+
+def torch_compile_form(inp, settings):
+    """The same training with the network under torch.compile (PyTorch 2's one-line speed-up: Inductor
+    fuses the bias adds and ReLUs, forward and backward); compiled in the first step."""
+    return torch_training(inp, compiled=True)
+
+
 if __name__ == "__main__":
-    main({"numpy": {"by-hand": numpy_form}, "torch": {"eager": torch_form}})
+    main({
+        "numpy": {"by-hand": numpy_by_hand, "out-buffers": numpy_out_buffers},
+        "torch": {"eager": torch_eager, "compile": torch_compile_form},
+    })

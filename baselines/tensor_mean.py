@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import main  # noqa: E402
 
 
-def numpy_form(inp, settings):
+def numpy_einsum_optimize(inp, settings):
     """The write-up's einsum; optimize=True lets NumPy contract pairwise through BLAS."""
     import numpy as np
     X, Y, Z = inp["X"], inp["Y"], inp["Z"]
@@ -20,7 +20,32 @@ def numpy_form(inp, settings):
     return call, lambda A: {"A": A}
 
 
-def torch_form(inp, settings):
+def numpy_einsum(inp, settings):
+    """The definition written as one einsum, without optimize (NumPy's default): einsum's own loop over
+    n, i, j, k, what a user gets who writes the formula and nothing more."""
+    import numpy as np
+    X, Y, Z = inp["X"], inp["Y"], inp["Z"]
+
+    def call():
+        return np.einsum("ni,nj,nk->ijk", np.tanh(X), np.tanh(Y), np.tanh(Z)) / X.shape[0]
+    return call, lambda A: {"A": A}
+
+
+def numpy_khatri_rao(inp, settings):
+    """A NumPy user who knows BLAS: the row-wise Khatri-Rao product of tanh Y and tanh Z (N x D*D, by
+    broadcasting), then one sgemm tanh(X).T @ KR / N, reshaped to D x D x D (the C blas variant's way)."""
+    import numpy as np
+    X, Y, Z = inp["X"], inp["Y"], inp["Z"]
+    N, D = X.shape
+
+    def call():
+        b, c = np.tanh(Y), np.tanh(Z)
+        kr = (b[:, :, None] * c[:, None, :]).reshape(N, D * D)
+        return (np.tanh(X).T @ kr).reshape(D, D, D) / N
+    return call, lambda A: {"A": A}
+
+
+def torch_einsum(inp, settings):
     """The same einsum in PyTorch (it contracts pairwise through bmm)."""
     import torch
     X, Y, Z = (torch.from_numpy(inp[k]) for k in "XYZ")
@@ -31,7 +56,40 @@ def torch_form(inp, settings):
     return call, lambda A: {"A": A.numpy()}
 
 
-def numba_form(inp, settings):
+def torch_kr(torch, X, Y, Z):
+    """tanh(X).T @ KR(tanh Y, tanh Z) / N in torch: the Khatri-Rao product by broadcasting, one matmul."""
+    N, D = X.shape
+    kr = (Y.tanh().unsqueeze(2) * Z.tanh().unsqueeze(1)).reshape(N, D * D)
+    return torch.matmul(X.tanh().T, kr).reshape(D, D, D) / N
+
+
+def torch_khatri_rao(inp, settings):
+    """The Khatri-Rao form in PyTorch: the N x D*D product by broadcasting, then one torch.matmul (one
+    sgemm), what a PyTorch user who knows the contraction writes instead of einsum."""
+    import torch
+    X, Y, Z = (torch.from_numpy(inp[k]) for k in "XYZ")
+
+    def call():
+        with torch.no_grad():
+            return torch_kr(torch, X, Y, Z)
+    return call, lambda A: {"A": A.numpy()}
+
+
+def torch_compile_form(inp, settings):
+    """The Khatri-Rao form under torch.compile (PyTorch 2's answer to a slow eager graph: Inductor fuses
+    the tanh and the broadcast product, the matmul stays a BLAS call); compiled in the first call."""
+    import torch
+    from torch_compile import torch_compile
+    X, Y, Z = (torch.from_numpy(inp[k]) for k in "XYZ")
+    f = torch_compile(torch, lambda X, Y, Z: torch_kr(torch, X, Y, Z))
+
+    def call():
+        with torch.no_grad():
+            return f(X, Y, Z)
+    return call, lambda A: {"A": A.numpy()}
+
+
+def numba_loops(inp, settings):
     """A Numba user's loops: each thread owns rows i of A and sums the outer products over n."""
     import numba
     import numpy as np
@@ -53,7 +111,7 @@ def numba_form(inp, settings):
     return (lambda: mean_outer(X, Y, Z)), lambda A: {"A": A}
 
 
-def jax_form(inp, settings):
+def jax_einsum(inp, settings):
     """The einsum under jax.jit (XLA contracts it as one dot)."""
     import jax
     import jax.numpy as jnp
@@ -62,6 +120,25 @@ def jax_form(inp, settings):
     return (lambda: f(X, Y, Z).block_until_ready()), lambda A: {"A": jax.device_get(A)}
 
 
+def jax_khatri_rao(inp, settings):
+    """The Khatri-Rao form under jax.jit: the N x D*D product by broadcasting, one jnp matmul, as a JAX
+    user who spells the contraction out writes it (XLA fuses the tanh and the product)."""
+    import jax
+    import jax.numpy as jnp
+    X, Y, Z = (jnp.asarray(inp[k]) for k in "XYZ")
+
+    @jax.jit
+    def f(X, Y, Z):
+        N, D = X.shape
+        kr = (jnp.tanh(Y)[:, :, None] * jnp.tanh(Z)[:, None, :]).reshape(N, D * D)
+        return (jnp.tanh(X).T @ kr).reshape(D, D, D) / N
+    return (lambda: f(X, Y, Z).block_until_ready()), lambda A: {"A": jax.device_get(A)}
+
+
 if __name__ == "__main__":
-    main({"numpy": {"einsum-optimize": numpy_form}, "torch": {"einsum": torch_form}, "numba": {"loops": numba_form},
-          "jax": {"einsum": jax_form}})
+    main({
+        "numpy": {"einsum-optimize": numpy_einsum_optimize, "einsum": numpy_einsum, "khatri-rao": numpy_khatri_rao},
+        "torch": {"einsum": torch_einsum, "khatri-rao": torch_khatri_rao, "compile": torch_compile_form},
+        "numba": {"loops": numba_loops},
+        "jax": {"einsum": jax_einsum, "khatri-rao": jax_khatri_rao},
+    })

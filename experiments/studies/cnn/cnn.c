@@ -505,7 +505,8 @@ static const sl_variant variants[] = {
 #endif
     /* Framework baseline (docs/baselines.md): baselines/cnn.py on the same batches and weights */
     {"torch", "python:torch", "torch.nn (Conv2d, MaxPool2d, Linear), autograd, torch.optim.SGD with momentum "
-     "(the write-up's PyTorch CPU code)", NULL, SL_EXTERNAL, &(const cnn_row){.backend = 0}},
+     "(the write-up's PyTorch CPU code): eager, channels_last or torch.compile", NULL, SL_EXTERNAL,
+     &(const cnn_row){.backend = 0}},
     /* GPU baselines: the framework's forms on its GPU (python:MODULE@DEVICE), beside cuda */
     {"torch-cuda", "python:torch@cuda", "torch.nn on the GPU (cuDNN): the torch forms with "
      "torch.backends.cudnn.benchmark off and on", NULL, SL_EXTERNAL | SL_DEVICE, &(const cnn_row){.backend = 0}},

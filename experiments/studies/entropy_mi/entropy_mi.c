@@ -315,11 +315,11 @@ static const sl_variant em_variants[] = {
      &(const em_kernels){.run = em_factorized_omp, .own_flops = em_factorized_flops,
                          .own_work_note = "algorithmic change: O(D) per row; its own work, B (16 D + 2) "
                                           "flops, is recorded"}},
-    /* Framework baselines (docs/baselines.md): baselines/entropy_mi.py, the form named by the row. */
-    {"numpy", "python:numpy", "NumPy: row softmaxes, sums of squares (factorised pair sum)", NULL, SL_EXTERNAL,
-     &(const em_kernels){0}},
-    {"torch", "python:torch", "PyTorch: softmax, per-row sums of squares by torch.bmm (factorised pair sum)", NULL,
-     SL_EXTERNAL, &(const em_kernels){0}},
+    /* Framework baselines (docs/baselines.md): baselines/entropy_mi.py, the forms of the row's name. */
+    {"numpy", "python:numpy", "NumPy: row softmaxes, sums of squares by einsum or (p*p).sum (factorised pair sum)",
+     NULL, SL_EXTERNAL, &(const em_kernels){0}},
+    {"torch", "python:torch", "PyTorch: softmax, row sums of squares by bmm or (p*p).sum, or torch.compile of it "
+     "(factorised pair sum)", NULL, SL_EXTERNAL, &(const em_kernels){0}},
     {"numba", "python:numba", "Numba: njit(parallel) loops over rows (factorised pair sum)", NULL, SL_EXTERNAL,
      &(const em_kernels){0}},
     {"jax", "python:jax", "JAX: the NumPy form under jax.jit", NULL, SL_EXTERNAL, &(const em_kernels){0}},

@@ -557,8 +557,8 @@ static const sl_variant variants[] = {
     {"cuda", "cuda", "warp per row forward + column-block backward on the GPU (X uploaded once)", "omp",
      SL_DEVICE, &(const gx_kernels){.device = &cuda_path}},
     /* Framework baselines (docs/baselines.md): baselines/galaxy.py, SciPy's own fmin_cg on each gradient */
-    {"numpy", "python:numpy+scipy", "NumPy layout cost and gradient under SciPy's fmin_cg (the write-up's)",
-     NULL, SL_EXTERNAL, &(const gx_kernels){0}},
+    {"numpy", "python:numpy+scipy", "NumPy matrix cost and gradient under SciPy's fmin_cg, [1 X] built once or "
+     "by hstack in each call (the write-up's)", NULL, SL_EXTERNAL, &(const gx_kernels){0}},
     {"numpy-valgrad", "python:numpy+scipy", "the same, cost and gradient from one pass under SciPy's "
      "minimize(method='CG', jac=True) (as the valgrad row)", NULL, SL_EXTERNAL, &(const gx_kernels){0}},
     {"torch", "python:torch+scipy", "the same matrix form in torch (float64) under SciPy's fmin_cg", NULL,

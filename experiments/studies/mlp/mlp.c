@@ -378,10 +378,10 @@ static const sl_variant variants[] = {
     {"cublas", "cublas", "the products by cublasSgemm, the rest as cuda", "cuda", SL_DEVICE,
      &(const mlp_kernels){.cublas = 1}},
     /* Framework baselines (docs/baselines.md): baselines/mlp.py, the same batches, rates and weights */
-    {"numpy", "python:numpy", "the NumPy MLP: matrix forward and backward, in-place SGD (the write-up's form)",
-     NULL, SL_EXTERNAL, &(const mlp_kernels){0}},
-    {"torch", "python:torch", "torch.nn: Linear/ReLU, F.cross_entropy, autograd, torch.optim.SGD", NULL,
-     SL_EXTERNAL, &(const mlp_kernels){0}},
+    {"numpy", "python:numpy", "the NumPy MLP: matrix forward and backward, in-place SGD (the write-up's), or the "
+     "same in buffers allocated once", NULL, SL_EXTERNAL, &(const mlp_kernels){0}},
+    {"torch", "python:torch", "torch.nn: Linear/ReLU, F.cross_entropy, autograd, torch.optim.SGD, eager or "
+     "torch.compile", NULL, SL_EXTERNAL, &(const mlp_kernels){0}},
     /* GPU baselines: the framework's forms on its GPU (python:MODULE@DEVICE), beside cuda */
     {"torch-cuda", "python:torch@cuda", "torch.nn on the GPU: the torch forms with the model and batches on CUDA",
      NULL, SL_EXTERNAL | SL_DEVICE, &(const mlp_kernels){0}},

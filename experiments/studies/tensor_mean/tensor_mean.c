@@ -320,15 +320,15 @@ static const sl_variant tm_variants[] = {
     {"blas", "blas", "Khatri-Rao product (timed) then one cblas_sgemm", "loop", SL_THREADED, TM_CPU(tm_blas)},
     {"cuda", "cuda", "one thread per (i,j,k) element (as written up); time includes copies", "omp", SL_DEVICE,
      &(const tm_kernels){.device = &tm_cuda_path}},
-    /* Framework baselines (docs/baselines.md): baselines/tensor_mean.py, the form named by the row. */
-    {"numpy", "python:numpy", "NumPy: np.einsum('ni,nj,nk->ijk', optimize=True) of the tanh features", NULL,
-     SL_EXTERNAL, &(const tm_kernels){0}},
-    {"torch", "python:torch", "PyTorch: torch.einsum('ni,nj,nk->ijk') of the tanh features", NULL, SL_EXTERNAL,
-     &(const tm_kernels){0}},
+    /* Framework baselines (docs/baselines.md): baselines/tensor_mean.py, the forms of the row's name. */
+    {"numpy", "python:numpy", "NumPy: the fastest of einsum, einsum(optimize=True) and the Khatri-Rao sgemm",
+     NULL, SL_EXTERNAL, &(const tm_kernels){0}},
+    {"torch", "python:torch", "PyTorch: the fastest of torch.einsum, the Khatri-Rao matmul and its torch.compile",
+     NULL, SL_EXTERNAL, &(const tm_kernels){0}},
     {"numba", "python:numba", "Numba: njit(parallel) loop over i accumulating the outer products", NULL,
      SL_EXTERNAL, &(const tm_kernels){0}},
-    {"jax", "python:jax", "JAX: jnp.einsum('ni,nj,nk->ijk') under jax.jit", NULL, SL_EXTERNAL,
-     &(const tm_kernels){0}},
+    {"jax", "python:jax", "JAX: the faster of jnp.einsum and the Khatri-Rao matmul, under jax.jit", NULL,
+     SL_EXTERNAL, &(const tm_kernels){0}},
     /* GPU baselines: the framework's forms on its GPU (python:MODULE@DEVICE), beside cuda */
     {"torch-cuda", "python:torch@cuda", "PyTorch on the GPU: the torch forms on CUDA tensors", NULL,
      SL_EXTERNAL | SL_DEVICE, &(const tm_kernels){0}},
