@@ -17,9 +17,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import main  # noqa: E402
 
 
-def torch_training(inp, channels_last=False, compiled=False):
+def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
     """The torch forms' training. channels_last: model and batches in NHWC memory; compiled: the network
-    under torch.compile, one network whose weights each training resets, so its graph is compiled once."""
+    under torch.compile, one network whose weights each training resets, so its graph is compiled once;
+    device: where model and data live (on a GPU the training set is copied there once, as bytes, and
+    each batch is gathered there, as the suite's cuda variant does)."""
     import numpy as np
     import torch
     import torch.nn as nn
@@ -30,8 +32,10 @@ def torch_training(inp, channels_last=False, compiled=False):
     scale = np.float32(1.0 / 255.0)
     memory = torch.channels_last if channels_last else torch.contiguous_format
     Xt = torch.from_numpy(inp["test_images"].astype(np.float32) * scale).reshape(-1, 1, *hw).contiguous(
-        memory_format=memory)
-    yt = torch.from_numpy(inp["test_labels"].astype(np.int64))
+        memory_format=memory).to(device)
+    yt = torch.from_numpy(inp["test_labels"].astype(np.int64)).to(device)
+    if device != "cpu":  # resident: the bytes once, each batch gathered and scaled on the device
+        images, labels = torch.from_numpy(images).to(device), torch.from_numpy(labels.astype(np.int64)).to(device)
 
     def layers(net):  # the parameters in the suite's order, with their shapes there
         c1, c2, d1, d2 = net[0], net[3], net[7], net[9]
@@ -41,6 +45,7 @@ def torch_training(inp, channels_last=False, compiled=False):
     def new_net():
         net = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 16, 3), nn.ReLU(),
                             nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 128), nn.ReLU(), nn.Linear(128, 10))
+        net = net.to(device)
         return net.to(memory_format=memory) if channels_last else net
 
     if compiled:
@@ -55,15 +60,19 @@ def torch_training(inp, channels_last=False, compiled=False):
             for p, transposed in layers(net):
                 shape = tuple(reversed(p.shape)) if transposed else tuple(p.shape)
                 size = int(np.prod(shape))
-                w = torch.from_numpy(inp["P0"][at:at + size].reshape(shape))
+                w = torch.from_numpy(inp["P0"][at:at + size].reshape(shape)).to(device)
                 p.copy_(w.T if transposed else w)
                 at += size
         return net, torch.optim.SGD(net.parameters(), lr=lr, momentum=mu), run if compiled else net
 
     def flat(net):
-        return np.concatenate([(p.detach().T if t else p.detach()).numpy().ravel() for p, t in layers(net)])
+        return np.concatenate([(p.detach().T if t else p.detach()).cpu().numpy().ravel() for p, t in layers(net)])
 
     def batch(idx):
+        if device != "cpu":
+            i = torch.from_numpy(idx).to(device)
+            X = (images[i].float() * float(scale)).reshape(-1, 1, *hw)
+            return X.contiguous(memory_format=memory), labels[i]
         X = torch.from_numpy(images[idx].astype(np.float32) * scale).reshape(-1, 1, *hw)
         return X.contiguous(memory_format=memory), torch.from_numpy(labels[idx].astype(np.int64))
 
@@ -118,5 +127,17 @@ def torch_compile_form(inp, settings):
     return torch_training(inp, compiled=True)
 
 
+def torch_cuda(benchmark):
+    def make(inp, settings):
+        """The eager training on the GPU (settings' device), the training set resident there, cuDNN's
+        algorithm search (torch.backends.cudnn.benchmark) off or on: off takes cuDNN's heuristic choice,
+        on times the candidates at each new shape (the suite's cudnn and cudnn-heuristic rows)."""
+        import torch
+        torch.backends.cudnn.benchmark = benchmark
+        return torch_training(inp, device=settings.get("device") or "cuda")
+    return make
+
+
 if __name__ == "__main__":
-    main({"torch": {"eager": torch_eager, "channels-last": torch_channels_last, "compile": torch_compile_form}})
+    main({"torch": {"eager": torch_eager, "channels-last": torch_channels_last, "compile": torch_compile_form},
+          "torch-cuda": {"cudnn-heuristic": torch_cuda(False), "cudnn-benchmark": torch_cuda(True)}})

@@ -141,10 +141,59 @@ def jax_jit(inp, settings):
     return call, lambda r: {"H": r[0], "MI": r[1]}
 
 
+# ---- on the GPU: X and Y copied there inside each call, as the cuda row times its copies ---------------
+
+def torch_bmm_body(torch, X, Y):
+    def sum_sq(p):
+        return torch.bmm(p.unsqueeze(1), p.unsqueeze(2)).flatten().double()
+    sp, sq = sum_sq(torch.softmax(X, dim=1)), sum_sq(torch.softmax(Y, dim=1))
+    return -sp.mean(), (sp * sq).mean()
+
+
+def torch_on_device(compute):
+    def make(inp, settings):
+        """A torch form on the GPU (settings' device): X and Y from pinned host memory to the device
+        inside the call; .item() waits for the GPU."""
+        import torch
+        dev = settings.get("device") or "cuda"
+        host = [torch.from_numpy(inp[k]) for k in "XY"]
+        host = [h.pin_memory() for h in host] if dev != "cpu" else host
+
+        def call():
+            with torch.no_grad():
+                h, mi = compute(torch, *(t.to(dev, non_blocking=True) for t in host))
+                return h.item(), mi.item()
+        return call, lambda r: {"H": r[0], "MI": r[1]}
+    return make
+
+
+def jax_body(X, Y):
+    import jax
+    p, q = jax.nn.softmax(X, axis=1), jax.nn.softmax(Y, axis=1)
+    sp, sq = (p * p).sum(axis=1), (q * q).sum(axis=1)
+    return -sp.mean(), (sp * sq).mean()
+
+
+def jax_gpu(inp, settings):
+    """The jax form under jit on the GPU (settings' device): X and Y put there inside the call."""
+    import jax
+    dev = jax.devices(settings.get("device") or "gpu")[0]
+    f = jax.jit(jax_body)
+    host = [inp[k] for k in "XY"]
+
+    def call():
+        h, mi = f(*(jax.device_put(a, dev) for a in host))
+        return float(h), float(mi)
+    return call, lambda r: {"H": r[0], "MI": r[1]}
+
+
 if __name__ == "__main__":
     main({
         "numpy": {"einsum": numpy_einsum, "square-sum": numpy_square_sum},
         "torch": {"bmm": torch_bmm, "square-sum": torch_square_sum_form, "compile": torch_compile_form},
         "numba": {"loops": numba_loops},
         "jax": {"jit": jax_jit},
+        "torch-cuda": {"bmm": torch_on_device(torch_bmm_body),
+                       "square-sum": torch_on_device(lambda torch, X, Y: torch_entropy_mi(torch, X, Y))},
+        "jax-gpu": {"jit": jax_gpu},
     })

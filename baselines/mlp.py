@@ -149,25 +149,25 @@ def torch_net(torch, inp):
                                torch.nn.ReLU(), torch.nn.Linear(n[2], n[3]))
 
 
-def torch_training(inp, compiled):
+def torch_training(inp, compiled, device="cpu"):
     """The torch forms' training. compiled: the network's forward (and so its backward) by torch.compile,
     one network whose weights each training resets, so that its graph is compiled once."""
     import numpy as np
     import torch
     import torch.nn.functional as F
-    Xt = torch.from_numpy(inp["test_images"].astype(np.float32) / np.float32(255.0))
-    yt = torch.from_numpy(inp["test_labels"].astype(np.int64))
+    Xt = torch.from_numpy(inp["test_images"].astype(np.float32) / np.float32(255.0)).to(device)
+    yt = torch.from_numpy(inp["test_labels"].astype(np.int64)).to(device)
     if compiled:
         from torch_compile import torch_compile
-        net = torch_net(torch, inp)
+        net = torch_net(torch, inp).to(device)
         run = torch_compile(torch, net)
 
     def new_model():
-        model = net if compiled else torch_net(torch, inp)
+        model = net if compiled else torch_net(torch, inp).to(device)
         W1, b1, W2, b2, W3, b3 = split(inp["P0"], inp)
         with torch.no_grad():
             for layer, W, b in zip(model[::2], (W1, W2, W3), (b1, b2, b3)):
-                layer.weight.copy_(torch.from_numpy(W.T.copy()))  # Linear keeps out x in
+                layer.weight.copy_(torch.from_numpy(W.T.copy()))  # Linear keeps out x in (copy_ moves it)
                 layer.bias.copy_(torch.from_numpy(b))
         return model, torch.optim.SGD(model.parameters(), lr=0.1), run if compiled else model
 
@@ -176,7 +176,7 @@ def torch_training(inp, compiled):
         for g in opt.param_groups:
             g["lr"] = lr
         opt.zero_grad()
-        loss = F.cross_entropy(forward(torch.from_numpy(X)), torch.from_numpy(y))
+        loss = F.cross_entropy(forward(torch.from_numpy(X).to(device)), torch.from_numpy(y).to(device))
         loss.backward()
         opt.step()
         return loss.item()
@@ -188,7 +188,7 @@ def torch_training(inp, compiled):
     def flat(model):  # back to the suite's layout
         parts = []
         for layer in model[0][::2]:
-            parts += [layer.weight.detach().numpy().T.ravel(), layer.bias.detach().numpy()]
+            parts += [layer.weight.detach().cpu().numpy().T.ravel(), layer.bias.detach().cpu().numpy()]
         return np.concatenate(parts)
     return make_training(inp, np, new_model, step, accuracy, flat)
 
@@ -205,8 +205,15 @@ def torch_compile_form(inp, settings):
     return torch_training(inp, compiled=True)
 
 
+def torch_cuda_eager(inp, settings):
+    """The eager training on the GPU (settings' device): model there, each batch (gathered on the host by
+    the study's shuffle, as the other rows) copied there, a PyTorch user's plain move to CUDA."""
+    return torch_training(inp, compiled=False, device=settings.get("device") or "cuda")
+
+
 if __name__ == "__main__":
     main({
         "numpy": {"by-hand": numpy_by_hand, "out-buffers": numpy_out_buffers},
         "torch": {"eager": torch_eager, "compile": torch_compile_form},
+        "torch-cuda": {"eager": torch_cuda_eager},
     })

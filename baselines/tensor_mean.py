@@ -135,10 +135,58 @@ def jax_khatri_rao(inp, settings):
     return (lambda: f(X, Y, Z).block_until_ready()), lambda A: {"A": jax.device_get(A)}
 
 
+# ---- on the GPU: the inputs copied there and the mean back inside each call, as the cuda row times them
+
+def torch_einsum_body(torch, X, Y, Z):
+    return torch.einsum("ni,nj,nk->ijk", X.tanh(), Y.tanh(), Z.tanh()) / X.shape[0]
+
+
+def torch_on_device(compute):
+    def make(inp, settings):
+        """A torch form on the GPU (settings' device): X, Y, Z from pinned host memory to the device and
+        the mean back to the host inside the call (.cpu() waits for the GPU)."""
+        import torch
+        dev = settings.get("device") or "cuda"
+        host = [torch.from_numpy(inp[k]) for k in "XYZ"]
+        host = [h.pin_memory() for h in host] if dev != "cpu" else host
+
+        def call():
+            with torch.no_grad():
+                return compute(torch, *(h.to(dev, non_blocking=True) for h in host)).cpu()
+        return call, lambda A: {"A": A.numpy()}
+    return make
+
+
+def jax_einsum_body(X, Y, Z):
+    import jax.numpy as jnp
+    return jnp.einsum("ni,nj,nk->ijk", jnp.tanh(X), jnp.tanh(Y), jnp.tanh(Z)) / X.shape[0]
+
+
+def jax_kr_body(X, Y, Z):
+    import jax.numpy as jnp
+    N, D = X.shape
+    kr = (jnp.tanh(Y)[:, :, None] * jnp.tanh(Z)[:, None, :]).reshape(N, D * D)
+    return (jnp.tanh(X).T @ kr).reshape(D, D, D) / N
+
+
+def jax_on_device(body):
+    def make(inp, settings):
+        """A jax form under jit on the GPU (settings' device): inputs put there and the mean fetched back
+        inside the call (device_get waits for the result)."""
+        import jax
+        dev = jax.devices(settings.get("device") or "gpu")[0]
+        f = jax.jit(body)
+        host = [inp[k] for k in "XYZ"]
+        return (lambda: jax.device_get(f(*(jax.device_put(h, dev) for h in host)))), lambda A: {"A": A}
+    return make
+
+
 if __name__ == "__main__":
     main({
         "numpy": {"einsum-optimize": numpy_einsum_optimize, "einsum": numpy_einsum, "khatri-rao": numpy_khatri_rao},
         "torch": {"einsum": torch_einsum, "khatri-rao": torch_khatri_rao, "compile": torch_compile_form},
         "numba": {"loops": numba_loops},
         "jax": {"einsum": jax_einsum, "khatri-rao": jax_khatri_rao},
+        "torch-cuda": {"einsum": torch_on_device(torch_einsum_body), "khatri-rao": torch_on_device(torch_kr)},
+        "jax-gpu": {"einsum": jax_on_device(jax_einsum_body), "khatri-rao": jax_on_device(jax_kr_body)},
     })
