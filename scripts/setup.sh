@@ -135,11 +135,16 @@ elif [ "$baselines" = pypi ]; then
     echo "setup: baselines: installing baselines/requirements-pypi.txt from PyPI into $target" \
          "(torch brings NVIDIA's CUDA libraries: several GB)"
     if ! "$target/bin/python3" -m pip install -q --disable-pip-version-check -r "$reqs"; then
-        [ "$target" = "$venv" ] || rm -rf "$target"
+        if [ "$target" = "$venv" ]; then
+            left="$venv keeps what it had, and whatever pip installed before it stopped"
+        else
+            rm -rf "$target"
+            left="nothing was installed in place of $venv"
+        fi
         echo "setup: error: --baselines=pypi: pip could not install baselines/requirements-pypi.txt" \
-             "(is PyPI reachable? pip's message is above). Nothing was installed in place of" \
-             "$venv. Run set-up again where PyPI can be reached (pip honours https_proxy and" \
-             "PIP_INDEX_URL), or use --baselines for Debian's packages." >&2
+             "(is PyPI reachable? pip's message is above); $left. Run set-up again where PyPI can be" \
+             "reached (pip honours https_proxy and PIP_INDEX_URL), or use --baselines for Debian's" \
+             "packages." >&2
         exit 1
     fi
     printf '%s\n' pypi "# made by scripts/setup.sh --baselines=pypi: baselines/requirements-pypi.txt from PyPI," \
