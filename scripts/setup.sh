@@ -3,16 +3,24 @@
 # Installs what is missing from Debian's packages, finds nvcc when present, and configures build/.
 # Idempotent: running it twice installs nothing new and reconfigures build/ in place.
 #
-# Usage: scripts/setup.sh [--slurm] [--bundle] [BUILD_DIR] [--baselines] [-- extra meson options]
+# Usage: scripts/setup.sh [--slurm] [--bundle] [BUILD_DIR] [--baselines[=debian|pypi]] [-- extra meson options]
 #   --slurm  also Debian's Slurm (slurmctld, slurmd, slurm-client, munge) for tests/slurm, which bring
 #            up a one-node cluster of their own (docs/slurm.md), and shellcheck, which checks every script
 #            `speedlab slurm` writes; no daemon is started or enabled here
 #   --bundle also what scripts/gpu-bundle.sh and its selftest need (patchelf, xz-utils, debootstrap;
 #            docs/gpu-check.md)
 #
-# --baselines (opt-in): the framework baselines (docs/baselines.md) as well: Debian's python3-numpy,
-# python3-scipy and python3-torch, and, where PyPI can be reached, current numba and jax in the virtual
-# environment .venv-baselines (it sees the system packages; speedlab runs the baselines with its python3).
+# --baselines (opt-in; also before BUILD_DIR): the framework baselines (docs/baselines.md) as well, in the
+# virtual environment .venv-baselines, whose python3 speedlab runs them with. A file in it,
+# speedlab-baselines, names the kind; asking for the other kind replaces it.
+#   --baselines, --baselines=debian  Debian's python3-numpy, python3-scipy and python3-torch, and, where
+#            PyPI can be reached, current numba and jax pinned to Debian's numpy (the environment sees the
+#            system packages; without PyPI, numba and jax stay unavailable and set-up goes on)
+#   --baselines=pypi  numpy, scipy, torch, numba and jax from PyPI at the versions pinned in
+#            baselines/requirements-pypi.txt, in an environment that does not see the system packages
+#            (about 6 GB: torch's wheel brings NVIDIA's CUDA libraries). Without PyPI set-up stops with
+#            exit status 1 and leaves an earlier .venv-baselines as it was.
+# Exit status: 0 done, 1 a step failed, 2 usage (an unknown --baselines kind).
 set -eu
 
 # clang and its runtimes (libFuzzer, sanitizers): for the fuzz harnesses only (scripts/fuzz.sh, .ci/run);
@@ -29,13 +37,27 @@ while :; do
     esac
 done
 here=$(cd "$(dirname "$0")/.." && pwd)
-baselines=0
-if [ "${1:-}" = "--baselines" ]; then baselines=1; shift; fi
+baselines=""
+# baselines_kind ARG: sets $baselines from --baselines[=KIND]; refuses an unknown kind (exit 2).
+baselines_kind() {
+    case $1 in
+        --baselines | --baselines=debian) baselines=debian ;;
+        --baselines=pypi) baselines=pypi ;;
+        *)
+            echo "setup: unknown baselines kind '${1#--baselines=}': the choices are --baselines" \
+                 "(or --baselines=debian: Debian's packages) and --baselines=pypi (pinned PyPI packages)" >&2
+            exit 2 ;;
+    esac
+}
+case ${1:-} in --baselines | --baselines=*) baselines_kind "$1"; shift ;; esac
 builddir=${1:-build}
 [ $# -gt 0 ] && shift
-if [ "${1:-}" = "--baselines" ]; then baselines=1; shift; fi
+case ${1:-} in --baselines | --baselines=*) baselines_kind "$1"; shift ;; esac
 [ "${1:-}" = "--" ] && shift
-[ $baselines -eq 1 ] && PACKAGES="$PACKAGES python3-numpy python3-scipy python3-torch python3-venv"
+case $baselines in
+    debian) PACKAGES="$PACKAGES python3-numpy python3-scipy python3-torch python3-venv" ;;
+    pypi) PACKAGES="$PACKAGES python3-venv" ;;
+esac
 
 missing=""
 for p in $PACKAGES; do
@@ -64,19 +86,79 @@ else
     echo "setup: no nvcc: CUDA variants will not be built"
 fi
 
-# numba and jax from PyPI into .venv-baselines, pinned to Debian's numpy and scipy: the newest wheels
-# pull NumPy 2, which Debian's torch 1.13 cannot use. Without PyPI their baselines are "unavailable".
-if [ $baselines -eq 1 ]; then
-    venv=$here/.venv-baselines
+# The baselines' virtual environment. Debian kind: numba and jax from PyPI, pinned to Debian's numpy and
+# scipy (the newest wheels pull NumPy 2, which Debian's torch 1.13 cannot use); without PyPI their
+# baselines are "unavailable". PyPI kind: everything from baselines/requirements-pypi.txt; a kind that
+# changes is made aside and replaces the old environment only once pip has succeeded.
+venv=$here/.venv-baselines
+marker=$venv/speedlab-baselines
+venv_kind() { [ -f "$marker" ] && head -n 1 "$marker"; }
+baselines_summary() {
+    echo "setup: baselines: $venv is the $baselines kind ($(du -sh "$venv" | cut -f1) on disk);" \
+         "speedlab runs the baselines with its python3, which has:"
+    "$venv/bin/python3" -c 'import importlib
+for m in ("numpy", "scipy", "torch", "numba", "jax"):
+    try:
+        print("setup:   " + m + " " + importlib.import_module(m).__version__)
+    except Exception as e:
+        print("setup:   " + m + " unavailable (" + type(e).__name__ + ")")'
+}
+if [ "$baselines" = debian ]; then
+    # an environment of the other kind (or one without the system packages) is made again
+    if [ -x "$venv/bin/python3" ] && { [ "$(venv_kind)" = pypi ] ||
+           ! grep -qx 'include-system-site-packages = true' "$venv/pyvenv.cfg"; }; then
+        echo "setup: replacing $venv (kind: $(venv_kind || echo unknown)) with the debian kind"
+        rm -rf "$venv"
+    fi
     [ -x "$venv/bin/python3" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+    printf '%s\n' debian "# made by scripts/setup.sh --baselines: Debian's numpy, scipy and torch (system" \
+        "# packages, seen by this environment), numba and jax from PyPI pinned to Debian's numpy" >"$marker"
     pins=$venv/debian-pins.txt
     /usr/bin/python3 -c 'import numpy, scipy; print("numpy==" + numpy.__version__); print("scipy==" + scipy.__version__)' >"$pins"
     if "$venv/bin/pip" install -q -c "$pins" numba jax jaxlib; then
-        echo "setup: baselines: numpy, scipy, torch (Debian), numba and jax (PyPI) in $venv"
+        baselines_summary
     else
         echo "setup: baselines: numba and jax could not be installed from PyPI (offline?): their" \
              "baselines will be unavailable; numpy, scipy and torch (Debian) are in place"
+        baselines_summary
     fi
+elif [ "$baselines" = pypi ]; then
+    reqs=$here/baselines/requirements-pypi.txt
+    if [ "$(venv_kind)" = pypi ] && [ -x "$venv/bin/python3" ]; then
+        # the same kind: pip installs what the pins add or change, nothing when they are all in place
+        target=$venv
+    else
+        target=$venv.new
+        rm -rf "$target"
+        /usr/bin/python3 -m venv --prompt .venv-baselines "$target"
+    fi
+    echo "setup: baselines: installing baselines/requirements-pypi.txt from PyPI into $target" \
+         "(torch brings NVIDIA's CUDA libraries: several GB)"
+    if ! "$target/bin/python3" -m pip install -q --disable-pip-version-check -r "$reqs"; then
+        if [ "$target" = "$venv" ]; then
+            left="$venv keeps what it had, and whatever pip installed before it stopped"
+        else
+            rm -rf "$target"
+            left="nothing was installed in place of $venv"
+        fi
+        echo "setup: error: --baselines=pypi: pip could not install baselines/requirements-pypi.txt" \
+             "(is PyPI reachable? pip's message is above); $left. Run set-up again where PyPI can be" \
+             "reached (pip honours https_proxy and PIP_INDEX_URL), or use --baselines for Debian's" \
+             "packages." >&2
+        exit 1
+    fi
+    printf '%s\n' pypi "# made by scripts/setup.sh --baselines=pypi: baselines/requirements-pypi.txt from PyPI," \
+        "# without the system packages" >"$target/speedlab-baselines"
+    if [ "$target" != "$venv" ]; then
+        [ -e "$venv" ] && echo "setup: replacing $venv (kind: $(venv_kind || echo unknown)) with the pypi kind"
+        rm -rf "$venv"
+        mv "$target" "$venv"
+        # a virtual environment names its own path in its scripts, activate files and pyvenv.cfg
+        grep -rlF "$target" "$venv/bin" "$venv/pyvenv.cfg" | while IFS= read -r f; do
+            sed -i "s|$target|$venv|g" "$f"
+        done
+    fi
+    baselines_summary
 fi
 
 cd "$here"
