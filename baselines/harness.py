@@ -132,6 +132,7 @@ def pick_threads(call, candidates, first_call_s):
     probe = {}
     for n in candidates:
         set_threads(n)
+        call()  # untimed: a compiled form (torch.compile) specialises on the thread count, once
         probe[str(n)] = statistics.median(timed(call) for _ in range(calls))
     best = int(min(probe, key=probe.get))
     set_threads(best)
