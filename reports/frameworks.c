@@ -144,10 +144,42 @@ static void framework_line(FILE *f, const rep_set *s, int env, const char *study
     fprintf(f, "- frameworks: no size where a C variant and a framework baseline both ran ok\n");
 }
 
+/* "- frameworks held at the kernels' level (v3): numpy avx2, openblas avx2, torch avx2, jax avx2": what
+ * the baselines reported running at, each framework once, where the run held them at a level
+ * (external.isa.level); nothing where it did not. */
+static void isa_held_line(FILE *f, const rep_set *s, int env, const char *study)
+{
+    char list[512] = "";
+    const char *level = NULL;
+    size_t len = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        const rep_case *c = &s->cases[i];
+        if (c->env != env || strcmp(c->study, study) != 0 || !rep_case_external(c) || !rep_is_ok(c))
+            continue;
+        json_t *isa = json_object_get(json_object_get(c->rec, "external"), "isa"), *fw;
+        const char *lv = json_string_value(json_object_get(isa, "level")), *name;
+        if (!lv)
+            continue;
+        level = lv;
+        json_object_foreach(isa, name, fw) {
+            const char *at = json_string_value(json_object_get(fw, "isa"));
+            char one[96];
+            snprintf(one, sizeof one, "%s %s", name, at ? at : "");
+            if (!at || strstr(list, one) || len >= sizeof list)
+                continue;
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", one);
+        }
+    }
+    if (level)
+        fprintf(f, "- frameworks held at the kernels' level (%s), as each reported running: %s\n", level,
+                list[0] ? list : "(none reported a level)");
+}
+
 void rep_framework_line(FILE *f, const rep_set *s, int env, const char *study)
 {
     if (!rep_has_frameworks(s, env, study))
         return;
     framework_line(f, s, env, study);
+    isa_held_line(f, s, env, study);
     isa_mismatch_lines(f, s, env, study);
 }

@@ -689,6 +689,10 @@ static void framework_versions(void **state)
     assert_non_null(strstr(sm, "best framework, numpy 2.4.6, square-sum form, 1 thread"));
     assert_non_null(strstr(sm, "framework, torch 2.15.0, bmm form, 1 thread"));
     free(sm), free(sp);
+    char *rp = rep_printf("%s/REPORT.md", out), *rm = slurp(rp);
+    assert_non_null(strstr(rm, "- frameworks held at the kernels' level (v3), as each reported running: "
+                               "openblas avx2, numpy avx2\n"));
+    free(rm), free(rp);
 
     char *file = rep_printf("%s/compare.md", out);
     char *a = rep_printf("%s/frameworks/debian", fix), *b = rep_printf("%s/frameworks/pypi", fix);
