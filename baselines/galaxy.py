@@ -88,17 +88,18 @@ class NumpyHstackNet(NumpyNet):
 
 class TorchNet(NumpyNet):
     """The same matrix form in torch (float64); fmin_cg hands NumPy arrays in and out (from_numpy and
-    .numpy() share memory, so nothing is copied)."""
+    .numpy() share memory, so nothing is copied). On a GPU (device), X and Y are uploaded once and each
+    call copies the weights there and the gradient back, as the suite's cuda row does."""
 
-    def __init__(self, np, X, y, H, lam):
+    def __init__(self, np, X, y, H, lam, device="cpu"):
         import torch
         super().__init__(np, X, y, H, lam)
-        self.t = torch
-        self.X1t, self.Yt = torch.from_numpy(self.X1), torch.from_numpy(self.Y)
-        self.onest = torch.ones((self.m, 1), dtype=torch.float64)
+        self.t, self.device = torch, device
+        self.X1t, self.Yt = torch.from_numpy(self.X1).to(device), torch.from_numpy(self.Y).to(device)
+        self.onest = torch.ones((self.m, 1), dtype=torch.float64, device=device)
 
     def unpack(self, theta):
-        return NumpyNet.unpack(self, self.t.from_numpy(theta))
+        return NumpyNet.unpack(self, self.t.from_numpy(theta).to(self.device))
 
     def cost(self, theta):
         t, (T1, T2) = self.t, self.unpack(theta)
@@ -116,17 +117,19 @@ class TorchNet(NumpyNet):
         G1, G2 = d2.T @ self.X1t / self.m, d3.T @ a2 / self.m
         G1[:, 1:] += self.lam / self.m * T1[:, 1:]
         G2[:, 1:] += self.lam / self.m * T2[:, 1:]
-        return t.cat((G1.reshape(-1), G2.reshape(-1))).numpy()
+        return t.cat((G1.reshape(-1), G2.reshape(-1))).cpu().numpy()
 
 
-def form(Net, valgrad=False):
+def form(Net, valgrad=False, on_device=False):
     """valgrad: SciPy's minimize(method="CG", jac=True), fmin_cg's own algorithm fed cost and gradient
-    from one pass (it keeps the gradient for the call at the same point that follows)."""
+    from one pass (it keeps the gradient for the call at the same point that follows). on_device: the
+    net on the settings' device (a GPU row)."""
     def make(inp, settings):
         import numpy as np
         from scipy.optimize import fmin_cg, minimize
         H, lam, max_iter = int(inp["hidden"]), inp["lambda"], int(inp["max_iter"])
-        net = Net(np, inp["X"], inp["y"].astype(np.int64), H, lam)
+        kw = {"device": settings.get("device") or "cuda"} if on_device else {}
+        net = Net(np, inp["X"], inp["y"].astype(np.int64), H, lam, **kw)
         reference = NumpyNet(np, inp["X"], inp["y"].astype(np.int64), H, lam)  # for the accuracies
         theta0 = inp["theta0"]
 
@@ -170,4 +173,5 @@ if __name__ == "__main__":
         "numpy": {"matrix": form(NumpyNet), "hstack": form(NumpyHstackNet)},
         "numpy-valgrad": {"matrix": form(NumpyNet, valgrad=True)},
         "torch": {"matrix": form(TorchNet)},
+        "torch-cuda": {"matrix": form(TorchNet, on_device=True)},
     })

@@ -99,16 +99,18 @@ static int python_ok(const char *code)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* A GPU row's device check ("torch@cuda"): the Python that asserts the framework sees the device, or
- * NULL for a device this file does not know. */
+/* A GPU row's device check ("torch@cuda", "torch+scipy@cuda": the framework, the first module, and the
+ * device): the Python that asserts the framework sees the device, or NULL for one this file does not know. */
 static const char *device_check(const char *module)
 {
     static const char *const checks[][2] = {
         {"torch@cuda", "assert torch.cuda.is_available(), 'torch.cuda.is_available() is False'"},
         {"jax@gpu", "assert jax.devices('gpu')"}, /* raises RuntimeError without a GPU backend */
     };
+    char key[128];
+    snprintf(key, sizeof key, "%.*s%s", (int)strcspn(module, "+@"), module, strchr(module, '@'));
     for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
-        if (strcmp(module, checks[i][0]) == 0)
+        if (strcmp(key, checks[i][0]) == 0)
             return checks[i][1];
     return NULL;
 }
@@ -132,7 +134,7 @@ static int device_available(const char *module, char *why, size_t n)
         if (strcmp(seen[i], key) == 0)
             ok = seen_ok[i];
     const char *check = device_check(module);
-    size_t m = strcspn(module, "@");
+    size_t m = strcspn(module, "+@"); /* the framework */
     if (ok < 0) {
         char code[512];
         snprintf(code, sizeof code, "import %.*s\n%s", (int)m, module, check ? check : "raise SystemExit(1)");
@@ -145,7 +147,7 @@ static int device_available(const char *module, char *why, size_t n)
     if (ok)
         return 1;
     snprintf(why, n, "python:%s: %s imports %.*s, which sees no %s device%s", module, sl_external_python(),
-             (int)m, module, module + m + 1,
+             (int)m, module, strchr(module, '@') + 1,
              check ? " (a CPU-only build of it, or no GPU here)" : ": unknown device (known: torch@cuda, jax@gpu)");
     return 0;
 }

@@ -563,6 +563,10 @@ static const sl_variant variants[] = {
      "minimize(method='CG', jac=True) (as the valgrad row)", NULL, SL_EXTERNAL, &(const gx_kernels){0}},
     {"torch", "python:torch+scipy", "the same matrix form in torch (float64) under SciPy's fmin_cg", NULL,
      SL_EXTERNAL, &(const gx_kernels){0}},
+    /* GPU baseline: the torch form on the GPU (python:MODULE@DEVICE), beside cuda */
+    {"torch-cuda", "python:torch+scipy@cuda", "the torch matrix form on the GPU under SciPy's fmin_cg: X "
+     "uploaded once, weights and gradient copied each call (as cuda)", NULL, SL_EXTERNAL | SL_DEVICE,
+     &(const gx_kernels){0}},
 };
 
 const sl_study sl_study_galaxy = {
