@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "external.h"
 #include "params.h"
 #include "plan.h"
 
@@ -103,7 +104,10 @@ static int split_args(int argc, char **argv, sl_plan *p, char **run_argv, int *r
         const char *val = NULL;
         if (!eq && !no_value(name) && i + 1 < argc)
             run_argv[(*run_argc)++] = argv[++i], val = argv[i];
-        if (per_case(name))
+        const char *pv = val ? val : eq ? eq + 1 : "";
+        /* --param form=NAME is run-wide and in no case's params (external.h): every task passes it on */
+        int form = !strcmp(name, "--param") && !strncmp(pv, SL_EXTERNAL_FORM_PARAM "=", 5);
+        if (per_case(name) && !form)
             continue;
         if (add_option(p, a) != 0 || (val && add_option(p, val) != 0))
             return SL_EXIT_USAGE;

@@ -55,6 +55,10 @@ status 0 "$speedlab" plan mlp --variants naive --param epochs=3 --param lr=0.05 
 check "a training study's plan states its epochs" has out.txt '3 epochs per rep'
 check "params are part of the case line" has p3/cases.tsv "$(printf '\tepochs=3 lr=0.05 ')"
 
+status 0 "$speedlab" plan entropy_mi --variants numpy --sizes 256 --param form=einsum --out p4 --calibration empty.jsonl
+check "--param form= is run-wide: every task passes it on" has p4/cases.tsv '^# options: --param form=einsum$'
+check "and it is in no case's params" has p4/cases.tsv "$(printf '\tcpu\t-\t-$')"
+
 check "an unknown study is a usage error" status 2 "$speedlab" plan nosuch
 check "a --param value that needs quoting is refused" status 2 "$speedlab" plan mlp --param 'lr=0 1'
 check "slurm needs --out" status 2 "$speedlab" slurm tensor_mean --quick
