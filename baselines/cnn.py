@@ -133,8 +133,14 @@ def torch_cuda(benchmark):
         algorithm search (torch.backends.cudnn.benchmark) off or on: off takes cuDNN's heuristic choice,
         on times the candidates at each new shape (the suite's cudnn and cudnn-heuristic rows)."""
         import torch
-        torch.backends.cudnn.benchmark = benchmark
-        return torch_training(inp, device=settings.get("device") or "cuda")
+        call, outputs, check = torch_training(inp, device=settings.get("device") or "cuda")
+
+        def with_flag(f):  # one flag for the process: set by each call, since both forms are made first
+            def run():
+                torch.backends.cudnn.benchmark = benchmark
+                return f()
+            return run
+        return with_flag(call), outputs, with_flag(check)
     return make
 
 

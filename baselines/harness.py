@@ -21,6 +21,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -30,11 +31,23 @@ import numpy as np
 
 import isa as isa_levels  # baselines/isa.py: what each framework runs at
 
+FORM_NAME = re.compile(r"[a-z0-9-]+\Z")  # the "go" line lists names separated by spaces
+_protocol = None  # the pipe to speedlab; the program's own fd 1 goes to stderr (see main)
+
 
 def send(obj):
     # JSON has no NaN: a NaN output becomes null, which fails speedlab's check as it should
-    sys.stdout.write(json.dumps(obj, allow_nan=False, default=float) + "\n")
+    _protocol.write(json.dumps(obj, allow_nan=False, default=float) + "\n")
+    _protocol.flush()
+
+
+def keep_protocol_pipe():
+    """A form or library that prints (print(), a verbose oneDNN) would write into the protocol's pipe:
+    the pipe gets a descriptor of its own, and descriptor 1 becomes stderr."""
+    global _protocol
+    _protocol = os.fdopen(os.dup(1), "w")
     sys.stdout.flush()
+    os.dup2(2, 1)
 
 
 def clean(x):
@@ -126,13 +139,14 @@ def timed(call):
     return time.perf_counter() - t0
 
 
-def pick_threads(call, candidates, first_call_s):
-    """Times a few calls at each candidate count; returns the fastest count and every median."""
-    calls = max(1, min(3, int(0.2 / max(first_call_s, 1e-6))))
+def pick_threads(call, candidates):
+    """Times calls at each candidate count (at least 3, up to 0.2 s worth, after one untimed call:
+    a compiled form specialises on the thread count); returns the fastest count and every median."""
     probe = {}
     for n in candidates:
         set_threads(n)
-        call()  # untimed: a compiled form (torch.compile) specialises on the thread count, once
+        warm = timed(call)
+        calls = max(3, min(10, int(0.2 / max(warm, 1e-6))))
         probe[str(n)] = statistics.median(timed(call) for _ in range(calls))
     best = int(min(probe, key=probe.get))
     set_threads(best)
@@ -183,12 +197,15 @@ def device_info(settings):
 
 def first_report(forms, settings):
     fw = settings["framework"]
-    if fw == "jax" and settings.get("device") in (None, "cpu"):
+    on_cpu = settings.get("device") in (None, "cpu")
+    if fw == "jax" and on_cpu:
         # a CPU row stays on the CPU on a GPU node, where JAX would take the GPU by default
-        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        os.environ["JAX_PLATFORMS"] = "cpu"
     t0 = time.perf_counter()
     module = importlib.import_module(fw)
     t1 = time.perf_counter()
+    if fw == "jax" and on_cpu and module.devices()[0].platform != "cpu":
+        raise RuntimeError(f"a CPU row, but JAX runs on {module.devices()[0].platform}")
     inputs = load_inputs(settings["inputs"])
     t2 = time.perf_counter()
     names = [settings["form"]] if settings.get("form") else list(forms)
@@ -205,20 +222,37 @@ def first_report(forms, settings):
     return made, report
 
 
-def pick_form(made, report, passed, candidates):
+def pick_form(made, passed, candidates):
     """Times every passed form at every candidate thread count (its probe call); returns the fastest
-    form, its fastest count and every median ({form: {threads: s}})."""
+    form, its fastest count and every median ({form: {threads: s}}); a form that raises here is left
+    out, its probe entry saying why."""
     probe = {}
     for name in passed:
         _, _, call = made[name]
-        _, probe[name] = pick_threads(call, candidates, report[name]["first_call_s"])
-    best = min(passed, key=lambda n: min(probe[n].values()))
+        try:
+            _, probe[name] = pick_threads(call, candidates)
+        except Exception as e:
+            traceback.print_exc()
+            probe[name] = {"error": f"{type(e).__name__}: {e}"}
+    timed_ok = [n for n in passed if "error" not in probe[n]]
+    if not timed_ok:
+        raise RuntimeError("every form raised in its probe: " +
+                           "; ".join(f"{n}: {probe[n]['error']}" for n in passed))
+    best = min(timed_ok, key=lambda n: min(probe[n].values()))
     threads = int(min(probe[best], key=probe[best].get))
     return best, threads, probe
 
 
-def repetitions(made, report, passed, settings):
-    form, threads, probe = pick_form(made, report, passed, settings["threads"])
+def thread_candidates(settings):
+    """The counts to probe: 1 and --threads; one for JAX on the CPU, whose XLA pool is fixed at start-up
+    and uses every core (so the record says that count, not one a probe could not set)."""
+    if settings["framework"] == "jax":
+        return [max(settings["threads"])]
+    return settings["threads"]
+
+
+def repetitions(made, passed, settings):
+    form, threads, probe = pick_form(made, passed, thread_candidates(settings))
     call, outputs, _ = made[form]
     set_threads(threads)
     for _ in range(settings["warmup"]):
@@ -239,7 +273,11 @@ def main(rows):
     if settings.get("protocol") != PROTOCOL:
         sys.exit(f"{sys.argv[0]}: protocol {settings.get('protocol')} is not {PROTOCOL} (speedlab and "
                  f"baselines/harness.py are from different versions)")
+    keep_protocol_pipe()
     row, form = settings["row"], settings.get("form")
+    bad = [n for r in rows.values() for n in r if not FORM_NAME.match(n)]
+    if bad:
+        sys.exit(f"{sys.argv[0]}: form names are lowercase letters, digits and '-': {', '.join(bad)}")
     if row not in rows:
         sys.exit(f"{sys.argv[0]}: no row '{row}' (this program has {', '.join(rows)})")
     if form and form not in rows[row]:
@@ -258,4 +296,4 @@ def main(rows):
     passed = [n for n in words[1:] if n in made]
     if not passed:
         sys.exit(f"{sys.argv[0]}: speedlab said go without a form this program made ({' '.join(words)})")
-    repetitions(made, report, passed, settings)
+    repetitions(made, passed, settings)

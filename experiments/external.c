@@ -20,28 +20,23 @@
  * ended (SIGKILL) and the case failed.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <speedlab/prof.h>
 
 #include "external.h"
+#include "external_proc.h"
 #include "record.h"
 #include "sl_config.h"
 
+#define EXT_PROTOCOL 2 /* baselines/harness.py's PROTOCOL: a program of another version is refused */
 #define EXT_MAX_REPS 100000 /* the C runner's cap is higher; a Python call is never that short */
-/* A report line longer than this is refused: the largest outputs (tensor_mean's D^3 mean, mlp's
- * weights) are a few MB of JSON. */
-#define EXT_MAX_LINE ((size_t)256 << 20)
 
 struct sl_inputs {
     char dir[4200];
@@ -51,22 +46,6 @@ struct sl_inputs {
 struct sl_outputs {
     json_t *obj;
 };
-
-/* One running program: its pid, the pipes, what it has written so far. */
-typedef struct ext_proc {
-    pid_t pid;
-    int in_fd, out_fd;
-    char *buf;
-    size_t len, cap;
-    size_t scanned;      /* buf[0, scanned) holds no newline: each byte is searched once */
-    double deadline_s;   /* on the monotonic clock */
-    double first_line_s; /* when its first line came (0: none yet) */
-} ext_proc;
-
-static double now_s(void)
-{
-    return (double)prof_now_ns() * 1e-9;
-}
 
 /* ---- inputs and outputs (study.h's sl_input_* and sl_output_*) ---------------------------------- */
 
@@ -162,164 +141,6 @@ int sl_output_array(const sl_outputs *out, const char *name, double *x, long n, 
     return 0;
 }
 
-/* ---- the subprocess ----------------------------------------------------------------------------- */
-
-/* Starts `python program` with pipes on stdin and stdout and stderr into err_path. 0, or -1 with err. */
-static int spawn(ext_proc *p, const char *program, const char *err_path, sl_error *err)
-{
-    int in[2] = {-1, -1}, out[2] = {-1, -1};
-    if (pipe(in) != 0 || pipe(out) != 0) {
-        sl_error_set(err, "cannot create pipes for the baseline: %s", strerror(errno));
-        for (int i = 0; i < 2; i++) {
-            if (in[i] >= 0)
-                close(in[i]);
-            if (out[i] >= 0)
-                close(out[i]);
-        }
-        return -1;
-    }
-    fflush(NULL);
-    p->pid = fork();
-    if (p->pid < 0) {
-        sl_error_set(err, "cannot start the baseline (fork): %s", strerror(errno));
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        return -1;
-    }
-    if (p->pid == 0) {
-        int efd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        if (efd >= 0)
-            dup2(efd, 2);
-        close(in[1]);
-        close(out[0]);
-        sl_external_isa_apply(); /* the frameworks at the kernels' level (external_isa.c) */
-        execlp(sl_external_python(), sl_external_python(), program, (char *)NULL);
-        fprintf(stderr, "cannot run %s %s: %s\n", sl_external_python(), program, strerror(errno));
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    p->in_fd = in[1];
-    p->out_fd = out[0];
-    fcntl(p->in_fd, F_SETFD, FD_CLOEXEC);
-    fcntl(p->out_fd, F_SETFD, FD_CLOEXEC);
-    return 0;
-}
-
-static int send_line(ext_proc *p, const char *line)
-{
-    size_t n = strlen(line), done = 0;
-    while (done < n) {
-        ssize_t w = write(p->in_fd, line + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1; /* EPIPE: the program has ended; its stderr says why */
-        done += (size_t)w;
-    }
-    return 0;
-}
-
-/* The program's next line as JSON, or NULL with why (end of output, time-out, not JSON). */
-static json_t *read_line(ext_proc *p, const char *what, sl_error *err)
-{
-    for (;;) {
-        char *nl = p->buf ? memchr(p->buf + p->scanned, '\n', p->len - p->scanned) : NULL;
-        p->scanned = nl ? 0 : p->len;
-        if (nl) {
-            *nl = '\0';
-            json_error_t je;
-            json_t *j = json_loads(p->buf, 0, &je);
-            size_t rest = p->len - (size_t)(nl + 1 - p->buf);
-            memmove(p->buf, nl + 1, rest);
-            p->len = rest;
-            if (p->first_line_s == 0)
-                p->first_line_s = now_s();
-            if (!json_is_object(j)) {
-                json_decref(j);
-                sl_error_set(err, "the baseline's %s is not a JSON object (%s)", what, je.text);
-                return NULL;
-            }
-            return j;
-        }
-        double left = p->deadline_s - now_s();
-        if (left <= 0) {
-            sl_error_set(err, "timed out after %.0f s in all, waiting for its %s (SPEEDLAB_BASELINE_TIMEOUT)",
-                         sl_external_timeout_s(), what);
-            return NULL;
-        }
-        struct pollfd pf = {.fd = p->out_fd, .events = POLLIN};
-        int r = poll(&pf, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
-        if (r < 0 && errno != EINTR) {
-            sl_error_set(err, "poll on the baseline's output: %s", strerror(errno));
-            return NULL;
-        }
-        if (r <= 0)
-            continue;
-        if (p->len >= EXT_MAX_LINE) {
-            sl_error_set(err, "its %s is longer than %zu MiB without a newline; a report is one JSON line",
-                         what, EXT_MAX_LINE >> 20);
-            return NULL;
-        }
-        if (p->len + 65536 > p->cap) { /* doubling: linear in the line's length */
-            size_t cap = p->cap < 262144 ? 262144 : 2 * p->cap;
-            cap = cap > EXT_MAX_LINE + 65536 ? EXT_MAX_LINE + 65536 : cap;
-            char *g = realloc(p->buf, p->cap = cap);
-            if (!g) {
-                sl_error_set(err, "out of memory reading the baseline's %s", what);
-                return NULL;
-            }
-            p->buf = g;
-        }
-        ssize_t got = read(p->out_fd, p->buf + p->len, p->cap - p->len - 1);
-        if (got == 0) {
-            sl_error_set(err, "the program ended before its %s", what);
-            return NULL;
-        }
-        if (got > 0)
-            p->len += (size_t)got;
-    }
-}
-
-/* Ends the program (killed unless `clean`), closes the pipes; its exit status or -1. */
-static int finish_proc(ext_proc *p, int clean)
-{
-    if (p->in_fd >= 0)
-        close(p->in_fd);
-    int st = 0;
-    if (p->pid > 0) { /* never kill(-1): no program was started when fork failed */
-        if (!clean)
-            kill(p->pid, SIGKILL);
-        while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
-            ;
-    }
-    if (p->out_fd >= 0)
-        close(p->out_fd);
-    free(p->buf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The last non-empty lines of the program's stderr (a Python traceback ends with the error). */
-static void stderr_tail(const char *path, char *out, size_t n)
-{
-    char buf[4096] = "";
-    FILE *f = fopen(path, "r");
-    if (f) {
-        fseek(f, 0, SEEK_END);
-        long size = ftell(f);
-        fseek(f, size > (long)sizeof buf - 1 ? size - (long)sizeof buf + 1 : 0, SEEK_SET);
-        size_t got = fread(buf, 1, sizeof buf - 1, f);
-        buf[got] = '\0';
-        fclose(f);
-    }
-    size_t len = strlen(buf);
-    while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-        buf[--len] = '\0';
-    char *line = strrchr(buf, '\n');
-    snprintf(out, n, "%s", line ? line + 1 : buf[0] ? buf : "(nothing on stderr)");
-}
-
 /* The row's framework: the first module of its requirement ("python:numpy+scipy" -> "numpy",
  * "python:torch@cuda" -> "torch"). */
 static json_t *framework_of(const sl_variant *var)
@@ -328,14 +149,18 @@ static json_t *framework_of(const sl_variant *var)
     return json_stringn(m, strcspn(m, "+@"));
 }
 
-/* The device a GPU row's forms run on ("python:torch@cuda" -> "cuda"), JSON null for a CPU row. A GPU
- * row runs on the CPU when SPEEDLAB_BASELINE_DEVICE=cpu: the tests' way to run its code without a GPU. */
-static json_t *device_of(const sl_variant *var)
+/* The device a GPU row's forms run on ("python:torch@cuda" -> "cuda"), NULL for a CPU row. A GPU row
+ * runs on the CPU when SPEEDLAB_BASELINE_DEVICE=cpu: the tests' way to run its code without a GPU. */
+static const char *device_name(const sl_variant *var)
 {
     const char *at = strchr(var->requires, '@'), *forced = getenv("SPEEDLAB_BASELINE_DEVICE");
-    if (!at)
-        return json_null();
-    return json_string(forced && *forced ? forced : at + 1);
+    return !at ? NULL : forced && *forced ? forced : at + 1;
+}
+
+static json_t *device_of(const sl_variant *var)
+{
+    const char *d = device_name(var);
+    return d ? json_string(d) : json_null();
 }
 
 /* ---- one case ----------------------------------------------------------------------------------- */
@@ -395,7 +220,7 @@ static char *settings_line(sl_run_ctx *c, const sl_study *s, int v, long size, c
     double min_time;
     sl_case_plan(c->cfg, s, &reps, &warmup, &min_time);
     json_t *j = json_object();
-    json_object_set_new(j, "protocol", json_integer(2));
+    json_object_set_new(j, "protocol", json_integer(EXT_PROTOCOL));
     json_object_set_new(j, "study", json_string(s->name));
     json_object_set_new(j, "row", json_string(s->variants[v].name));
     const char *form = sl_external_forced_form(&c->opts);
@@ -452,6 +277,19 @@ static void add_forms(json_t *e, json_t *rec, const json_t *first, const json_t 
     }
 }
 
+/* CASE_DIR/settings.json: the settings line, so that a failed case can be run again by hand
+ * (`PYTHON baselines/STUDY.py < CASE_DIR/settings.json`; its inputs are kept too). */
+static void save_settings(const char *dir, const char *line)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/settings.json", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "%s\n", line);
+        fclose(f);
+    }
+}
+
 /* The record's "external" object, from the program's two reports (either may be NULL). */
 static void add_external(json_t *rec, const sl_study *s, int v, const json_t *first, const json_t *timed,
                          const json_t *checks, double start_s)
@@ -497,50 +335,81 @@ static void add_external(json_t *rec, const sl_study *s, int v, const json_t *fi
 
 static void fail_ext(json_t *rec, const char *stage, const char *msg, const char *err_path)
 {
-    char tail[1024], buf[SL_ERRLEN + 1600];
-    stderr_tail(err_path, tail, sizeof tail);
+    char tail[1024], buf[SL_ERRLEN + 6000];
+    ext_stderr_tail(err_path, tail, sizeof tail);
     snprintf(buf, sizeof buf, "baseline %s: %s; its stderr ends: %s (all of it in %s)", stage, msg, tail,
              err_path);
     json_object_set_new(rec, "status", json_string("failed"));
     json_object_set_new(rec, "error", json_string(buf));
 }
 
-/* Steps 3 and 4: each form's first-call outputs into the study, and the study's check. Fills *checks
- * with each checked form's outcome ({"check"} or {"error"}) and `go` with "go NAME ...\n" of the forms
- * that passed. Returns their count; 0 with rec failed when none did. */
-static int check_forms(const sl_study *s, void *state, int v, json_t *first, json_t *rec, json_t *checks,
-                       char *go, size_t ngo, const char *ep)
+/* A form's name as the "go" line carries it: lowercase letters, digits and '-' (harness.py, FORM_NAME). */
+static int form_name_ok(const char *name)
+{
+    return name[0] && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(name);
+}
+
+/* One form's first-call outputs into the study and the study's check, into `one` ({"check"} or
+ * {"status": "failed", "error"}). 0 when it passed. */
+static int check_one_form(const sl_study *s, void *state, int v, const char *name, json_t *f, json_t *one,
+                          const char *ep)
+{
+    sl_error err = {{0}};
+    sl_outputs out = {json_object_get(f, "outputs")};
+    if (!form_name_ok(name)) {
+        fail_ext(one, "form name", "not lowercase letters, digits and '-' only", ep);
+        return -1;
+    }
+    if (s->external_outputs(state, v, &out, &err) != 0) {
+        fail_ext(one, "outputs", err.msg, ep);
+        return -1;
+    }
+    return sl_case_check(s, state, v, one);
+}
+
+/* Steps 3 and 4: each form's first-call outputs checked. Fills *checks with each checked form's outcome
+ * and returns the line "go NAME ...\n" of the forms that passed (malloc'ed); NULL with rec failed when
+ * none did. */
+static char *check_forms(const sl_study *s, void *state, int v, json_t *first, json_t *rec, json_t *checks,
+                         const char *ep)
 {
     const char *status = json_string_value(json_object_get(first, "status"));
     if (!status || strcmp(status, "checked") != 0) {
         const char *why = json_string_value(json_object_get(first, "error"));
         fail_ext(rec, "first call", why ? why : "no \"status\": \"checked\" in its first line", ep);
-        return 0;
+        return NULL;
     }
     int passed = 0, tried = 0;
     const char *name;
     json_t *f, *last = NULL;
     char why[SL_ERRLEN] = "";
-    size_t used = (size_t)snprintf(go, ngo, "go");
+    size_t len = 3, cap = 4;
+    json_object_foreach(json_object_get(first, "forms"), name, f)
+        cap += strlen(name) + 1;
+    char *go = malloc(cap + 1);
+    if (!go) {
+        fail_ext(rec, "check", "out of memory", ep);
+        return NULL;
+    }
+    memcpy(go, "go", 3);
     json_object_foreach(json_object_get(first, "forms"), name, f) {
         if (!json_object_get(f, "outputs"))
             continue; /* it could not run here: its "error" says why, add_forms records it */
-        sl_error err = {{0}};
-        sl_outputs out = {json_object_get(f, "outputs")};
         json_t *one = json_object();
-        if (s->external_outputs(state, v, &out, &err) != 0)
-            fail_ext(one, "outputs", err.msg, ep);
-        else if (sl_case_check(s, state, v, one) == 0 && used + strlen(name) + 2 < ngo)
-            used += (size_t)snprintf(go + used, ngo - used, " %s", name), passed++;
+        if (check_one_form(s, state, v, name, f, one, ep) == 0) {
+            go[len - 1] = ' ', memcpy(go + len, name, strlen(name) + 1), len += strlen(name) + 1;
+            passed++;
+        }
         json_object_set_new(checks, name, one);
         const char *e = json_string_value(json_object_get(one, "error"));
         if (e)
             snprintf(why + strlen(why), sizeof why - strlen(why), "%sform %s: %s", why[0] ? "; " : "", name, e);
         last = one, tried++;
     }
-    snprintf(go + used, ngo - used, "\n");
+    memcpy(go + len - 1, "\n", 2);
     if (passed > 0)
-        return passed;
+        return go;
+    free(go);
     if (tried == 1) { /* one form: its record says what its own check said */
         const char *keys[] = {"status", "error", "check"};
         for (size_t i = 0; i < 3; i++)
@@ -549,7 +418,7 @@ static int check_forms(const sl_study *s, void *state, int v, json_t *first, jso
     } else {
         fail_ext(rec, "check", tried ? why : "no form gave outputs", ep);
     }
-    return 0;
+    return NULL;
 }
 
 /* The timed form's first-call outputs and check, once more: the study's state and the record hold that
@@ -580,6 +449,16 @@ static int take_times(const sl_study *s, void *state, int v, json_t *timed, json
     sl_outputs out = {json_object_get(timed, "outputs")};
     if (out.obj && s->external_outputs(state, v, &out, &err) != 0) {
         fail_ext(rec, "outputs of the last repetition", err.msg, ep);
+        return -1;
+    }
+    /* a kernel study's repetition computes what the first call did: its last outputs pass the same
+     * check, or the times are of some other work (a training's last outputs are its metrics) */
+    if (s->kind == SL_KERNEL && (!out.obj || sl_case_check(s, state, v, rec) != 0)) {
+        if (!out.obj)
+            fail_ext(rec, "repetitions", "no \"outputs\" of the last repetition to check", ep);
+        else
+            json_object_set_new(rec, "error", json_sprintf("the last repetition's outputs: %s",
+                                                           json_string_value(json_object_get(rec, "error"))));
         return -1;
     }
     json_t *a = json_object_get(timed, "times_s");
@@ -622,8 +501,8 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
     sl_inputs in = {.manifest = NULL};
     ext_proc p = {.pid = -1, .in_fd = -1, .out_fd = -1};
     char ep[4400] = "(no stderr file)", program[4400], inputs[4400];
-    json_t *first = NULL, *timed = NULL, *checks = json_object();
-    char go[4096];
+    json_t *first = NULL, *timed = NULL, *checks = NULL;
+    char *go = NULL;
     int n = -1;
     signal(SIGPIPE, SIG_IGN); /* a program that died makes write() fail with EPIPE, not kill speedlab */
     snprintf(program, sizeof program, "%s/%s.py", sl_external_dir(), s->name);
@@ -641,22 +520,25 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
     snprintf(ep, sizeof ep, "%s/stderr.txt", in.dir);
     snprintf(inputs, sizeof inputs, "%s/inputs.json", in.dir);
     char *line = settings_line(c, s, v, size, inputs);
-    double t0 = now_s();
+    save_settings(in.dir, line);
+    checks = json_object();
+    double t0 = ext_now_s();
     p.deadline_s = t0 + sl_external_timeout_s();
-    if (spawn(&p, program, ep, &err) != 0) {
+    if (ext_spawn(&p, program, ep, &err) != 0) {
         fail_ext(rec, "start", err.msg, ep);
-    } else if (send_line(&p, line) != 0 || send_line(&p, "\n") != 0) {
+    } else if (ext_send_line(&p, line) != 0 || ext_send_line(&p, "\n") != 0) {
         fail_ext(rec, "settings", "the program did not read its settings", ep);
-    } else if (!(first = read_line(&p, "first-call report", &err))) {
+    } else if (!(first = ext_read_line(&p, "first-call report", &err))) {
         fail_ext(rec, "first call", err.msg, ep);
-    } else if (check_forms(s, state, v, first, rec, checks, go, sizeof go, ep) == 0) {
-        send_line(&p, "stop\n"); /* failed: no repetition is timed */
-    } else if (send_line(&p, go) != 0 || !(timed = read_line(&p, "repetition report", &err))) {
+    } else if (!(go = check_forms(s, state, v, first, rec, checks, ep))) {
+        ext_send_line(&p, "stop\n"); /* failed: no repetition is timed */
+    } else if (ext_send_line(&p, go) != 0 || !(timed = ext_read_line(&p, "repetition report", &err))) {
         fail_ext(rec, "repetitions", err.msg[0] ? err.msg : "the program ended before them", ep);
     } else if (check_timed_form(s, state, v, first, timed, rec, ep) == 0) {
-        n = take_times(s, state, v, timed, rec, times, now_s() - t0, ep);
+        n = take_times(s, state, v, timed, rec, times, ext_now_s() - t0, ep);
     }
-    int status = finish_proc(&p, n > 0);
+    int status = ext_finish(&p, n > 0);
+    free(go);
     if (n > 0 && status != 0) {
         char msg[64];
         snprintf(msg, sizeof msg, "exited with status %d after its report", status);
@@ -666,6 +548,9 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
     add_external(rec, s, v, first, timed, checks, p.first_line_s > 0 ? p.first_line_s - t0 : NAN);
     json_object_set_new(json_object_get(rec, "external"), "form_chosen_by",
                         json_string(sl_external_forced_form(&c->opts) ? "--param form" : "fastest"));
+    const char *device = device_name(&s->variants[v]);
+    if (device && !strcmp(device, "cpu"))
+        json_object_set_new(rec, "traits", json_pack("[s]", "external")); /* ran on the CPU: no GPU row */
     if (n > 0)
         remove_inputs(&in);
     free(line);

@@ -24,9 +24,11 @@ const char *rep_framework_desc(char *buf, size_t n, const rep_case *c)
     const char *fw = json_string_value(json_object_get(e, "framework"));
     const char *ver = json_string_value(json_object_get(e, "version"));
     const char *form = json_string_value(json_object_get(c->rec, "baseline_form"));
+    const char *by = json_string_value(json_object_get(e, "form_chosen_by"));
     int len = fw && ver ? snprintf(buf, n, "%s %s", fw, ver) : snprintf(buf, n, "%s", "");
-    if (form && len >= 0 && (size_t)len < n)
-        snprintf(buf + len, n - (size_t)len, "%s%s form", len ? ", " : "", form);
+    if (form && len >= 0 && (size_t)len < n) /* a form --param form= forced is not the fastest one */
+        snprintf(buf + len, n - (size_t)len, "%s%s form%s", len ? ", " : "", form,
+                 by && strcmp(by, "fastest") ? " (forced)" : "");
     return buf;
 }
 

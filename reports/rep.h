@@ -126,7 +126,7 @@ int rep_has_frameworks(const rep_set *s, int env, const char *study);
 const rep_case *rep_best_framework(const rep_set *s, int env, const char *study, long size);
 const rep_case *rep_best_c(const rep_set *s, int env, const char *study, long size);
 void rep_framework_line(FILE *f, const rep_set *s, int env, const char *study);
-/* A baseline case's "torch 2.15.0, khatri-rao form"; the study's "numpy 1.24.2, torch 2.15.0" (both into
+/* A baseline case's "torch 2.15.0, khatri-rao form" ("... form (forced)" under --param form=); the study's "numpy 1.24.2, torch 2.15.0" (both into
  * buf, returned; "" when the records do not say). */
 const char *rep_framework_desc(char *buf, size_t n, const rep_case *c);
 const char *rep_framework_versions(char *buf, size_t n, const rep_set *s, int env, const char *study);

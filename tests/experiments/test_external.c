@@ -246,19 +246,15 @@ static void test_absurd_times(void **state)
     (void)state;
     char body[2 * PATH_MAX + 1024];
     snprintf(body, sizeof body,
-             "import json, runpy, sys\n"
-             "real = sys.stdout\n"
-             "class Rewrite:\n"
-             "    def write(self, s):\n"
-             "        o = json.loads(s) if s.startswith('{') else None\n"
-             "        if o is not None and 'times_s' in o:\n"
-             "            o['times_s'] = [1e308, 1e308]\n"
-             "            s = json.dumps(o) + '\\n'\n"
-             "        real.write(s)\n"
-             "    def flush(self):\n"
-             "        real.flush()\n"
-             "sys.stdout = Rewrite()\n"
+             "import runpy, sys\n"
              "sys.path.insert(0, '%s')\n"
+             "import harness\n"
+             "real = harness.send\n"
+             "def send(o):\n"
+             "    if 'times_s' in o:\n"
+             "        o['times_s'] = [1e308, 1e308]\n"
+             "    real(o)\n"
+             "harness.send = send\n"
              "runpy.run_path('%s/entropy_mi.py', run_name='__main__')\n",
              sl_external_dir(), sl_external_dir());
     plant_program(body);
@@ -266,9 +262,10 @@ static void test_absurd_times(void **state)
     unsetenv("SPEEDLAB_BASELINES");
 }
 
-/* Four forms of the numpy row: "wrong" is the fastest but fails the check, "broken" raises, "slow" and
- * "fast" pass. The row runs "fast" (the fastest that passed) and records every form's outcome; --param
- * form= runs the form it names, a wrong one fails the case, and an unknown one lists the row's forms. */
+/* Six forms of the numpy row: "wrong" is the fastest but fails the check, "broken" raises, "slow",
+ * "fast" (neither first nor last) and "slower" pass, "drift" passes at its first call only. The row runs
+ * "fast" and records every form's outcome; --param form= runs the form it names, a wrong one fails the
+ * case, a drifting one fails on its timed calls' outputs, and an unknown one lists the row's forms. */
 static void test_fastest_form(void **state)
 {
     (void)state;
@@ -292,8 +289,16 @@ static void test_fastest_form(void **state)
              "    return make\n"
              "def broken(inp, settings):\n"
              "    raise RuntimeError('planted: no such backend')\n"
-             "main({'numpy': {'slow': form(0.05), 'wrong': form(0, 2.0), 'broken': broken,\n"
-             "                'fast': form(0.005)}})\n",
+             "def drift(inp, settings):\n"
+             "    call, outputs = form(0.1)(inp, settings)\n"
+             "    calls = []\n"
+             "    def drifting():\n"
+             "        calls.append(1)\n"
+             "        h, mi = call()\n"
+             "        return (h, mi) if len(calls) == 1 else (2 * h, 2 * mi)\n"
+             "    return drifting, outputs\n"
+             "main({'numpy': {'slow': form(0.05), 'wrong': form(0, 2.0), 'fast': form(0.005), 'broken': broken,\n"
+             "                'slower': form(0.08), 'drift': drift}})\n",
              sl_external_dir());
     plant_program(body);
     assert_int_equal(speedlab("run", "entropy_mi", "--variants", "numpy", "--sizes", "256", "--reps", "2",
@@ -311,7 +316,7 @@ static void test_fastest_form(void **state)
                                               "passed")));
     assert_true(json_is_true(json_object_get(json_object_get(json_object_get(forms, "slow"), "check"),
                                              "passed")));
-    assert_non_null(json_object_get(probe, "slow")); /* both passing forms were timed, the others not */
+    assert_non_null(json_object_get(probe, "slow")); /* the passing forms were timed, the others not */
     assert_non_null(json_object_get(probe, "fast"));
     assert_null(json_object_get(probe, "wrong"));
     assert_null(json_object_get(probe, "broken"));
@@ -330,7 +335,9 @@ static void test_fastest_form(void **state)
     expect_failed_with("entropy_mi", "numpy", "256", "form=wrong", "check failed");
 
     expect_failed_with("entropy_mi", "numpy", "256", "form=nosuch",
-                       "row numpy has no form 'nosuch' (its forms: slow, wrong, broken, fast)");
+                       "row numpy has no form 'nosuch' (its forms: slow, wrong, fast, broken, slower, drift)");
+    /* right at its first call, wrong afterwards: the timed calls' outputs are checked too */
+    expect_failed_with("entropy_mi", "numpy", "256", "form=drift", "the last repetition's outputs: check failed");
     unsetenv("SPEEDLAB_BASELINES");
 }
 
