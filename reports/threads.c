@@ -82,9 +82,11 @@ rep_table *rep_tab_thread_busy(const rep_set *s, int env, const char *study)
         }
     }
     rep_table_note(t, "busy per thread: the time each OpenMP thread (0 first) spent in its share of the "
-                      "work per repetition, barrier waits left out (the record's threads_busy_s); "
+                      "work per repetition (the mean over the timed repetitions), barrier waits left out (the record's "
+                      "threads_busy_s); "
                       "busiest / median: the busiest thread's busy time over the median wall time of a "
-                      "repetition (what is left is the serial part, waits and the fork/join); imbalance: "
+                      "repetition (what is left is the serial part, waits and the fork/join; above 1 when slow "
+                      "repetitions raised the mean); imbalance: "
                       "the busiest thread's busy time over the mean of all threads' (1.000: even).");
     return t;
 }
