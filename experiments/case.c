@@ -388,8 +388,16 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
         fail(rec, "prepare: %s", err.msg);
     else {
         prepared = 1;
-        if (check_variant(s, state, v, r, rec) == 0)
+        /* the omp kernels' "omp thread N" regions (KERN_SHARE), warm-up included so that each thread's
+         * profile tree is made before the timed repetitions; a branch on a flag in every other case */
+        int shares = (var->traits & SL_THREADED) != 0;
+        if (check_variant(s, state, v, r, rec) == 0) {
+            if (shares)
+                prof_thread_regions(1);
             n = timed_reps(c, s, state, v, size, r, rec, &times);
+            if (shares)
+                prof_thread_regions(0);
+        }
     }
     if (n > 0) {
         add_times(rec, times, n);
@@ -398,6 +406,7 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
         json_t *profile = text ? json_loads(text, 0, NULL) : NULL;
         free(text);
         sl_add_counters(rec, profile, path, n);
+        sl_add_thread_busy(rec, profile, path, n);
         if (profile)
             json_object_set_new(rec, "profile", profile);
         if (s->finish)

@@ -1,6 +1,7 @@
 /*
  * counters.c: a case record's counters, from the profile's region of its timed repetitions.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <speedlab/prof.h>
@@ -67,4 +68,60 @@ void sl_add_counters(json_t *rec, json_t *profile, const char *const *path, int 
         json_object_set_new(rec, "counters_absent", absent);
     else
         json_decref(absent);
+}
+
+/* Whether a region's path starts with path[0..depth). */
+static int path_starts(json_t *p, const char *const *path, int depth)
+{
+    if (!json_is_array(p) || json_array_size(p) <= (size_t)depth)
+        return 0;
+    for (int i = 0; i < depth; i++) {
+        const char *name = json_string_value(json_array_get(p, (size_t)i));
+        if (!name || strcmp(name, path[i]) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+#define SL_MAX_BUSY_THREADS 1024 /* the profiler's named threads (profiler/src/thread_regions.c) */
+
+void sl_add_thread_busy(json_t *rec, json_t *profile, const char *const *path, int reps)
+{
+    static const char prefix[] = "omp thread ";
+    double *busy = calloc(SL_MAX_BUSY_THREADS, sizeof *busy);
+    int n = 0;
+    size_t i;
+    json_t *node;
+    if (!busy || !profile || reps < 1) {
+        free(busy);
+        return;
+    }
+    json_array_foreach(json_object_get(profile, "regions"), i, node) {
+        const char *name = json_string_value(json_object_get(node, "name"));
+        if (!name || strncmp(name, prefix, sizeof prefix - 1) != 0 ||
+            !path_starts(json_object_get(node, "path"), path, 3))
+            continue;
+        char *end;
+        long tid = strtol(name + sizeof prefix - 1, &end, 10);
+        if (*end || tid < 0 || tid >= SL_MAX_BUSY_THREADS) /* "omp thread 1024+": threads not told apart */
+            continue;
+        busy[tid] += json_number_value(json_object_get(node, "incl_ns"));
+        if (tid + 1 > n)
+            n = (int)tid + 1;
+    }
+    if (n > 0) {
+        json_t *arr = json_array();
+        double sum = 0, max = 0;
+        for (int t = 0; t < n; t++) {
+            double s = busy[t] * 1e-9 / reps;
+            json_array_append_new(arr, json_real(s));
+            sum += s;
+            if (s > max)
+                max = s;
+        }
+        json_object_set_new(rec, "threads_busy_s", arr);
+        if (sum > 0)
+            json_object_set_new(rec, "thread_imbalance", json_real(max / (sum / n)));
+    }
+    free(busy);
 }

@@ -154,7 +154,7 @@ json_t *sl_env_capture(int threads)
     }
     isa_env(env);
     set_str(env, "compiler", SL_C_COMPILER);
-    set_str(env, "cflags", SL_C_FLAGS);
+    set_str(env, "cflags", kern_isa_cflags()); /* the kernels' flags, at the level that runs */
     git_describe(buf, sizeof buf);
     set_str(env, "git_describe", buf);
     set_str(env, "speedlab_version", SL_VERSION);

@@ -40,6 +40,10 @@ const char *kern_isa_mode(void);
 /* The -march the kernels were built with: "native", "x86-64-v3", ... or, in a dispatch build,
  * "x86-64-v2,x86-64-v3,x86-64-v4". */
 const char *kern_isa_march(void);
+/* The compiler flags the copy that runs was built with, as meson gave them (meson.build, "kernel_flags"):
+ * e.g. "-DNDEBUG -O3 -fPIC -fopenmp -O3 -ffp-contract=fast -march=native"; in a dispatch build the
+ * flags of the level that runs, ending in its -march=x86-64-vN. */
+const char *kern_isa_cflags(void);
 /* SPEEDLAB_ISA's value when it was set and honoured, else NULL. */
 const char *kern_isa_forced(void);
 /* NULL, or one line: why SPEEDLAB_ISA could not be honoured and what would be right. */

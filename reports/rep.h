@@ -242,6 +242,9 @@ void rep_overlap_sentences(FILE *f, const rep_set *s, int env, const char *study
  * data-path sentences. */
 int rep_is_copies(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_copies(const rep_set *s, int env, const char *study);
+/* OpenMP attribution (threads.c): per-thread busy time and imbalance of the "threaded" rows whose records
+ * carry threads_busy_s; NULL when none does. */
+rep_table *rep_tab_thread_busy(const rep_set *s, int env, const char *study);
 int rep_copies_data(const rep_set *s, int env, const char *study, FILE *f);
 void rep_copies_sentences(FILE *f, const rep_set *s, int env, const char *study);
 /* The copies' other half: a GPU training fed from the host, synchronously or with the copies overlapped (the

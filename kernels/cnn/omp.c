@@ -35,7 +35,7 @@ void cnn_conv_forward_omp(const cnn_conv *c, int B, const float *x, const float 
     {
         size_t b0, b1;
         split(B > 0 ? (size_t)B : 0, kern_tid(), kern_nthreads(), 1, &b0, &b1);
-        cnns_conv_forward_range(c, B, x, w, b, y, (int)b0, (int)b1, scratch + (size_t)kern_tid() * stride);
+        KERN_SHARE cnns_conv_forward_range(c, B, x, w, b, y, (int)b0, (int)b1, scratch + (size_t)kern_tid() * stride);
     }
 }
 
@@ -49,10 +49,10 @@ void cnn_conv_backward_omp(const cnn_conv *c, int B, const float *x, const float
         int t = kern_tid(), nt = kern_nthreads();
         size_t lo, hi;
         split(B > 0 ? (size_t)B : 0, t, nt, 1, &lo, &hi);
-        cnns_conv_backward_range(c, B, x, w, y, dy, dx, (int)lo, (int)hi, scratch + (size_t)t * stride);
+        KERN_SHARE cnns_conv_backward_range(c, B, x, w, y, dy, dx, (int)lo, (int)hi, scratch + (size_t)t * stride);
         #pragma omp barrier
         split(n, t, nt, 16, &lo, &hi);
-        cnns_reduce(c, scratch, stride, nt, dw, db, lo, hi);
+        KERN_SHARE cnns_reduce(c, scratch, stride, nt, dw, db, lo, hi);
     }
 }
 
@@ -64,7 +64,7 @@ void cnn_dense_forward_omp(const cnn_dense *l, int B, const float *x, const floa
     {
         int r0, r1;
         mlps_split(B, kern_tid(), kern_nthreads(), &r0, &r1);
-        cnns_dense_forward_rows(l, x, w, b, y, relu, r0, r1);
+        KERN_SHARE cnns_dense_forward_rows(l, x, w, b, y, relu, r0, r1);
     }
 }
 
@@ -76,8 +76,9 @@ void cnn_dense_backward_omp(const cnn_dense *l, int B, const float *x, const flo
     {
         int t = kern_tid(), nt = kern_nthreads(), lo, hi;
         mlps_split(B, t, nt, &lo, &hi);
-        cnns_dense_delta_rows(l, w, y, dy, relu, dx, lo, hi);
+        KERN_SHARE cnns_dense_delta_rows(l, w, y, dy, relu, dx, lo, hi);
         #pragma omp barrier
+        KERN_SHARE {
         mlps_split(l->nin, t, nt, &lo, &hi); /* rows of dw: each the whole batch's sum */
         if (B <= 0)
             memset(dw + (size_t)lo * l->nout, 0, (size_t)(hi - lo) * l->nout * sizeof(float));
@@ -86,5 +87,6 @@ void cnn_dense_backward_omp(const cnn_dense *l, int B, const float *x, const flo
         size_t c0, c1;
         split((size_t)l->nout, t, nt, 16, &c0, &c1);
         mlps_colsum(dy, db, B, l->nout, (int)c0, (int)c1);
+        }
     }
 }

@@ -39,10 +39,10 @@ static void layer1_split_k(const mlp_dims *d, const float *P, const float *X, in
     mlps_op o = {.A = X + k0, .ars = d->n0, .aps = 1, .B = P + L.W1 + (size_t)k0 * d->n1, .bps = d->n1,
                  .bcs = 1, .C = t == 0 ? ws->a1 : ws->d1, .ldc = d->n1, .n = d->n1, .k = k1 - k0,
                  .bias = t == 0 ? P + L.b1 : NULL, .relu = 0};
-    mlps_gemm(&o, 0, B);
+    KERN_SHARE mlps_gemm(&o, 0, B);
     #pragma omp barrier
     mlps_split(B, t, 2, &r0, &r1);
-    for (size_t i = (size_t)r0 * d->n1; i < (size_t)r1 * d->n1; i++) {
+    KERN_SHARE for (size_t i = (size_t)r0 * d->n1; i < (size_t)r1 * d->n1; i++) {
         float z = ws->a1[i] + ws->d1[i];
         ws->a1[i] = z > 0.0f ? z : 0.0f;
     }
@@ -60,10 +60,12 @@ static void forward_part(const mlp_dims *d, const float *P, const float *X, int 
                       .C = ws->a2, .ldc = d->n2, .n = d->n2, .k = d->n1, .bias = P + L.b2, .relu = 1};
         mlps_op o3 = {.A = ws->a2, .ars = d->n2, .aps = 1, .B = P + L.W3, .bps = d->n3, .bcs = 1,
                       .C = ws->z3, .ldc = d->n3, .n = d->n3, .k = d->n2, .bias = P + L.b3, .relu = 0};
-        mlps_gemm(&o2, r0, r1);
-        mlps_gemm(&o3, r0, r1);
+        KERN_SHARE {
+            mlps_gemm(&o2, r0, r1);
+            mlps_gemm(&o3, r0, r1);
+        }
     } else
-        mlps_forward_rows(d, P, X, ws, r0, r1);
+        KERN_SHARE mlps_forward_rows(d, P, X, ws, r0, r1);
 }
 
 void mlp_forward_omp(const mlp_dims *d, const float *P, const float *X, int B, mlp_ws *ws, int threads)
@@ -95,15 +97,18 @@ void mlp_backward_omp(const mlp_dims *d, const float *P, const float *X, int B, 
     {
         int t = kern_tid(), nt = kern_nthreads(), lo, hi;
         /* phase 1: own batch rows of d2, then d1 (d1's rows need only the same rows of d2) */
-        mlps_split(B, t, nt, &lo, &hi);
-        mlps_delta_rows(ws->d3, P + L.W3, ws->a2, ws->d2, d->n2, d->n3, lo, hi);
-        mlps_delta_rows(ws->d2, P + L.W2, ws->a1, ws->d1, d->n1, d->n2, lo, hi);
-        mlps_split(d->n2, t, nt, &lo, &hi);
-        mlps_wgrad_rows(ws->a2, ws->d3, G + L.W3, B, d->n2, d->n3, lo, hi);
-        cols(d->n3, t, nt, &lo, &hi);
-        mlps_colsum(ws->d3, G + L.b3, B, d->n3, lo, hi);
+        KERN_SHARE {
+            mlps_split(B, t, nt, &lo, &hi);
+            mlps_delta_rows(ws->d3, P + L.W3, ws->a2, ws->d2, d->n2, d->n3, lo, hi);
+            mlps_delta_rows(ws->d2, P + L.W2, ws->a1, ws->d1, d->n1, d->n2, lo, hi);
+            mlps_split(d->n2, t, nt, &lo, &hi);
+            mlps_wgrad_rows(ws->a2, ws->d3, G + L.W3, B, d->n2, d->n3, lo, hi);
+            cols(d->n3, t, nt, &lo, &hi);
+            mlps_colsum(ws->d3, G + L.b3, B, d->n3, lo, hi);
+        }
         #pragma omp barrier
         /* phase 2: every row of d2 and d1 is there */
+        KERN_SHARE {
         mlps_split(d->n1, t, nt, &lo, &hi);
         mlps_wgrad_rows(ws->a1, ws->d2, G + L.W2, B, d->n1, d->n2, lo, hi);
         mlps_split(d->n0, t, nt, &lo, &hi);
@@ -112,6 +117,7 @@ void mlp_backward_omp(const mlp_dims *d, const float *P, const float *X, int B, 
         mlps_colsum(ws->d2, G + L.b2, B, d->n2, lo, hi);
         cols(d->n1, t, nt, &lo, &hi);
         mlps_colsum(ws->d1, G + L.b1, B, d->n1, lo, hi);
+        }
     }
 }
 
@@ -129,7 +135,7 @@ void mlp_update_omp(const mlp_dims *d, float *P, const float *G, float lr, int t
     if (threads < 1)
         threads = 1;
     #pragma omp parallel num_threads(threads)
-    {
+    KERN_SHARE {
         int t = kern_tid(), nt = kern_nthreads(), lo, hi;
         /* the cuts of mlp_backward_omp, in the same order */
         mlps_split(d->n2, t, nt, &lo, &hi);
@@ -156,7 +162,7 @@ static void gather_part(const mlp_dims *d, const uint8_t *images, const int32_t 
     const float scale = 1.0f / 255.0f; /* as train_gather, so every variant sees the same floats */
     int k0, k1;
     mlps_split(d->n0, t, nt, &k0, &k1);
-    for (int b = 0; b < B; b++) {
+    KERN_SHARE for (int b = 0; b < B; b++) {
         const uint8_t *src = images + (size_t)idx[b] * d->n0;
         if (b + GATHER_AHEAD < B) { /* the rows are random rows of a 47 MB set: fetch ahead */
             const uint8_t *next = images + (size_t)idx[b + GATHER_AHEAD] * d->n0;
@@ -189,9 +195,12 @@ static void backward_sgd_part(const mlp_dims *d, float *P, const float *X, int B
     mlp_layout L = mlp_layout_of(d);
     int lo, hi;
     mlps_split(B, t, nt, &lo, &hi);
-    mlps_delta_rows(ws->d3, P + L.W3, ws->a2, ws->d2, d->n2, d->n3, lo, hi);
-    mlps_delta_rows(ws->d2, P + L.W2, ws->a1, ws->d1, d->n1, d->n2, lo, hi);
+    KERN_SHARE {
+        mlps_delta_rows(ws->d3, P + L.W3, ws->a2, ws->d2, d->n2, d->n3, lo, hi);
+        mlps_delta_rows(ws->d2, P + L.W2, ws->a1, ws->d1, d->n1, d->n2, lo, hi);
+    }
     #pragma omp barrier
+    KERN_SHARE {
     mlps_split(d->n2, t, nt, &lo, &hi);
     mlps_wgrad_sgd_rows(ws->a2, ws->d3, P + L.W3, B, d->n2, d->n3, lo, hi, lr);
     mlps_split(d->n1, t, nt, &lo, &hi);
@@ -204,6 +213,7 @@ static void backward_sgd_part(const mlp_dims *d, float *P, const float *X, int B
     mlps_colsum_sgd(ws->d2, P + L.b2, B, d->n2, lo, hi, lr);
     cols(d->n1, t, nt, &lo, &hi);
     mlps_colsum_sgd(ws->d1, P + L.b1, B, d->n1, lo, hi, lr);
+    }
 }
 
 /* The whole step in one parallel region: an empty region costs about 3 us on a 2-vCPU VM (a fork and a
@@ -237,7 +247,7 @@ float mlp_step_omp(const mlp_dims *d, float *P, const uint8_t *images, const int
         }
         forward_part(d, P, X, B, ws, t, nt);
         mlps_split(B, t, nt, &r0, &r1);
-        total += kern_softmax_xent_rows(ws->z3, ws->d3, y, r0, r1, B, d->n3);
+        KERN_SHARE total += kern_softmax_xent_rows(ws->z3, ws->d3, y, r0, r1, B, d->n3);
         backward_sgd_part(d, P, X, B, ws, lr, t, nt);
     }
     return (float)(total / B);

@@ -23,11 +23,13 @@ int tm_omp(const float *X, const float *Y, const float *Z, long N, long D, float
     {
         const int t = kern_tid(), T = kern_nthreads();
         const long e0 = N * D * t / T, e1 = N * D * (t + 1) / T;
-        tm_tanh_fast(X + e0, e1 - e0, a + e0);
-        tm_tanh_fast(Y + e0, e1 - e0, b + e0);
-        tm_tanh_fast(Z + e0, e1 - e0, c + e0);
+        KERN_SHARE {
+            tm_tanh_fast(X + e0, e1 - e0, a + e0);
+            tm_tanh_fast(Y + e0, e1 - e0, b + e0);
+            tm_tanh_fast(Z + e0, e1 - e0, c + e0);
+        }
 #pragma omp barrier
-        tm_simd_rows(a, b, c, N, D, D * t / T, D * (t + 1) / T, A);
+        KERN_SHARE tm_simd_rows(a, b, c, N, D, D * t / T, D * (t + 1) / T, A);
     }
     return 0;
 }

@@ -3,6 +3,8 @@
  * simulated with RLIMIT_FSIZE (SIGXFSZ ignored): write() stops part-way through a record, as on a full
  * tmpfs; then the limit is lifted, as when space is freed, and the next record must read back whole.
  * Before the fix the cut line stayed and the next record was glued onto it, so both were lost.
+ * And env.cflags is the flags the kernels were compiled with (an optimisation level, the -march in use),
+ * not the build type's name.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -19,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "env.h"
+#include "isa.h"
 #include "record.h"
 
 /* A record of about 300 bytes, numbered. */
@@ -97,10 +101,35 @@ static void short_write_is_cut_back(void **state)
     unlink(path);
 }
 
+/* env.cflags: the kernels' compiler flags (kern_isa_cflags), with -O and the -march of the copy that runs. */
+static void env_cflags_are_the_kernels(void **state)
+{
+    (void)state;
+    json_t *env = sl_env_capture(1);
+    const char *f = json_string_value(json_object_get(env, "cflags"));
+    assert_non_null(f);
+    print_message("# env.cflags: %s\n", f);
+    assert_string_equal(f, kern_isa_cflags());
+    assert_non_null(strstr(f, "-O"));
+    assert_null(strstr(f, "buildtype="));
+    char want[160];
+    if (strcmp(kern_isa_mode(), "native") == 0) {
+        snprintf(want, sizeof want, "-march=%s", kern_isa_march()); /* native, or -Dc_args' -march */
+    } else { /* dispatch: the level that runs, last */
+        const char *isa = kern_isa();
+        snprintf(want, sizeof want, "-march=x86-64-%s",
+                 strcmp(isa, "avx512") == 0 ? "v4" : strcmp(isa, "avx2") == 0 ? "v3" : "v2");
+        assert_string_equal(f + strlen(f) - strlen(want), want);
+    }
+    assert_non_null(strstr(f, want));
+    json_decref(env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(short_write_is_cut_back),
+        cmocka_unit_test(env_cflags_are_the_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -891,6 +891,33 @@ static void overlap_prefetch(void **state)
     free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
 }
 
+/* OpenMP attribution (fixtures/threads): tensor_mean's omp rows carry threads_busy_s; the table shows each
+ * thread's busy time, the busiest against the median and the imbalance; simd (one thread) and blas
+ * (threaded, no per-thread shares) are not in it. Matches golden/threads/. */
+static void omp_thread_busy(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"threads"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    if (update_golden()) {
+        char *g = rep_printf("%s/threads", gold);
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g);
+    }
+    int n = 0;
+    assert_int_equal(check_tree(out, "threads", &n), 0);
+    char *g = rep_printf("%s/threads", gold);
+    assert_int_equal(missing_from(g, out), 0);
+    char *tp = rep_printf("%s/devbox/tables/tensor_mean-thread-busy.md", out), *t = slurp(tp);
+    assert_non_null(t);
+    assert_true(has_line(t, "| omp | N=4096 | 2 | 2 ms | 1.9 ms, 1.9 ms | 0.95 | 1.000 |"));
+    assert_true(has_line(t, "|  | N=8192 | 2 | 8 ms | 7.5 ms, 4.5 ms | 0.94 | 1.250 |"));
+    assert_null(strstr(t, "| simd |"));
+    assert_null(strstr(t, "| blas |"));
+    free(tp), free(t), free(g), free(out);
+}
+
 /* The precision study (fixtures/precision, the data path's part 4): four CPU rows with their storage, and three
  * GPU rows unavailable (in the not-run table, not in the precision table); the table, the figure's
  * data and REPORT.md's data path sentence. Matches golden/precision/. */
@@ -968,6 +995,7 @@ int main(void)
         cmocka_unit_test(gpu_data_path),
         cmocka_unit_test(precision_table),
         cmocka_unit_test(overlap_prefetch),
+        cmocka_unit_test(omp_thread_busy),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(gpu_read_from_traits),

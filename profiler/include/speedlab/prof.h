@@ -72,6 +72,27 @@ long prof_errors(void);
 #define PROF_SCOPE(name) \
     for (int prof_scope_once_ = (prof_begin(name), 1); prof_scope_once_; prof_scope_once_ = (prof_end(name), 0))
 
+/* ---- per-thread shares (OpenMP kernels) -------------------------------------------------------- */
+/* A region around one thread's share of a parallel loop, named "omp thread N" (N = tid, the OpenMP
+ * thread number), so the profile keeps each thread's busy time apart (docs/profiler.md, "Per-thread
+ * shares"). Off (the default) it is one load of prof_thread_regions_on and a branch, nothing else: no
+ * clock read, no call. Put it inside the parallel region around the work only, never around a barrier
+ * (an omp for then needs nowait), or the wait counts as work:
+ *
+ *     #pragma omp parallel
+ *     PROF_THREAD_REGION(omp_get_thread_num()) { ...this thread's rows... }
+ */
+extern int prof_thread_regions_on;
+/* Turns the regions on (1) or off (0) for every thread; call it outside parallel regions.
+ * $PROF_THREAD_REGIONS=0 in the environment keeps them off whatever is asked. Returns whether they are on. */
+int prof_thread_regions(int on);
+/* Opens the region of thread `tid` and returns its name (what PROF_THREAD_REGION ends). */
+const char *prof_thread_region_begin(int tid);
+#define PROF_THREAD_REGION(tid)                                                                          \
+    for (const char *prof_tr_name_ = prof_thread_regions_on ? prof_thread_region_begin(tid) : NULL,   \
+                    *prof_tr_once_ = "";                                                             \
+         prof_tr_once_; prof_tr_once_ = (prof_tr_name_ ? (prof_end(prof_tr_name_), (const char *)0) : (const char *)0))
+
 /* NVTX colour (0xAARRGGBB) for a region name; otherwise a stable colour hashed from the name. */
 void prof_set_color(const char *name, uint32_t argb);
 uint32_t prof_color_of(const char *name);
