@@ -104,8 +104,9 @@ mkdir -p "$b/share/speedlab/data/galaxy" "$b/share/speedlab/data/fashion-mnist"
 cp "$src"/data/galaxy/*.csv* "$src/data/galaxy/README.md" "$b/share/speedlab/data/galaxy/"
 cp -L "$mnist"/*-ubyte* "$b/share/speedlab/data/fashion-mnist/"
 gunzip -f "$b"/share/speedlab/data/*/*.gz
-mkdir -p "$b/share/speedlab/plots"
+mkdir -p "$b/share/speedlab/plots" "$b/share/speedlab/baselines"
 cp "$src"/plots/*.gp "$b/share/speedlab/plots/"
+cp "$src"/baselines/*.py "$b/share/speedlab/baselines/"   # torch-cuda, jax-gpu: the node's python3 runs them
 install -m 644 "$src/scripts/bundle/find-cuda-libs.sh" "$src/scripts/bundle/check-libs.sh" "$b/share/speedlab/"
 install -m 755 "$src/scripts/bundle/speedlab" "$b/speedlab"
 install -m 755 "$src/scripts/gpu-check.sh" "$b/gpu-check.sh"

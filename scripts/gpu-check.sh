@@ -87,6 +87,9 @@ sl_cuda_libs
 export SPEEDLAB_DATA_DIR=$here/share/speedlab/data
 export SPEEDLAB_PLOTS_DIR=$here/share/speedlab/plots
 export SPEEDLAB_GIT_DESCRIBE=$SL_BUNDLE_SOURCE
+export SPEEDLAB_BASELINES=${SPEEDLAB_BASELINES:-$here/share/speedlab/baselines}
+SPEEDLAB_PYTHON=${SPEEDLAB_PYTHON:-$(command -v python3 || echo /usr/bin/python3)}
+export SPEEDLAB_PYTHON
 export CMOCKA_MESSAGE_OUTPUT=TAP OMP_WAIT_POLICY=PASSIVE
 sl=$here/bin/speedlab
 start=$(date +%s)
@@ -222,9 +225,12 @@ step_sanitizer() { # step_sanitizer TOOL TESTS
 }
 
 # ---- the studies ------------------------------------------------------------------------------------
-# A study's GPU variants: those `speedlab list` says need "cuda" when no device is visible.
+# A study's GPU variants: those `speedlab list` says need "cuda" when no device is visible, and the GPU
+# baselines (torch-cuda, jax-gpu) whose framework the node's python3 has ("python:torch@cuda: ... sees no
+# cuda device" then; without the framework they say "cannot import" and are left out).
 gpu_variants() {
-    CUDA_VISIBLE_DEVICES='' "$sl" list "$1" 2>/dev/null | awk '/^    [a-z]/ && $2 ~ /^cuda:/ {print $1}' | paste -sd, -
+    CUDA_VISIBLE_DEVICES='' "$sl" list "$1" 2>/dev/null |
+        awk '/^    [a-z]/ && ($2 ~ /^cuda:/ || $2 ~ /^python:[a-z0-9+]*@[a-z]*:/) {print $1}' | paste -sd, -
 }
 # "STUDY VARIANT,VARIANT..." a line per study with GPU variants, asked of speedlab once (work/gpu-studies)
 studies_with_gpu() {
