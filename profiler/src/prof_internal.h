@@ -113,10 +113,9 @@ typedef struct prof_thread {
     atomic_int fast;
     int id;       /* registration order since process start; the main thread is the first */
     unsigned epoch; /* matches prof_g.epoch while the state belongs to the current epoch (since the last prof_reset) */
-    int depth;    /* open frames: stack[1..depth] */
-    struct prof_frame *top; /* &stack[depth]: the innermost open frame, or the sentinel */
+    struct prof_frame *top; /* the innermost open frame, stack[depth] (prof_depth), or the sentinel */
     int overflow; /* begins ignored beyond PROF_MAX_DEPTH, awaiting their ends */
-    int pub_depth; /* main thread: the depth whose top node prof_g.attach holds (regions.c, publish) */
+    struct prof_frame *pub_top; /* main thread: the frame whose node prof_g.attach holds (regions.c, publish) */
     prof_node root;
     prof_node **chunks;
     int nchunks, chunk_cap, chunk_used; /* chunk_used: nodes used in the last chunk */
@@ -135,6 +134,9 @@ typedef struct prof_thread {
      * else a node with no children; its name is no caller's pointer (prof_end at depth 0 is refused). */
     prof_frame stack[PROF_MAX_DEPTH + 1];
 } prof_thread;
+
+/* Open regions of a thread. */
+static inline int prof_depth(const prof_thread *t) { return (int)(t->top - t->stack); }
 
 /* Global state. Hot-path readers use relaxed loads of plain ints; writers change them only from
  * prof_init/prof_reset/prof_set_* (documented as calls made while no other thread is in a region). */

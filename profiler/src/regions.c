@@ -39,11 +39,7 @@ static inline prof_thread *tls_self(void)
     return t == &no_thread ? NULL : t;
 }
 
-static inline void set_depth(prof_thread *t, int depth)
-{
-    t->depth = depth;
-    t->top = &t->stack[depth];
-}
+static inline void set_depth(prof_thread *t, int depth) { t->top = &t->stack[depth]; }
 
 /* The sentinel frame (prof_internal.h): the main thread's top-level regions take the fast path. */
 static void sentinel_init(prof_thread *t)
@@ -111,8 +107,9 @@ void prof_thread_clear(prof_thread *t)
     t->chunks = NULL;
     t->nchunks = t->chunk_cap = t->chunk_used = 0;
     root_init(&t->root);
-    t->overflow = t->pub_depth = 0;
+    t->overflow = 0;
     set_depth(t, 0);
+    t->pub_top = t->stack;
     t->attach_src = t->attach_dst = NULL;
     t->stack[0].node = &no_parent;
     t->stack[0].name = sentinel_name;
@@ -143,6 +140,7 @@ static prof_thread *thread_register(void)
         prof_g.threads_tail = t;
         root_init(&t->root);
         set_depth(t, 0);
+        t->pub_top = t->stack;
         tls_thread = t;
         pthread_setspecific(exit_key, t);
     } else {
@@ -156,13 +154,15 @@ static prof_thread *thread_register(void)
     return t;
 }
 
-prof_thread *prof_thread_self(void)
+static inline prof_thread *thread_self(void)
 {
     prof_thread *t = tls_self();
     if (PROF_UNLIKELY(!t || t->epoch != prof_g.epoch))
         t = thread_register();
     return t;
 }
+
+prof_thread *prof_thread_self(void) { return thread_self(); }
 
 /* ---- the tree ----------------------------------------------------------------------------------- */
 
@@ -276,8 +276,8 @@ static prof_node *attach_point(prof_thread *t, prof_node *seen)
 
 static inline prof_node *parent_of_next(prof_thread *t)
 {
-    if (t->depth > 0)
-        return t->stack[t->depth].node;
+    if (prof_depth(t) > 0)
+        return t->top->node;
     if (t == prof_g.main)
         return &t->root;
     prof_node *src = atomic_load_explicit(&prof_g.attach, memory_order_acquire);
@@ -285,8 +285,8 @@ static inline prof_node *parent_of_next(prof_thread *t)
 }
 
 /* The main thread tells workers where a parallel region would attach (see the top of this file):
- * prof_g.attach holds its innermost open node (NULL or its root at depth 0) and t->pub_depth that
- * node's depth, as of its last begin or end outside a parallel region. */
+ * prof_g.attach holds its innermost open node (NULL or its root at depth 0) and t->pub_top that
+ * node's frame, as of its last begin or end outside a parallel region. */
 static inline int outside_parallel(void)
 {
 #if PROF_HAVE_OPENMP
@@ -300,8 +300,8 @@ static inline void publish(prof_thread *t)
 {
     if (t != prof_g.main || !outside_parallel())
         return;
-    t->pub_depth = t->depth;
-    prof_node *top = t->depth > 0 ? t->stack[t->depth].node : NULL;
+    t->pub_top = t->top;
+    prof_node *top = prof_depth(t) > 0 ? t->top->node : NULL;
     atomic_store_explicit(&prof_g.attach, top, memory_order_release);
 }
 
@@ -366,8 +366,8 @@ static void extras_end(prof_thread *t, prof_frame *f, prof_node *n, uint64_t t1)
         n->rss_end = now;
         n->last_end_ticks = t1;
         n->has_rss = 1;
-        if (t->depth > 1 && t->stack[t->depth - 1].rss_peak < peak)
-            t->stack[t->depth - 1].rss_peak = peak;
+        if (prof_depth(t) > 1 && t->top[-1].rss_peak < peak)
+            t->top[-1].rss_peak = peak;
     }
     if (prof_g.nvtx_on)
         prof_nvtx_pop();
@@ -390,10 +390,10 @@ static void trace_begin(prof_thread *t, prof_frame *f)
 /* Every begin the fast path (below) does not take: the thread's first region or first since a reset,
  * anything optional on, another clock, a top-level region of a worker thread, a new child or a changed
  * name, a NULL name, nesting too deep. */
-__attribute__((noinline)) static void begin_general(const char *name)
+__attribute__((noinline)) static void begin_general(const char *name, int lit)
 {
-    prof_thread *t = prof_thread_self();
-    if (PROF_UNLIKELY(t->depth >= PROF_MAX_DEPTH || t->overflow)) {
+    prof_thread *t = thread_self();
+    if (PROF_UNLIKELY(prof_depth(t) >= PROF_MAX_DEPTH || t->overflow)) {
         if (t->overflow++ == 0)
             prof_error("prof_begin(\"%s\") nests deeper than %d regions (thread %d); ignored with its end",
                        name, PROF_MAX_DEPTH, t->id);
@@ -403,7 +403,7 @@ __attribute__((noinline)) static void begin_general(const char *name)
     prof_node *parent = parent_of_next(t);
     prof_node *n = parent->last_hit;
     /* the pointer, then the text: one buffer reused for several names must not be taken for one */
-    if (!n || n->key != name || !name || strcmp(n->name, name) != 0) {
+    if (!n || n->key != name || !name || (!lit && strcmp(n->name, name) != 0)) {
         if (PROF_UNLIKELY(!name)) {
             null_name(t);
             gate_sync(t);
@@ -411,7 +411,7 @@ __attribute__((noinline)) static void begin_general(const char *name)
         }
         n = child_find(t, parent, name);
     }
-    set_depth(t, t->depth + 1);
+    t->top++;
     prof_frame *f = t->top;
     f->node = n;
     f->name = name;
@@ -441,12 +441,12 @@ static int end_mismatch(prof_thread *t, const char *name)
         t->overflow--;
         return 1;
     }
-    if (t->depth == 0) {
+    if (prof_depth(t) == 0) {
         prof_error("prof_end(\"%s\") with no open region (open: none, thread %d); stack unchanged",
                    name ? name : "(null)", t->id);
         return 1;
     }
-    prof_frame *f = &t->stack[t->depth];
+    prof_frame *f = t->top;
     if (name && (f->name == name || strcmp(f->node->name, name) == 0))
         return 0;
     prof_error("prof_end(\"%s\") does not match the innermost open region \"%s\" (thread %d); "
@@ -459,14 +459,14 @@ static int end_mismatch(prof_thread *t, const char *name)
  * use-after-free). The frame is dropped and the misuse counted; the region's time is lost. */
 static int end_after_reset(prof_thread *t, const char *name)
 {
-    if (!t || t->depth == 0)
+    if (!t || prof_depth(t) == 0)
         return 0;
     prof_error("prof_end(\"%s\") on thread %d: the profile was reset (prof_reset or prof_shutdown) while "
                "this region was open; its time is dropped (reset between regions: docs/profiler.md)",
                name ? name : "(null)", t->id);
     if (prof_g.nvtx_on)
         prof_nvtx_pop();
-    set_depth(t, t->depth - 1);
+    t->top--;
     return 1;
 }
 
@@ -480,22 +480,23 @@ __attribute__((noinline)) static void end_general(const char *name, uint64_t t1)
         gate_sync(self);
         return;
     }
-    prof_thread *t = prof_thread_self();
-    if (PROF_UNLIKELY(t->overflow || t->depth == 0 || t->stack[t->depth].name != name)) {
+    prof_thread *t = thread_self();
+    if (PROF_UNLIKELY(t->overflow || prof_depth(t) == 0 || t->top->name != name)) {
         if (end_mismatch(t, name)) {
             gate_sync(t);
             return;
         }
     }
-    prof_frame *f = &t->stack[t->depth];
+    prof_frame *f = t->top;
     prof_node *n = f->node;
     if (prof_g.extras)
         extras_end(t, f, n, t1);
     record(n, t1 - f->t0);
     if (f->traced)
         prof_trace_end(t, t1);
-    set_depth(t, t->depth - 1);
-    publish(t);
+    t->top = --f;
+    if (f < t->pub_top) /* as the fast path's end publishes */
+        publish(t);
     gate_sync(t);
 }
 
@@ -515,7 +516,6 @@ static inline __attribute__((always_inline)) prof_frame *fast_push(prof_thread *
     f->node = n;
     f->name = name;
     t->top = f;
-    t->depth++;
     return f;
 }
 
@@ -528,9 +528,9 @@ static inline __attribute__((always_inline)) void begin_main(const char *name, i
     prof_thread *t = tls_thread;
     prof_frame *f = fast_push(t, name, lit);
     if (PROF_UNLIKELY(!f))
-        return begin_general(name);
+        return begin_general(name, lit);
     if (outside) {
-        t->pub_depth = t->depth;
+        t->pub_top = f;
         atomic_store_explicit(&prof_g.attach, f->node, memory_order_release);
     }
     f->t0 = prof_ticks_fast();
@@ -543,13 +543,13 @@ __attribute__((noinline)) static void begin_main_literal(const char *name) { beg
 static inline __attribute__((always_inline)) void begin_fast(const char *name, int lit)
 {
     prof_thread *t = tls_thread;
-    if (PROF_UNLIKELY(!atomic_load_explicit(&t->fast, memory_order_relaxed) || t->depth >= PROF_MAX_DEPTH))
-        return begin_general(name);
+    if (PROF_UNLIKELY(!atomic_load_explicit(&t->fast, memory_order_relaxed) || t->top >= &t->stack[PROF_MAX_DEPTH]))
+        return begin_general(name, lit);
     if (t == prof_g.main)
         return lit ? begin_main_literal(name) : begin_main_text(name);
     prof_frame *f = fast_push(t, name, lit);
     if (PROF_UNLIKELY(!f))
-        return begin_general(name);
+        return begin_general(name, lit);
     f->t0 = prof_ticks_fast();
 }
 
@@ -558,8 +558,8 @@ void prof_begin_literal(const char *name) { begin_fast(name, 1); }
 
 /* An end of the innermost region by the pointer it began with, gate open: record, pop, and on the main
  * thread (outside a parallel region) publish the parent. Inside a parallel region the main thread's
- * depth stays at or above pub_depth (its regions there nest inside the one open at the fork), so the
- * depth compare alone keeps what was published then. A main-thread node's parent is the node below it,
+ * top frame stays at or above pub_top (its regions there nest inside the one open at the fork), so the
+ * compare alone keeps what was published then. A main-thread node's parent is the node below it,
  * or its root at depth 0 (attach_point takes the root as no region). At depth 0 the frame is the
  * sentinel, whose name no caller passes. */
 void prof_end(const char *name)
@@ -571,10 +571,9 @@ void prof_end(const char *name)
         return end_general(name, t1);
     prof_node *n = f->node;
     record(n, t1 - f->t0);
-    t->top = f - 1;
-    int d = --t->depth;
-    if (d < t->pub_depth) {
-        t->pub_depth = d;
+    t->top = --f;
+    if (f < t->pub_top) {
+        t->pub_top = f;
         atomic_store_explicit(&prof_g.attach, n->parent, memory_order_release);
     }
 }
@@ -583,11 +582,11 @@ void prof_end(const char *name)
 void prof_add_device_ms(double ms)
 {
     prof_thread *t = prof_thread_self();
-    if (t->depth == 0) {
+    if (prof_depth(t) == 0) {
         prof_note("prof_add_device_ms(%g): no open region on this thread; ignored", ms);
         return;
     }
-    prof_node *n = t->stack[t->depth].node;
+    prof_node *n = t->top->node;
     n->device_ms += ms;
     n->has_device = 1;
 }

@@ -4,9 +4,10 @@
 # (docs/profiler.md, "Overhead"). PROF_PAIRS is tests/profiler/prof_pairs; OPTIMIZATION and SANITIZE are
 # the build's meson options (optimization, b_sanitize). An instruction count is the same on every run of
 # the same binary, so the limit holds on a busy machine too.
-# Counted: prof_pairs' loop of 10^5 pairs (callgrind --toggle-collect=pairs_loop, inclusive, the loop's
-# own increment, compare and branch included), divided by 10^5. The figures with tracing, with a counter
-# and with NVTX asked for (no tool attached) are printed too, not checked.
+# Counted: prof_pairs' loop of 10^5 pairs (callgrind --toggle-collect='pairs_loop*', inclusive, the
+# loop's own increment, compare, branch and two calls included), divided by 10^5. The figures with
+# tracing, with a counter, with NVTX asked for (no tool attached), and with a name that is not a string
+# literal are printed too, not checked.
 # 77: no valgrind, or a build whose count means nothing (not optimised -O2/-O3, or with sanitizers).
 set -u
 prog=$1 opt=$2 san=$3 max=$4
@@ -20,7 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 # count MODE: prints instructions per pair (one decimal); exit 77 when the mode cannot run here
 count() {
     valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1" --collect-atstart=no \
-        --toggle-collect=pairs_loop "$prog" "$pairs" "$1" >"$tmp/out.$1" 2>"$tmp/err.$1"
+        --toggle-collect='pairs_loop*' "$prog" "$pairs" "$1" >"$tmp/out.$1" 2>"$tmp/err.$1"
     rc=$?
     [ $rc -eq 77 ] && return 77
     if [ $rc -ne 0 ]; then
@@ -35,11 +36,17 @@ count() {
 
 off=$(count off) || exit 1
 sed -n 's/^clock: /clock: /p' "$tmp/out.off"
-for mode in trace counters nvtx; do
+for mode in trace counters nvtx text; do
+    case $mode in
+        trace) what="tracing on" ;;
+        counters) what="counter perf::TASK-CLOCK on" ;;
+        nvtx) what="NVTX on, no tool attached" ;;
+        text) what="all off, the name not a string literal" ;;
+    esac
     if x=$(count $mode); then
-        echo "instructions per pair, $mode on: $x"
+        echo "instructions per pair, $what: $x"
     elif [ $? -eq 77 ]; then
-        echo "instructions per pair, $mode on: not measured ($(head -n1 "$tmp/out.$mode"))"
+        echo "instructions per pair, $what: not measured ($(head -n1 "$tmp/out.$mode"))"
     else
         exit 1
     fi

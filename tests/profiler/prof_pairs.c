@@ -2,16 +2,17 @@
  * prof_pairs: the workload whose instructions tests/profiler/prof_cost.sh counts under callgrind
  * (docs/profiler.md, "Overhead").
  *
- *     prof_pairs PAIRS [off|trace|counters|nvtx]
+ *     prof_pairs PAIRS [off|trace|counters|nvtx|text]
  *
  * Opens a region "parent" and, inside it, runs PAIRS begin/end pairs of the child "pair" in
- * pairs_loop(), the one function callgrind counts (--toggle-collect=pairs_loop): instructions per pair
+ * pairs_loop(), the one function callgrind counts (--toggle-collect='pairs_loop*'): instructions per pair
  * are its inclusive count over PAIRS (the loop's own increment, compare and branch included). One pair
  * runs first outside it, so the child's node exists and the count is of the steady state.
  *   off       tracing, counters, NVTX and per-region memory all off
  *   trace     tracing on (prof_trace_start, no file), room for every event
  *   counters  PAPI counter perf::TASK-CLOCK (a software event); exit 77 when it does not count here
  *   nvtx      NVTX asked for (prof_options.nvtx = 1) with no tool attached
+ *   text      as off, the name in a char array rather than a string literal (pairs_loop_text)
  * Prints the clock in use and "pairs N"; exits 1 if the profile lost calls or counted errors.
  */
 #include <speedlab/prof.h>
@@ -29,13 +30,23 @@ __attribute__((noinline, noclone)) static void pairs_loop(long pairs)
     __asm__ volatile("" ::: "memory"); /* the call is kept and not merged into main */
 }
 
+/* The same with a name that is not a string literal (a buffer): prof_begin compares its text too. */
+__attribute__((noinline, noclone)) static void pairs_loop_text(long pairs, const char *name)
+{
+    for (long i = 0; i < pairs; i++) {
+        prof_begin(name);
+        prof_end(name);
+    }
+    __asm__ volatile("" ::: "memory");
+}
+
 int main(int argc, char **argv)
 {
     long pairs = argc > 1 ? atol(argv[1]) : 100000;
     const char *mode = argc > 2 ? argv[2] : "off";
     if (pairs < 0 || (strcmp(mode, "off") && strcmp(mode, "trace") && strcmp(mode, "counters") &&
-                      strcmp(mode, "nvtx"))) {
-        fprintf(stderr, "usage: %s [PAIRS [off|trace|counters|nvtx]]\n", argv[0]);
+                      strcmp(mode, "nvtx") && strcmp(mode, "text"))) {
+        fprintf(stderr, "usage: %s [PAIRS [off|trace|counters|nvtx|text]]\n", argv[0]);
         return 2;
     }
     /* nothing optional from the environment: the mode says what is on */
@@ -59,15 +70,23 @@ int main(int argc, char **argv)
     }
     printf("clock: %s\n", prof_clock_name());
 
+    static char text[] = "pair";
     prof_begin("parent");
     prof_begin("pair"); /* the child's node is made here, not in the counted loop */
     prof_end("pair");
-    pairs_loop(pairs);
+    if (strcmp(mode, "text") == 0) {
+        prof_begin(text);
+        prof_end(text);
+        pairs_loop_text(pairs, text);
+    } else {
+        pairs_loop(pairs);
+    }
     prof_end("parent");
 
     prof_stats s = {0};
-    if (prof_get("parent/pair", &s) != 0 || s.calls != pairs + 1 || prof_errors() != 0) {
-        fprintf(stderr, "prof_pairs: the profile lost calls (%ld of %ld, %ld errors)\n", s.calls, pairs + 1,
+    long want = strcmp(mode, "text") == 0 ? pairs + 2 : pairs + 1;
+    if (prof_get("parent/pair", &s) != 0 || s.calls != want || prof_errors() != 0) {
+        fprintf(stderr, "prof_pairs: the profile lost calls (%ld of %ld, %ld errors)\n", s.calls, want,
                 prof_errors());
         return 1;
     }

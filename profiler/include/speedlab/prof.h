@@ -12,7 +12,7 @@
  *     prof_write_json("profile.json");    // schema in docs/profile-schema.md
  *
  * Regions nest and the layer keeps the call tree: every node (a path from the root) has calls,
- * inclusive and self time, mean/std (Welford)/min/max of its inclusive time per call, counter deltas,
+ * inclusive and self time, mean/std/min/max of its inclusive time per call, counter deltas,
  * device milliseconds and resident memory. Regions opened on OpenMP threads are kept per thread and
  * merged by path when read (docs/profiler.md says what inclusive and self mean across threads).
  *
