@@ -323,10 +323,23 @@ static inline int needs_general(const prof_thread *t)
     return prof_g.slow || t->overflow || t->epoch != prof_g.epoch;
 }
 
+/* What the general path keeps in a frame for the optional parts: a fast begin leaves it as it finds it,
+ * so while a gate is open every frame has none (end_general clears a frame it pops), and a frame the
+ * fast path opened is taken as traced by nobody, counted by no counter set, with no memory peak. */
+static inline void frame_clear_extras(prof_frame *f)
+{
+    f->traced = 0;
+    f->ctr_gen = 0;
+    f->rss_peak = 0;
+}
+
 static void gate_sync(prof_thread *t)
 {
     if (needs_general(t))
         return;
+    if (!atomic_load_explicit(&t->fast, memory_order_relaxed)) /* opening: the frames lose their extras */
+        for (int i = 1; i <= PROF_MAX_DEPTH; i++)
+            frame_clear_extras(&t->stack[i]);
     atomic_store_explicit(&t->fast, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
     if (needs_general(t))
@@ -415,7 +428,7 @@ __attribute__((noinline)) static void begin_general(const char *name, int lit)
     prof_frame *f = t->top;
     f->node = n;
     f->name = name;
-    f->traced = 0;
+    frame_clear_extras(f);
     publish(t);
     if (prof_g.extras)
         extras_begin(t, f, n);
@@ -466,7 +479,7 @@ static int end_after_reset(prof_thread *t, const char *name)
                name ? name : "(null)", t->id);
     if (prof_g.nvtx_on)
         prof_nvtx_pop();
-    t->top--;
+    frame_clear_extras(t->top--);
     return 1;
 }
 
@@ -494,6 +507,7 @@ __attribute__((noinline)) static void end_general(const char *name, uint64_t t1)
     record(n, t1 - f->t0);
     if (f->traced)
         prof_trace_end(t, t1);
+    frame_clear_extras(f);
     t->top = --f;
     if (f < t->pub_top) /* as the fast path's end publishes */
         publish(t);
