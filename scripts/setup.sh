@@ -26,8 +26,9 @@ set -eu
 # clang and its runtimes (libFuzzer, sanitizers): for the fuzz harnesses only (scripts/fuzz.sh, .ci/run);
 # the project itself builds with gcc. dpkg-dev: meson asks dpkg-architecture for the multiarch libdir, so
 # that `meson install` puts the profiler where pkg-config and the loader look (else /usr/local/lib64).
+# valgrind: the profiler's cost test (tests/profiler/prof_cost.sh) counts a region pair's instructions.
 PACKAGES="meson ninja-build gcc pkg-config libpapi-dev gnuplot-nox libopenblas-dev zlib1g-dev \
-libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev dpkg-dev"
+libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev dpkg-dev valgrind"
 
 while :; do
     case ${1:-} in

@@ -115,4 +115,5 @@ void prof_test_set_clock(uint64_t (*now_ns)(void))
 {
     prof_clock_init();
     prof_clk.fake = now_ns;
+    prof_update_extras(); /* a fake clock is read on the general path */
 }

@@ -26,11 +26,16 @@ static int env_true(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
-/* Recomputes the one flag the hot path tests before doing anything optional. */
+/* Recomputes the flags of the general path (regions.c) and sends every thread there at its next
+ * begin or end, where it sees them. */
 void prof_update_extras(void)
 {
+    pthread_mutex_lock(&prof_g.lock);
     prof_g.mem_on = region_memory || sampler_on;
     prof_g.extras = prof_g.nvtx_on || prof_g.ctr_n > 0 || prof_g.mem_on;
+    prof_g.slow = prof_g.extras || prof_g.trace_on || prof_clock_slow();
+    prof_gates_raise_locked();
+    pthread_mutex_unlock(&prof_g.lock);
 }
 
 void prof_set_sampler_on(int on)
@@ -137,6 +142,7 @@ void prof_reset(void)
      * the reset is dropped and counted (regions.c, end_after_reset). */
     pthread_mutex_lock(&prof_g.lock);
     prof_g.epoch++;
+    prof_gates_raise_locked();
     atomic_store(&prof_g.attach, NULL);
     atomic_store(&prof_g.errors, 0);
     atomic_store(&prof_g.error_messages, 0);
@@ -170,9 +176,9 @@ void prof_shutdown(void)
     prof_g.report_at_exit = 0;
     prof_g.nvtx_on = 0;
     region_memory = 0;
-    prof_update_extras();
     atomic_store(&prof_g.active, 0);
     pthread_mutex_unlock(&prof_g.lock);
+    prof_update_extras(); /* closes the gates: the epoch changed */
     prof_colors_clear();
 }
 

@@ -56,7 +56,7 @@ double prof_gpu_end(void)
     if (cudaEventRecord(b, (cudaStream_t)t->gpu_stream) != cudaSuccess || cudaEventSynchronize(b) != cudaSuccess ||
         cudaEventElapsedTime(&ms, a, b) != cudaSuccess)
         return -1.0;
-    if (t->depth > 0)
+    if (prof_depth(t) > 0)
         prof_add_device_ms(ms);
     return ms;
 }

@@ -55,6 +55,22 @@ static prof_mnode *mchild(prof_merged *m, prof_mnode *parent, const char *name)
     return c;
 }
 
+/* Σ(x - q)² for q = floor(mean) is exact in 128 bits (it is at most Σx², and the arithmetic wraps modulo
+ * 2^128 to it); Σ(x - mean)² is that minus calls·(mean - q)² = r²/calls, r = sum mod calls. */
+void prof_node_moments(const prof_node *n, double *mean, double *m2)
+{
+    uint64_t c = n->calls;
+    if (c == 0) {
+        *mean = *m2 = 0.0;
+        return;
+    }
+    uint64_t q = n->sum_ticks / c, r = n->sum_ticks % c;
+    prof_u128 s = n->sumsq_ticks - 2 * (prof_u128)q * n->sum_ticks + (prof_u128)c * q * q;
+    *mean = (double)q + (double)r / (double)c;
+    double d = (double)s - (double)r * ((double)r / (double)c);
+    *m2 = d > 0.0 ? d : 0.0;
+}
+
 /* Adds one thread's node into the merged node. */
 static void combine(prof_mnode *d, const prof_node *s)
 {
@@ -80,7 +96,9 @@ static void combine(prof_mnode *d, const prof_node *s)
         d->ctr_seen = 1;
     }
     double na = (double)d->st.calls, nb = (double)s->calls, n = na + nb;
-    double mb = s->mean_ticks * k, m2b = s->m2_ticks * k * k;
+    double mean_ticks, m2_ticks;
+    prof_node_moments(s, &mean_ticks, &m2_ticks);
+    double mb = mean_ticks * k, m2b = m2_ticks * k * k;
     double delta = mb - d->st.mean_ns;
     d->st.mean_ns += delta * nb / n;
     d->m2 += m2b + delta * delta * na * nb / n;

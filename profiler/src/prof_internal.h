@@ -30,6 +30,10 @@
 #define PROF_HAVE_OPENMP 0
 #endif
 
+/* Everything declared from here to the end is the library's own (hidden): direct calls and RIP-relative
+ * data, no PLT or GOT on the hot path. The public API is prof.h's, declared above with default visibility. */
+#pragma GCC visibility push(hidden)
+
 #define PROF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PROF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -40,6 +44,13 @@ enum {
     PROF_MAX_ERROR_MESSAGES = 50,
     PROF_KIDS_LINEAR = 8,   /* children searched one by one; more: through the hash index */
 };
+
+/* 128-bit unsigned sums (GCC and clang on 64-bit targets). */
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 prof_u128;
+#else
+#error "the profiler needs unsigned __int128 (GCC or clang on a 64-bit target)"
+#endif
 
 /* A node's children by name (kids.c): filled once a node has PROF_KIDS_LINEAR children. */
 typedef struct prof_kids {
@@ -58,9 +69,12 @@ typedef struct prof_node {
     int nkids;
     struct prof_node *last_hit; /* child found by the last begin under this node (fast path) */
     int depth;                  /* 0 for a top-level region, -1 for the sentinel */
-    /* Timing, in clock ticks (converted to ns when read). */
-    uint64_t calls, sum_ticks, min_ticks, max_ticks, last_end_ticks;
-    double mean_ticks, m2_ticks; /* Welford over per-call inclusive ticks */
+    /* Timing, in clock ticks (converted to ns when read). The sums are exact integers: mean and
+     * variance come from them when read (prof_node_moments), exact while the sum of squares stays
+     * below 2^128 (an hour-long region is 2^85 ticks squared). */
+    uint64_t calls, sum_ticks, min_ticks, max_ticks;
+    prof_u128 sumsq_ticks;
+    uint64_t last_end_ticks; /* the end that set rss_end (per-region memory) */
     double device_ms;
     int has_device;
     /* Counter deltas: valid when ctr_gen is the current counter set and every call was counted. */
@@ -92,10 +106,16 @@ typedef struct prof_frame {
 } prof_frame;
 
 typedef struct prof_thread {
+    /* The thread's gate: 1 when its begins and ends may take the fast path (regions.c); 0 sends them to
+     * the general path: something optional is on (prof_g.slow), the profile was reset since the thread
+     * last synced (epoch), a begin was ignored (overflow), or the thread is new. Any thread closes every
+     * gate (prof_gates_raise_locked); only its own thread opens one. */
+    atomic_int fast;
     int id;       /* registration order since process start; the main thread is the first */
     unsigned epoch; /* matches prof_g.epoch while the state belongs to the current epoch (since the last prof_reset) */
-    int depth;    /* open frames */
+    struct prof_frame *top; /* the innermost open frame, stack[depth] (prof_depth), or the sentinel */
     int overflow; /* begins ignored beyond PROF_MAX_DEPTH, awaiting their ends */
+    struct prof_frame *pub_top; /* main thread: the frame whose node prof_g.attach holds (regions.c, publish) */
     prof_node root;
     prof_node **chunks;
     int nchunks, chunk_cap, chunk_used; /* chunk_used: nodes used in the last chunk */
@@ -109,8 +129,14 @@ typedef struct prof_thread {
     int gpu_pending;
     struct prof_trace_buf *trace; /* timeline events (trace.c); NULL until the thread's first traced region */
     struct prof_thread *next;
-    prof_frame frames[PROF_MAX_DEPTH];
+    /* stack[k] is the frame of the open region at depth k (1..depth). stack[0] is a sentinel: its node
+     * is the parent of a top-level region where the fast path may open one (the main thread's root),
+     * else a node with no children; its name is no caller's pointer (prof_end at depth 0 is refused). */
+    prof_frame stack[PROF_MAX_DEPTH + 1];
 } prof_thread;
+
+/* Open regions of a thread. */
+static inline int prof_depth(const prof_thread *t) { return (int)(t->top - t->stack); }
 
 /* Global state. Hot-path readers use relaxed loads of plain ints; writers change them only from
  * prof_init/prof_reset/prof_set_* (documented as calls made while no other thread is in a region). */
@@ -125,6 +151,7 @@ typedef struct prof_global {
     atomic_int error_messages;
     uint64_t start_ticks; /* prof_init/prof_reset */
     int extras;           /* nvtx_on || counters || memory: the slow part of begin/end runs */
+    int slow;             /* extras || trace_on || a clock other than rdtsc: every gate stays closed */
     int nvtx_on, mem_on, quiet, report_at_exit;
     int trace_on; /* timeline events go into per-thread buffers (trace.c) */
     char *json_path;
@@ -156,15 +183,38 @@ static inline uint64_t prof_ticks(void)
 #endif
     return prof_mono_ns();
 }
+/* The clock read of the fast path (regions.c): rdtsc on x86-64. A test's fake clock or clock_gettime
+ * (prof_clock_slow) keeps every gate closed, so regions then read prof_ticks() on the general path. */
+static inline uint64_t prof_ticks_fast(void)
+{
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#else
+    return prof_ticks();
+#endif
+}
+static inline int prof_clock_slow(void)
+{
+#if defined(__x86_64__)
+    return prof_clk.fake != NULL || !prof_clk.tsc;
+#else
+    return 0;
+#endif
+}
 double prof_ticks_to_ns(double ticks);
 
+/* Mean and sum of squared deviations (Welford's M2) of a node's per-call ticks, from its exact sums. */
+void prof_node_moments(const struct prof_node *n, double *mean, double *m2);
+
 /* ---- core.c ---- */
+/* Recomputes prof_g.extras and prof_g.slow and closes every thread's gate; takes prof_g.lock. */
 void prof_update_extras(void);
 void prof_set_sampler_on(int on);
 void prof_set_region_memory(int on);
 
 /* ---- regions.c ---- */
 prof_thread *prof_thread_self(void); /* registers the calling thread when needed */
+void prof_gates_raise_locked(void);  /* closes every thread's gate (general path next); holds prof_g.lock */
 void prof_thread_clear(prof_thread *t); /* forgets the tree and the stack */
 void prof_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void prof_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -266,4 +316,5 @@ void prof_merged_free(prof_merged *m);
 prof_mnode *prof_merged_find(prof_merged *m, const char *path);
 double prof_wall_ns(void);
 
+#pragma GCC visibility pop
 #endif /* PROF_INTERNAL_H */

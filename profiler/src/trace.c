@@ -89,6 +89,7 @@ int prof_trace_start(const char *path)
     trace_gen++;
     prof_g.trace_on = 1;
     pthread_mutex_unlock(&tlock);
+    prof_update_extras(); /* regions take the general path, which traces */
     return 0;
 }
 
@@ -322,6 +323,7 @@ void prof_trace_shutdown(void)
     }
     prof_g.trace_on = 0;
     pthread_mutex_unlock(&prof_g.lock);
+    prof_update_extras();
     pthread_mutex_lock(&tlock);
     for (size_t i = 0; i < names_cap; i++)
         free(names[i]);

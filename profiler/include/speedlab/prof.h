@@ -12,7 +12,7 @@
  *     prof_write_json("profile.json");    // schema in docs/profile-schema.md
  *
  * Regions nest and the layer keeps the call tree: every node (a path from the root) has calls,
- * inclusive and self time, mean/std (Welford)/min/max of its inclusive time per call, counter deltas,
+ * inclusive and self time, mean/std/min/max of its inclusive time per call, counter deltas,
  * device milliseconds and resident memory. Regions opened on OpenMP threads are kept per thread and
  * merged by path when read (docs/profiler.md says what inclusive and self mean across threads).
  *
@@ -62,6 +62,13 @@ void prof_reset(void);
 
 /* ---- regions ---------------------------------------------------------------------------------- */
 void prof_begin(const char *name);
+/* prof_begin for a name that is a string literal, whose text cannot change, so that finding its region
+ * again needs only its address. prof_begin("...") calls it by itself with GCC and clang (the macro
+ * below); (prof_begin)(name) or PROF_NO_LITERAL_BEGIN before this header calls the function. */
+void prof_begin_literal(const char *name);
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(PROF_NO_LITERAL_BEGIN)
+#define prof_begin(name) (__builtin_constant_p(name) ? prof_begin_literal(name) : (prof_begin)(name))
+#endif
 /* Ends the innermost open region. A name that does not match it (or an end with no open region) is
  * reported on stderr with both names, counted in prof_errors(), and the stack is left unchanged. */
 void prof_end(const char *name);
