@@ -10,7 +10,7 @@
  * y (cnns_compact): 121 of 144 lanes are kept for conv2 (11 x 11 of 11 x 13, 9 vectors of 16), 676 of 736
  * for conv1. The tile keeps MR output channels x NV vectors of positions in registers; each tap is NV
  * loads, MR broadcasts of a weight and MR * NV independent FMAs (AVX-512: 8 x 3 = 24 accumulators of 32
- * registers; AVX2: 4 x 3 = 12 of 16). Bias is the accumulators' start, ReLU is applied before the store.
+ * registers; AVX2: 4 x 2 = 8 of 16, cnns_tile_k says why). Bias is the accumulators' start, ReLU is applied before the store.
  * The other way, im2col + the same register-blocked product, measured slower here: kernels/cnn/bench/.
  *
  * The dense layers reuse mlp's register-blocked products (kernels/mlp/mlp_simd.h): same shapes (a dense
@@ -27,17 +27,32 @@
 #include <string.h>
 
 #define CNNS_VL VF32_LANES
+#ifndef CNNS_MR
 #define CNNS_MR (SIMD_NREGS >= 32 ? 8 : 4) /* forward tile: output channels x ... */
-#define CNNS_NV 3                          /* ... vectors of positions */
+#endif
+#ifndef CNNS_NV
+#define CNNS_NV (SIMD_NREGS >= 32 ? 3 : 2) /* ... vectors of positions (cnns_tile_k says why) */
+#endif
 #ifndef CNNS_NB
 #define CNNS_NB 4 /* images per weight-gradient pass (cnn_simd_bwd.h) */
 #endif
 #define CNNS_CL (SIMD_NREGS >= 32 ? 1 : 2) /* vectors of output channels of a channel-lanes tile */
 #define CNNS_CW (CNNS_CL * CNNS_VL)        /* its output channels: 16 at AVX-512 and AVX2 */
 
+
 #define CNNS_ALWAYS_INLINE static inline __attribute__((always_inline))
 
 static inline size_t cnns_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+/* *p in every lane, as one broadcast load: GCC's Zen 3 tuning builds vf32_splat of a loaded float at
+ * AVX2 as a 128-bit broadcast and a vinsertf128, an extra instruction on the FMA ports for every weight
+ * of a tile. (AVX-512 folds the splat into the FMA as an embedded broadcast.) */
+#if defined(__AVX2__) && !defined(__AVX512F__) && SIMD_BYTES == 32
+#include <immintrin.h>
+CNNS_ALWAYS_INLINE vf32 cnns_bcast(const float *p) { return (vf32)_mm256_broadcast_ss(p); }
+#else
+CNNS_ALWAYS_INLINE vf32 cnns_bcast(const float *p) { return vf32_splat(*p); }
+#endif
 
 /* ---- the direct convolution over wide positions ---------------------------------------------------- */
 
@@ -80,10 +95,16 @@ static inline void cnns_pack_w(const float *W, int cout, int cin, int k, int fli
 }
 
 /* Output channels co..co+mr-1 x positions q..q+nv L-1, every tap summed in registers. kk: the kernel
- * size when known at compile time (3: the study's; the kx loop is then unrolled), else 0 (o->k). Each
- * input vector is loaded once and kept in a register for its mr FMAs (GCC would otherwise fold the load
- * into every FMA: mr nv loads per tap instead of nv, and at AVX2, whose FMAs cannot take a broadcast
- * operand, the mr broadcasts are loads too: 16 loads per 12 FMAs, load-bound, instead of 7). */
+ * size when known at compile time (3: the study's; the kx loop is then unrolled), else 0 (o->k).
+ * AVX-512 (32 registers): per tap the nv input vectors are loaded into registers, then each weight is
+ * an FMA's embedded broadcast (8 x 3: 24 accumulators + 3 inputs). AVX2 (16 registers, and an FMA
+ * cannot take a broadcast operand): the mr weights are broadcast into registers first, then each input
+ * vector is loaded once and used by its mr FMAs (4 x 2: 8 accumulators + 4 weights + 1 input = 13
+ * registers, 6 loads per 8 FMAs). Tiles that fill all 16 registers (4 x 3 either way round, or 2 x 6)
+ * leave GCC none for scheduling the unrolled taps, and it spills inputs or accumulators to the stack in
+ * every tap: each was slower at AVX2 on Zen 3 than 4 x 2 (conv2's forward at batch 512: 4 x 3 with
+ * the inputs loaded first 3.4 ms, weights first 4.5; 2 x 6 2.9; 2 x 5 2.4; 4 x 2 2.5; one thread).
+ * SIMD_KEEP_IN_REG keeps GCC from folding a loaded vector into each FMA that uses it (one load per use). */
 CNNS_ALWAYS_INLINE void cnns_tile_k(const int kk, const int mr, const int nv, const cnns_op *o, int co, int q)
 {
     const int k = kk ? kk : o->k;
@@ -96,16 +117,26 @@ CNNS_ALWAYS_INLINE void cnns_tile_k(const int kk, const int mr, const int nv, co
         for (int ky = 0; ky < k; ky++) {
             const float *s = o->src + (size_t)ci * o->cs + (size_t)ky * o->rs + q;
             for (int kx = 0; kx < k; kx++, wp += mr) {
+#if SIMD_NREGS >= 32
                 vf32 xv[CNNS_NV];
                 for (int v = 0; v < nv; v++) {
                     xv[v] = vf32_load(s + kx + v * CNNS_VL);
                     SIMD_KEEP_IN_REG(xv[v]);
                 }
-                for (int i = 0; i < mr; i++) {
-                    vf32 wv = vf32_splat(wp[i]);
+                for (int i = 0; i < mr; i++)
                     for (int v = 0; v < nv; v++)
-                        acc[i][v] += wv * xv[v];
+                        acc[i][v] += wp[i] * xv[v];
+#else
+                vf32 wv[CNNS_MR];
+                for (int i = 0; i < mr; i++)
+                    wv[i] = cnns_bcast(wp + i);
+                for (int v = 0; v < nv; v++) {
+                    vf32 xv = vf32_load(s + kx + v * CNNS_VL);
+                    SIMD_KEEP_IN_REG(xv);
+                    for (int i = 0; i < mr; i++)
+                        acc[i][v] += wv[i] * xv;
                 }
+#endif
             }
         }
     for (int i = 0; i < mr; i++)
@@ -143,17 +174,27 @@ CNNS_ALWAYS_INLINE void cnns_channels(const int nv, const cnns_op *o, int q)
     }
 }
 
+/* Every tile of the plane: whole tiles of NV vectors, then one of the nq mod NV left (its size fixed at
+ * compile time). */
 static inline void cnns_conv_wide(const cnns_op *o)
 {
     int v = 0;
     for (; v + CNNS_NV <= o->nq; v += CNNS_NV)
         cnns_channels(CNNS_NV, o, v * CNNS_VL);
-    if (v + 2 <= o->nq) {
-        cnns_channels(2, o, v * CNNS_VL);
-        v += 2;
+    switch (o->nq - v) {
+#if CNNS_NV > 5
+    case 5: cnns_channels(5, o, v * CNNS_VL); break;
+    case 4: cnns_channels(4, o, v * CNNS_VL); break;
+#endif
+#if CNNS_NV > 3
+    case 3: cnns_channels(3, o, v * CNNS_VL); break;
+#endif
+#if CNNS_NV > 2
+    case 2: cnns_channels(2, o, v * CNNS_VL); break;
+#endif
+    case 1: cnns_channels(1, o, v * CNNS_VL); break;
+    default: break;
     }
-    if (v < o->nq)
-        cnns_channels(1, o, v * CNNS_VL);
 }
 
 /* dst (nch x nr x n, contiguous) = the first n floats of each row of src (channel c, row r at
