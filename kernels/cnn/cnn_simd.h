@@ -20,6 +20,7 @@
 #define SL_KERNELS_CNN_SIMD_H
 
 #include "cnn_kernels.h"
+#include "cnn_pool_simd.h"
 #include "mlp/mlp_simd.h"
 #include "simd.h"
 
@@ -260,7 +261,7 @@ static inline cnns_area cnns_area_of(const cnn_conv *c)
     cnns_area a;
     const size_t L = CNNS_VL, k = (size_t)c->k, h = (size_t)c->h, w = (size_t)c->w, co = (size_t)c->cout;
     const size_t ho = (size_t)cnn_conv_ho(c), wo = (size_t)cnn_conv_wo(c), taps = (size_t)c->cin * k * k;
-    a.wide = cnns_up(co * cnns_up(ho * w, L) + L, 16); /* + L: cnns_compact's reads */
+    a.wide = cnns_up(co * cnns_up(ho * w, L) + 2 * L, 16); /* + 2L: cnns_compact's and the pool's reads */
     /* an image + what the last tile reads past it: k - 1 columns and the vector rounding */
     a.xpad = cnns_up((size_t)c->cin * h * w + k + L, 16);
     a.wp = cnns_up(taps * co, 16);
@@ -320,6 +321,35 @@ static inline void cnns_conv_forward_range(const cnn_conv *c, int B, const float
         o.src = cnns_image(x, b, B, in, xpad, a.xpad);
         cnns_conv_wide(&o);
         cnns_compact(y + (size_t)b * out, wide, c->cout, ho, wo, o.ldo, (size_t)c->w);
+    }
+}
+
+/* Images b0..b1-1: p = the 2x2 max pool (pl) of relu(conv(x, W) + b), arg its winners, as
+ * cnn_pool_forward would give from the convolution's output, which is pooled from the work area (L1 or
+ * L2) and never written to memory: for conv1 at batch 512, 11 MB written and read again less. The wide
+ * layout's row stride is w, and its columns past wo are never pooled (2 (wo/2) <= wo); the pool reads up
+ * to 2L - 1 floats past a row's used part, inside the area's margin (cnns_area_of). */
+static inline void cnns_conv_pool_forward_range(const cnn_conv *c, const cnn_pool *pl, int B, const float *x,
+                                                const float *W, const float *bias, float *p, uint8_t *arg,
+                                                int b0, int b1, float *area)
+{
+    if (b0 >= b1)
+        return;
+    const cnns_area a = cnns_area_of(c);
+    float *wide = area, *xpad = wide + a.wide, *wp = xpad + a.xpad;
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c);
+    const size_t in = (size_t)c->cin * c->h * c->w, ldo = cnns_up((size_t)ho * c->w, CNNS_VL);
+    const size_t plane = (size_t)(ho / 2) * (size_t)(wo / 2), out = (size_t)c->cout * plane;
+    (void)pl; /* its dims are the convolution's output: c->cout x ho x wo */
+    cnns_pack_w(W, c->cout, c->cin, c->k, 0, wp);
+    cnns_op o = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .cin = c->cin, .k = c->k, .cout = c->cout,
+                 .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = bias, .relu = 1, .out = wide, .ldo = ldo};
+    for (int b = b0; b < b1; b++) {
+        o.src = cnns_image(x, b, B, in, xpad, a.xpad);
+        cnns_conv_wide(&o);
+        for (int co = 0; co < c->cout; co++)
+            cnnp_plane_strided(wide + (size_t)co * ldo, ho, wo, (size_t)c->w, p + (size_t)b * out + co * plane,
+                               arg + (size_t)b * out + co * plane);
     }
 }
 

@@ -105,6 +105,40 @@ static inline void cnns_dz_rows(const cnn_conv *c, const float *dz, float *dzw, 
         }
 }
 
+/* One image's dz from the gradient of its pooled output (a convolution fused with its 2x2 max pool,
+ * cnns_conv_pool_forward_range): dz = dp at each window's winner (arg) where the pooled value pv (the
+ * winner's output, after the ReLU) is > 0, 0 everywhere else; db[co] += each channel's sum. Written,
+ * zeros included, into dzt (channel lanes, as cnns_dz_flat's) and/or the wide planes from zw (as
+ * cnns_dz_rows's: the ho rows of each plane cleared, then the winners stored). This replaces the pool's
+ * backward (a memset and a scatter over the whole output, 11 MB for conv1 at batch 512) and the pass
+ * over y and dy that applied the ReLU: the image's dz is built in L1 from its pooled gradient. */
+static inline void cnns_dz_unpool(const cnn_conv *c, const float *pv, const uint8_t *arg, const float *dp, float *db,
+                                  float *dzt, size_t ldz, float *zw, size_t plane)
+{
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c), ph = ho / 2, pw = wo / 2, k1 = c->k - 1;
+    if (dzt)
+        memset(dzt, 0, (size_t)ho * wo * ldz * sizeof(float));
+    for (int co = 0; co < c->cout; co++) {
+        const size_t at = (size_t)co * ph * pw;
+        float *zc = zw ? zw + co * plane + (size_t)k1 * c->w : NULL;
+        if (zc)
+            memset(zc, 0, (size_t)ho * c->w * sizeof(float));
+        float s = 0.0f;
+        for (int i = 0; i < ph; i++)
+            for (int j = 0; j < pw; j++) {
+                const size_t e = at + (size_t)i * pw + j;
+                const float v = pv[e] > 0.0f ? dp[e] : 0.0f;
+                const int a = arg[e], oy = 2 * i + (a >> 1), ox = 2 * j + (a & 1);
+                s += v;
+                if (dzt)
+                    dzt[((size_t)oy * wo + ox) * ldz + co] = v;
+                if (zc)
+                    zc[(size_t)oy * c->w + ox] = v;
+            }
+        db[co] += s;
+    }
+}
+
 /* ---- weight gradient ------------------------------------------------------------------------------- */
 
 /* A chunk of nb images' weight-gradient operands: x (image n at x[n], the forward's layout), dz (image
@@ -336,6 +370,46 @@ static inline void cnns_conv_backward_range(const cnn_conv *c, int B, const floa
             cnns_dz_flat(c, y + (size_t)(b + n) * out, dyn, db, pos ? NULL : dzt + n * a.dzts, ow.ldz);
             if (pos || dx)
                 cnns_dz_rows(c, dyn, zw + z.margin, z.plane);
+            ow.x[n] = cnns_image(x, b + n, B, in, xpad, a.xpad);
+            if (dx)
+                cnns_dx_image(c, zw, wp, dxwide, dx + (size_t)(b + n) * in);
+        }
+        if (pos)
+            cnns_pgrad(&ow, c->cin * k);
+        else
+            cnns_cgrad(&ow, c->cin * k);
+    }
+    cnns_wgrad_out(c, acc, pos, part);
+}
+
+/* The backward of cnns_conv_pool_forward_range for images b0..b1-1: from dp (the pooled output's
+ * gradient, read only), pv and arg (the forward's pooled output and winners), the partial dw and db at the
+ * start of area, and dx when not NULL; as cnns_conv_backward_range after the pool's backward. */
+static inline void cnns_pool_conv_backward_range(const cnn_conv *c, int B, const float *x, const float *W,
+                                                 const float *pv, const uint8_t *arg, const float *dp, float *dx,
+                                                 int b0, int b1, float *area)
+{
+    const cnns_area a = cnns_area_of(c);
+    const cnns_dzw z = cnns_dzw_of(c);
+    const int k = c->k, pos = !cnns_channel_lanes(c);
+    float *part = area, *acc = part + a.part, *dzt = acc + a.acc, *dzw = dzt + a.dzt, *dxwide = dzw + a.dzw;
+    float *xpad = dxwide + a.dxwide, *wp = xpad + a.xpad, *db = part + (size_t)c->cin * k * k * c->cout;
+    const size_t in = (size_t)c->cin * c->h * c->w;
+    const size_t pout = (size_t)c->cout * (size_t)(cnn_conv_ho(c) / 2) * (size_t)(cnn_conv_wo(c) / 2);
+    cnns_wop ow = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .k = k, .cout = c->cout, .ho = cnn_conv_ho(c),
+                   .wo = cnn_conv_wo(c), .dz = pos ? dzw + z.margin + (size_t)(k - 1) * c->w : dzt,
+                   .dzs = pos ? z.size : a.dzts, .ldz = cnns_up((size_t)c->cout, CNNS_CW), .ldq = z.plane,
+                   .nq = (int)(cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL) / CNNS_VL), .acc = acc};
+    memset(area, 0, (a.part + a.acc + a.dzt + a.dzw) * sizeof(float)); /* dz's padding stays 0 */
+    if (dx)
+        cnns_pack_w(W, c->cout, c->cin, k, 1, wp);
+    for (int b = b0; b < b1; b += CNNS_NB) {
+        ow.nb = b1 - b < CNNS_NB ? b1 - b : CNNS_NB;
+        for (int n = 0; n < ow.nb; n++) {
+            const size_t e = (size_t)(b + n) * pout;
+            float *zw = dzw + (pos ? n * z.size : 0);
+            cnns_dz_unpool(c, pv + e, arg + e, dp + e, db, pos ? NULL : dzt + n * a.dzts, ow.ldz,
+                           pos || dx ? zw + z.margin : NULL, z.plane);
             ow.x[n] = cnns_image(x, b + n, B, in, xpad, a.xpad);
             if (dx)
                 cnns_dx_image(c, zw, wp, dxwide, dx + (size_t)(b + n) * in);

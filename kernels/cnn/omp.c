@@ -56,6 +56,38 @@ void cnn_conv_backward_omp(const cnn_conv *c, int B, const float *x, const float
     }
 }
 
+void cnn_conv_pool_forward_omp(const cnn_conv *c, const cnn_pool *pl, int B, const float *x, const float *w,
+                               const float *b, float *p, uint8_t *arg, float *scratch, int threads)
+{
+    const size_t stride = cnns_area_floats(c);
+    #pragma omp parallel num_threads(threads > 1 ? threads : 1)
+    {
+        size_t b0, b1;
+        split(B > 0 ? (size_t)B : 0, kern_tid(), kern_nthreads(), 1, &b0, &b1);
+        cnns_conv_pool_forward_range(c, pl, B, x, w, b, p, arg, (int)b0, (int)b1,
+                                     scratch + (size_t)kern_tid() * stride);
+    }
+}
+
+void cnn_pool_conv_backward_omp(const cnn_conv *c, const cnn_pool *pl, int B, const float *x, const float *w,
+                                const float *p, const uint8_t *arg, const float *dp, float *dw, float *db,
+                                float *dx, float *scratch, int threads)
+{
+    (void)pl;
+    const size_t stride = cnns_area_floats(c);
+    const size_t n = (size_t)c->cout * c->cin * c->k * c->k + (size_t)c->cout;
+    #pragma omp parallel num_threads(threads > 1 ? threads : 1)
+    {
+        int t = kern_tid(), nt = kern_nthreads();
+        size_t lo, hi;
+        split(B > 0 ? (size_t)B : 0, t, nt, 1, &lo, &hi);
+        cnns_pool_conv_backward_range(c, B, x, w, p, arg, dp, dx, (int)lo, (int)hi, scratch + (size_t)t * stride);
+        #pragma omp barrier
+        split(n, t, nt, 16, &lo, &hi);
+        cnns_reduce(c, scratch, stride, nt, dw, db, lo, hi);
+    }
+}
+
 void cnn_dense_forward_omp(const cnn_dense *l, int B, const float *x, const float *w, const float *b, float *y,
                            int relu, float *scratch, int threads)
 {

@@ -46,3 +46,20 @@ void cnn_dense_backward_simd(const cnn_dense *l, int B, const float *x, const fl
         mlps_wgrad_rows(x, dy, dw, B, l->nin, l->nout, 0, l->nin);
     mlps_colsum(dy, db, B, l->nout, 0, l->nout);
 }
+
+void cnn_conv_pool_forward_simd(const cnn_conv *c, const cnn_pool *pl, int B, const float *x, const float *w,
+                                const float *b, float *p, uint8_t *arg, float *scratch, int threads)
+{
+    (void)threads;
+    cnns_conv_pool_forward_range(c, pl, B, x, w, b, p, arg, 0, B, scratch);
+}
+
+void cnn_pool_conv_backward_simd(const cnn_conv *c, const cnn_pool *pl, int B, const float *x, const float *w,
+                                 const float *p, const uint8_t *arg, const float *dp, float *dw, float *db,
+                                 float *dx, float *scratch, int threads)
+{
+    (void)pl, (void)threads;
+    size_t n = (size_t)c->cout * c->cin * c->k * c->k + (size_t)c->cout;
+    cnns_pool_conv_backward_range(c, B, x, w, p, arg, dp, dx, 0, B, scratch);
+    cnns_reduce(c, scratch, 0, 1, dw, db, 0, n);
+}
