@@ -324,6 +324,93 @@ static inline void cnns_conv_forward_range(const cnn_conv *c, int B, const float
     }
 }
 
+/* conv1's shape (one input channel, L output channels, 3 x 3) fused with its pool, with the output
+ * channels as the lanes: each 2x2 window's four positions are four accumulators, each tap an FMA of a
+ * broadcast input and the tap's weights (one vector, the 9 kept in registers: 9 + 4 accumulators + a
+ * broadcast), then the ReLU and the pool's tournament on the four (the same winners as cnnp_windows'),
+ * all in registers: every lane useful (the position-lanes tile computes 736 lanes for 676 outputs), no
+ * output plane written and read back. The pooled values and winners go to tbuf (windows x L) and are
+ * transposed into p's channel planes. */
+static inline int cnns_conv1_lanes(const cnn_conv *c) { return c->cin == 1 && c->cout == CNNS_VL && c->k == 3; }
+
+/* Lanes of a and b interleaved (a0 b0 a1 b1 ...): the first L (half 0) or the last L (half 1). */
+static inline vf32 cnns_zip(vf32 a, vf32 b, int half)
+{
+    vi32 m;
+    for (int l = 0; l < CNNS_VL; l++)
+        m[l] = (half * CNNS_VL + l) / 2 + (l & 1) * CNNS_VL;
+    return vf32_shuffle2(a, b, m);
+}
+
+/* v[0..L-1] transposed in place (lane l of v[k] <-> lane k of v[l]): log2 L rounds of zips. */
+CNNS_ALWAYS_INLINE void cnns_transpose(vf32 *v)
+{
+    for (int round = 1; round < CNNS_VL; round *= 2) {
+        vf32 t[CNNS_VL];
+        for (int k = 0; k < CNNS_VL / 2; k++) {
+            t[2 * k] = cnns_zip(v[k], v[k + CNNS_VL / 2], 0);
+            t[2 * k + 1] = cnns_zip(v[k], v[k + CNNS_VL / 2], 1);
+        }
+        for (int k = 0; k < CNNS_VL; k++)
+            v[k] = t[k];
+    }
+}
+
+typedef uint8_t cnns_vu8 __attribute__((vector_size(CNNS_VL))); /* L winners as bytes */
+
+/* tbuf and tidx (windows x L channels, n windows, a multiple of L readable) into the planes p and arg
+ * (channel co's window at at co np + at): L windows at a time by a transpose, the last ones lane by lane. */
+static inline void cnns_untranspose(const float *tbuf, const float *tidx, int n, int np, float *p, uint8_t *arg)
+{
+    int at = 0;
+    for (; at + CNNS_VL <= n; at += CNNS_VL) {
+        vf32 v[CNNS_VL], u[CNNS_VL];
+        for (int k = 0; k < CNNS_VL; k++)
+            v[k] = vf32_load(tbuf + (size_t)(at + k) * CNNS_VL), u[k] = vf32_load(tidx + (size_t)(at + k) * CNNS_VL);
+        cnns_transpose(v), cnns_transpose(u);
+        for (int co = 0; co < CNNS_VL; co++) {
+            cnns_vu8 bytes = __builtin_convertvector((vi32)u[co], cnns_vu8);
+            vf32_store(p + (size_t)co * np + at, v[co]);
+            memcpy(arg + (size_t)co * np + at, &bytes, sizeof bytes);
+        }
+    }
+    for (; at < n; at++)
+        for (int co = 0; co < CNNS_VL; co++) {
+            p[(size_t)co * np + at] = tbuf[(size_t)at * CNNS_VL + co];
+            arg[(size_t)co * np + at] = (uint8_t)((const int32_t *)tidx)[(size_t)at * CNNS_VL + co];
+        }
+}
+
+static inline void cnns_conv1_pool_image(const cnn_conv *c, const float *x, const vf32 *wv, vf32 bias, float *p,
+                                         uint8_t *arg, float *tbuf, float *tidx)
+{
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c), ph = ho / 2, pw = wo / 2, w = c->w;
+    const vf32 w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5], w6 = wv[6], w7 = wv[7],
+               w8 = wv[8];
+    for (int i = 0; i < ph; i++)
+        for (int j = 0; j < pw; j++) {
+            const float *s = x + (size_t)(2 * i) * w + 2 * j;
+            vf32 r[4];
+            for (int d = 0; d < 4; d++) {
+                const float *t = s + (d >> 1) * w + (d & 1);
+                vf32 a = bias;
+                a += cnns_bcast(t) * w0, a += cnns_bcast(t + 1) * w1, a += cnns_bcast(t + 2) * w2;
+                a += cnns_bcast(t + w) * w3, a += cnns_bcast(t + w + 1) * w4, a += cnns_bcast(t + w + 2) * w5;
+                a += cnns_bcast(t + 2 * w) * w6, a += cnns_bcast(t + 2 * w + 1) * w7;
+                a += cnns_bcast(t + 2 * w + 2) * w8;
+                r[d] = (vf32)((vi32)a & (a > 0.0f));
+            }
+            vi32 right_top = r[1] > r[0], right_bottom = r[3] > r[2];
+            vf32 top = cnnp_pick(right_top, r[1], r[0]), bottom = cnnp_pick(right_bottom, r[3], r[2]);
+            vi32 low = bottom > top;
+            vi32 idx = (low & (2 - right_bottom)) | (~low & -right_top);
+            const size_t at = (size_t)(i * pw + j) * CNNS_VL;
+            vf32_store(tbuf + at, cnnp_pick(low, bottom, top));
+            vf32_store(tidx + at, (vf32)idx);
+        }
+    cnns_untranspose(tbuf, tidx, ph * pw, ph * pw, p, arg);
+}
+
 /* Images b0..b1-1: p = the 2x2 max pool (pl) of relu(conv(x, W) + b), arg its winners, as
  * cnn_pool_forward would give from the convolution's output, which is pooled from the work area (L1 or
  * L2) and never written to memory: for conv1 at batch 512, 11 MB written and read again less. The wide
@@ -341,6 +428,18 @@ static inline void cnns_conv_pool_forward_range(const cnn_conv *c, const cnn_poo
     const size_t in = (size_t)c->cin * c->h * c->w, ldo = cnns_up((size_t)ho * c->w, CNNS_VL);
     const size_t plane = (size_t)(ho / 2) * (size_t)(wo / 2), out = (size_t)c->cout * plane;
     (void)pl; /* its dims are the convolution's output: c->cout x ho x wo */
+    if (cnns_conv1_lanes(c)) { /* wide: the windows' values, then their winners (bytes) */
+        vf32 wv[9] = {{0}}, bv = {0};
+        for (int t = 0; t < 9; t++)
+            for (int l = 0; l < CNNS_VL; l++)
+                wv[t][l] = W[(size_t)l * 9 + t];
+        for (int l = 0; l < CNNS_VL; l++)
+            bv[l] = bias ? bias[l] : 0.0f;
+        for (int b = b0; b < b1; b++)
+            cnns_conv1_pool_image(c, x + (size_t)b * in, wv, bv, p + (size_t)b * out, arg + (size_t)b * out, wide,
+                                  wide + cnns_up(plane, CNNS_VL) * CNNS_VL);
+        return;
+    }
     cnns_pack_w(W, c->cout, c->cin, c->k, 0, wp);
     cnns_op o = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .cin = c->cin, .k = c->k, .cout = c->cout,
                  .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = bias, .relu = 1, .out = wide, .ldo = ldo};

@@ -34,8 +34,12 @@
 #include "cnn_simd.h"
 
 #define CNNS_GRC (SIMD_NREGS >= 32 ? 8 : 2) /* channel lanes: rows (ci, ky) per tile */
+#ifndef CNNS_WC
 #define CNNS_WC (SIMD_NREGS >= 32 ? 3 : 2)  /* position lanes: output channels ... */
+#endif
+#ifndef CNNS_GRP
 #define CNNS_GRP (SIMD_NREGS >= 32 ? 3 : 2) /* ... x rows (ci, ky) per tile */
+#endif
 #define CNNS_KXC 3                          /* taps kx per tile, both ways */
 #if defined(__GNUC__) && !defined(__clang__)
 #define CNNS_NO_PCOM __attribute__((optimize("no-predictive-commoning"))) /* GCC's, see cnns_cgrad */
@@ -103,17 +107,6 @@ static inline void cnns_dz_rows(const cnn_conv *c, const float *dz, float *dzw, 
                 vf32_store(zw + j, (vf32)((vi32)vf32_load(dz + at + j) & (lane < wo - j)));
             }
         }
-}
-
-typedef uint8_t cnns_vu8 __attribute__((vector_size(CNNS_VL))); /* L winners, widened to vi32 lanes */
-
-/* The lanes of a and b interleaved, a0 b0 a1 b1 ...: the first L (half 0) or the last L (half 1). */
-static inline vf32 cnns_zip(vf32 a, vf32 b, int half)
-{
-    vi32 m;
-    for (int l = 0; l < CNNS_VL; l++)
-        m[l] = (half * CNNS_VL + l) / 2 + (l & 1) * CNNS_VL;
-    return vf32_shuffle2(a, b, m);
 }
 
 /* Whether cnns_dz_unpool can write the wide planes by whole vectors: a pooled row's L windows fill 2L
