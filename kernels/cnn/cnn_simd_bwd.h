@@ -441,6 +441,64 @@ static inline void cnns_conv_backward_range(const cnn_conv *c, int B, const floa
     cnns_wgrad_out(c, acc, pos, part);
 }
 
+/* conv1's weight gradient with its output channels as the lanes (cnns_conv1_lanes; no input gradient),
+ * the backward of cnns_conv1_pool_image: per pooling window, the masked pooled gradient v (L channels:
+ * dp where the pooled value is > 0) goes to the window's four positions as v & (winner == d), and each
+ * position adds its input under each tap, broadcast, times that vector: 36 FMAs into 9 accumulators
+ * (one per tap, every lane a channel), no dz plane built (one thread at batch 512: 1.7 ms, where the
+ * position lanes and their dz planes took 2.7; with the accumulators left behind a pointer, on the
+ * stack, 2.7; with each of the 16 inputs under a window broadcast once for all its taps, 2.2). The image's dp, p and arg are read in channel
+ * planes and transposed to windows x channels, L windows at a time. */
+CNNS_ALWAYS_INLINE void cnns_conv1_window(const float *x, int w, int i, int j, vf32 v, vi32 a, vf32 *acc)
+{
+    for (int d = 0; d < 4; d++) {
+        const vf32 vd = (vf32)((vi32)v & (a == d));
+        const float *t = x + (size_t)(2 * i + (d >> 1)) * w + 2 * j + (d & 1);
+        for (int ky = 0; ky < 3; ky++)
+            for (int kx = 0; kx < 3; kx++)
+                acc[ky * 3 + kx] += cnns_bcast(t + ky * w + kx) * vd;
+    }
+}
+
+static inline void cnns_conv1_wgrad_image(const cnn_conv *c, const float *x, const float *pv, const uint8_t *arg,
+                                          const float *dp, vf32 *acc_io, vf32 *dbv)
+{
+    const int pw = cnn_conv_wo(c) / 2, np = (cnn_conv_ho(c) / 2) * pw, w = c->w;
+    /* the image's own sums, in locals that GCC keeps in registers (through the pointer: on the stack),
+     * added to the range's at the end: chains of one image's 676 positions, not the whole range's */
+    vf32 acc[9] = {{0}};
+    int at = 0;
+    for (; at + CNNS_VL <= np; at += CNNS_VL) {
+        vf32 v[CNNS_VL], u[CNNS_VL];
+        for (int co = 0; co < CNNS_VL; co++) {
+            const size_t e = (size_t)co * np + at;
+            cnns_vu8 bytes;
+            memcpy(&bytes, arg + e, sizeof bytes);
+            v[co] = (vf32)((vi32)vf32_load(dp + e) & (vf32_load(pv + e) > 0.0f));
+            u[co] = (vf32)__builtin_convertvector(bytes, vi32);
+        }
+        cnns_transpose(v), cnns_transpose(u);
+        for (int k = 0; k < CNNS_VL; k++) {
+            const int win = at + k;
+            *dbv += v[k];
+            cnns_conv1_window(x, w, win / pw, win % pw, v[k], (vi32)u[k], acc);
+        }
+    }
+    for (; at < np; at++) { /* the last windows: lane by lane */
+        vf32 v;
+        vi32 a;
+        for (int co = 0; co < CNNS_VL; co++) {
+            const size_t e = (size_t)co * np + at;
+            v[co] = pv[e] > 0.0f ? dp[e] : 0.0f;
+            a[co] = arg[e];
+        }
+        *dbv += v;
+        cnns_conv1_window(x, w, at / pw, at % pw, v, a, acc);
+    }
+    for (int t = 0; t < 9; t++)
+        acc_io[t] += acc[t];
+}
+
 /* The backward of cnns_conv_pool_forward_range for images b0..b1-1: from dp (the pooled output's
  * gradient, read only), pv and arg (the forward's pooled output and winners), the partial dw and db at the
  * start of area, and dx when not NULL; as cnns_conv_backward_range after the pool's backward. */
@@ -455,6 +513,19 @@ static inline void cnns_pool_conv_backward_range(const cnn_conv *c, int B, const
     float *xpad = dxwide + a.dxwide, *wp = xpad + a.xpad, *db = part + (size_t)c->cin * k * k * c->cout;
     const size_t in = (size_t)c->cin * c->h * c->w;
     const size_t pout = (size_t)c->cout * (size_t)(cnn_conv_ho(c) / 2) * (size_t)(cnn_conv_wo(c) / 2);
+    if (cnns_conv1_lanes(c) && !dx) {
+        vf32 acc[9] = {{0}}, dbv = {0};
+        for (int b = b0; b < b1; b++) {
+            const size_t e = (size_t)b * pout;
+            cnns_conv1_wgrad_image(c, x + (size_t)b * in, pv + e, arg + e, dp + e, acc, &dbv);
+        }
+        for (int co = 0; co < CNNS_VL; co++) {
+            for (int t = 0; t < 9; t++)
+                part[(size_t)co * 9 + t] = acc[t][co];
+            db[co] = dbv[co];
+        }
+        return;
+    }
     cnns_wop ow = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .k = k, .cout = c->cout, .ho = cnn_conv_ho(c),
                    .wo = cnn_conv_wo(c), .dz = pos ? dzw + z.margin + (size_t)(k - 1) * c->w : dzt,
                    .dzs = pos ? z.size : a.dzts, .ldz = cnns_up((size_t)c->cout, CNNS_CW), .ldq = z.plane,
