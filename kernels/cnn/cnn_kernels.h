@@ -141,11 +141,11 @@ CNN_FUSED_KERNEL(simd)
 CNN_FUSED_KERNEL(omp)
 #undef CNN_FUSED_KERNEL
 
-/* Pooling is shared by every variant (cnn_pool.c: the forward by explicit vectors, the backward a
- * scatter; memory-bound, yet pool1 and pool2 take over 15 % of omp's step in the profile of
- * docs/study-cnn.md, "Measured"): y = max over each 2x2 window, arg = the index (0-3, row-major in the
- * window) of the max, the first one on ties; backward scatters dy to dx through arg, zero elsewhere
- * (dropped rows included). `threads` > 1 splits the batch. */
+/* Pooling is shared by every variant without fused convolutions (cnn_pool.c: the forward by explicit
+ * vectors, the backward a scatter; memory-bound, the reason simd and omp fuse it into theirs): y = max
+ * over each 2x2 window, arg = the index (0-3, row-major in the window) of the max, the first one on ties;
+ * backward scatters dy to dx through arg, zero elsewhere (dropped rows included). `threads` > 1 splits
+ * the batch. */
 void cnn_pool_forward(const cnn_pool *p, int B, const float *x, float *y, uint8_t *arg, int threads);
 void cnn_pool_backward(const cnn_pool *p, int B, const float *dy, const uint8_t *arg, float *dx, int threads);
 

@@ -2,8 +2,9 @@
  * kernels/cnn/cnn_pool.c: 2x2 max pooling, stride 2, shared by every variant. The forward keeps, per
  * pooled output, which of the four inputs won (0-3, row-major in the window, the first on ties) as one
  * byte, so the backward is a scatter that reads neither x nor y. The forward takes a vector of windows at
- * a time (explicit vectors, kernels/simd.h: even and odd lanes for the left and right inputs, selects for
- * the max): a pass over 11 MB at batch 512 whose scalar, branching form cost 5 ms (one
+ * a time (explicit vectors, cnn_pool_simd.h, shared with simd's and omp's fused convolutions: even and
+ * odd lanes for the left and right inputs, selects for the max): a pass over 11 MB at batch 512 whose
+ * scalar, branching form cost 5 ms (one
  * thread, Zen 5 VM, AVX-512 native build, `build/kernels/cnn_layers 1 9`). `threads` > 1 splits
  * the B x c channel planes into contiguous ranges, i.e. the batch into slices (planes are independent; a
  * thread writes only its own).

@@ -13,6 +13,10 @@
  * registers; AVX2: 4 x 2 = 8 of 16, cnns_tile_k says why). Bias is the accumulators' start, ReLU is applied before the store.
  * The other way, im2col + the same register-blocked product, measured slower here: kernels/cnn/bench/.
  *
+ * Fused with the pool (cnns_conv_pool_forward_range): the wide output is pooled from the work area, and
+ * conv1's shape at AVX2 (one input channel, L output channels) has its own kernel with the channels as the
+ * lanes (cnns_conv1_pool_image).
+ *
  * The dense layers reuse mlp's register-blocked products (kernels/mlp/mlp_simd.h): same shapes (a dense
  * layer is B x nin times nin x nout, column bias, fused ReLU).
  */

@@ -3,7 +3,8 @@
  * the work area and the dense layers). Internal to kernels/cnn; everything is static inline. Per image:
  *
  * dz = dy * (y > 0): one flat pass over y and dy (written back into dy, summed into db), then dz copied
- * into the layouts below from L1.
+ * into the layouts below from L1; fused with the pool (cnns_pool_conv_backward_range), dz is built from
+ * the pooled gradient instead (cnns_dz_unpool).
  *
  * Backward data is cnn_simd.h's forward convolution run on dz zero-padded by k-1 on every side, with the
  * weights transposed (cin <-> cout) and flipped (ky, kx -> k-1-ky, k-1-kx): the "full" correlation.
@@ -21,6 +22,8 @@
  *     27 accumulators; AVX2: 2 x 2 x 3 = 12) keeps one vector per (channel, tap), added up lane by lane
  *     once, at the end. conv1: 1.3 ms, where channel lanes took 2.4 (half the lanes idle, and the
  *     transpose of 676 positions per channel per image).
+   conv1's shape at AVX2 (its 8 channels one vector) has a third way in the fused backward, channels as
+ *     the lanes per pooling window (cnns_conv1_wgrad_image), which builds no dz plane.
  * Both sum CNNS_NB images per tile before storing the accumulators (position lanes: 72 KB of them for a
  * 16-channel layer, L2 not L1; 4 images took 2.1 ms for conv2 where 1 took 2.5).
  *

@@ -1,6 +1,8 @@
 /*
  * kernels/cnn/omp.c: simd's work (cnn_simd.h) shared among `threads` OpenMP threads, one parallel region
- * per call. How it is cut, so that no thread ever writes what another writes:
+ * per call; the convolutions fused with their pooling are cut as the plain ones (pooled outputs and
+ * winners by batch slices, the backward's partial gradients reduced as below). How it is cut, so that no
+ * thread ever writes what another writes:
  *   convolution forward: by batch slices (an image's output depends on that image only); each thread
  *            has its own work area in `scratch` (cnns_area_floats(c) floats, areas back to back, each a
  *            multiple of 64 bytes, so no two threads share a cache line).
