@@ -330,11 +330,13 @@ static inline void cnns_conv_forward_range(const cnn_conv *c, int B, const float
 
 /* conv1's shape (one input channel, L output channels, 3 x 3) fused with its pool, with the output
  * channels as the lanes: each 2x2 window's four positions are four accumulators, each tap an FMA of a
- * broadcast input and the tap's weights (one vector, the 9 kept in registers: 9 + 4 accumulators + a
- * broadcast), then the ReLU and the pool's tournament on the four (the same winners as cnnp_windows'),
+ * broadcast input and the tap's weights (one vector), then the ReLU and the pool's tournament on the four (the same winners as cnnp_windows'),
  * all in registers: every lane useful (the position-lanes tile computes 736 lanes for 676 outputs), no
  * output plane written and read back. The pooled values and winners go to tbuf (windows x L) and are
  * transposed into p's channel planes. */
+#ifndef CNNS_C1W
+#define CNNS_C1W 1 /* windows at a time (cnns_conv1_windows) */
+#endif
 static inline int cnns_conv1_lanes(const cnn_conv *c) { return c->cin == 1 && c->cout == CNNS_VL && c->k == 3; }
 
 /* Lanes of a and b interleaved (a0 b0 a1 b1 ...): the first L (half 0) or the last L (half 1). */
@@ -385,33 +387,50 @@ static inline void cnns_untranspose(const float *tbuf, const float *tidx, int n,
         }
 }
 
+/* nw windows from (i, j) along a pooled row: 4 nw accumulators, taps outermost, each tap's weights one
+ * load from L1 used by every accumulator, instead of the 9 weight vectors held in registers (with them,
+ * at AVX2, one thread at batch 512: 2.2 ms for conv1's forward; taps outermost 1.7). nw = 1 measured
+ * best: 2 and 3 windows (8 and 12 accumulators) were no faster than the 9 registers. */
+CNNS_ALWAYS_INLINE void cnns_conv1_windows(const int nw, const float *x, int w, int i, int j, int pw, const vf32 *wv,
+                                           vf32 bias, float *tbuf, float *tidx)
+{
+    vf32 acc[3][4];
+    for (int n = 0; n < nw; n++)
+        for (int d = 0; d < 4; d++)
+            acc[n][d] = bias;
+    const float *s = x + (size_t)(2 * i) * w + 2 * j;
+    for (int ky = 0; ky < 3; ky++)
+        for (int kx = 0; kx < 3; kx++) {
+            const vf32 wt = wv[ky * 3 + kx];
+            for (int n = 0; n < nw; n++)
+                for (int d = 0; d < 4; d++)
+                    acc[n][d] += cnns_bcast(s + (ky + (d >> 1)) * w + 2 * n + kx + (d & 1)) * wt;
+        }
+    for (int n = 0; n < nw; n++) {
+        vf32 r[4];
+        for (int d = 0; d < 4; d++)
+            r[d] = (vf32)((vi32)acc[n][d] & (acc[n][d] > 0.0f));
+        vi32 right_top = r[1] > r[0], right_bottom = r[3] > r[2];
+        vf32 top = cnnp_pick(right_top, r[1], r[0]), bottom = cnnp_pick(right_bottom, r[3], r[2]);
+        vi32 low = bottom > top;
+        vi32 idx = (low & (2 - right_bottom)) | (~low & -right_top);
+        const size_t at = (size_t)(i * pw + j + n) * CNNS_VL;
+        vf32_store(tbuf + at, cnnp_pick(low, bottom, top));
+        vf32_store(tidx + at, (vf32)idx);
+    }
+}
+
 static inline void cnns_conv1_pool_image(const cnn_conv *c, const float *x, const vf32 *wv, vf32 bias, float *p,
                                          uint8_t *arg, float *tbuf, float *tidx)
 {
     const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c), ph = ho / 2, pw = wo / 2, w = c->w;
-    const vf32 w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5], w6 = wv[6], w7 = wv[7],
-               w8 = wv[8];
-    for (int i = 0; i < ph; i++)
-        for (int j = 0; j < pw; j++) {
-            const float *s = x + (size_t)(2 * i) * w + 2 * j;
-            vf32 r[4];
-            for (int d = 0; d < 4; d++) {
-                const float *t = s + (d >> 1) * w + (d & 1);
-                vf32 a = bias;
-                a += cnns_bcast(t) * w0, a += cnns_bcast(t + 1) * w1, a += cnns_bcast(t + 2) * w2;
-                a += cnns_bcast(t + w) * w3, a += cnns_bcast(t + w + 1) * w4, a += cnns_bcast(t + w + 2) * w5;
-                a += cnns_bcast(t + 2 * w) * w6, a += cnns_bcast(t + 2 * w + 1) * w7;
-                a += cnns_bcast(t + 2 * w + 2) * w8;
-                r[d] = (vf32)((vi32)a & (a > 0.0f));
-            }
-            vi32 right_top = r[1] > r[0], right_bottom = r[3] > r[2];
-            vf32 top = cnnp_pick(right_top, r[1], r[0]), bottom = cnnp_pick(right_bottom, r[3], r[2]);
-            vi32 low = bottom > top;
-            vi32 idx = (low & (2 - right_bottom)) | (~low & -right_top);
-            const size_t at = (size_t)(i * pw + j) * CNNS_VL;
-            vf32_store(tbuf + at, cnnp_pick(low, bottom, top));
-            vf32_store(tidx + at, (vf32)idx);
-        }
+    for (int i = 0; i < ph; i++) {
+        int j = 0;
+        for (; j + CNNS_C1W <= pw; j += CNNS_C1W)
+            cnns_conv1_windows(CNNS_C1W, x, w, i, j, pw, wv, bias, tbuf, tidx);
+        for (; j < pw; j++)
+            cnns_conv1_windows(1, x, w, i, j, pw, wv, bias, tbuf, tidx);
+    }
     cnns_untranspose(tbuf, tidx, ph * pw, ph * pw, p, arg);
 }
 
