@@ -448,9 +448,10 @@ static inline void cnns_conv_backward_range(const cnn_conv *c, int B, const floa
  * the backward of cnns_conv1_pool_image: per pooling window, the masked pooled gradient v (L channels:
  * dp where the pooled value is > 0) goes to the window's four positions as v & (winner == d), and each
  * position adds its input under each tap, broadcast, times that vector: 36 FMAs into 9 accumulators
- * (one per tap, every lane a channel), no dz plane built (one thread at batch 512: 1.7 ms, where the
+ * (one per tap, every lane a channel), no dz plane built (one thread at batch 512: 1.3 ms, where the
  * position lanes and their dz planes took 2.7; with the accumulators left behind a pointer, on the
- * stack, 2.7; with each of the 16 inputs under a window broadcast once for all its taps, 2.2). The image's dp, p and arg are read in channel
+ * stack, 2.7; with each of the 16 inputs under a window broadcast once for all its taps, 2.2; with the
+ * window's row and column divided out of its index, 1.6). The image's dp, p and arg are read in channel
  * planes and transposed to windows x channels, L windows at a time. */
 CNNS_ALWAYS_INLINE void cnns_conv1_window(const float *x, int w, int i, int j, vf32 v, vi32 a, vf32 *acc)
 {
@@ -470,7 +471,7 @@ static inline void cnns_conv1_wgrad_image(const cnn_conv *c, const float *x, con
     /* the image's own sums, in locals that GCC keeps in registers (through the pointer: on the stack),
      * added to the range's at the end: chains of one image's 676 positions, not the whole range's */
     vf32 acc[9] = {{0}};
-    int at = 0;
+    int at = 0, i = 0, j = 0;
     for (; at + CNNS_VL <= np; at += CNNS_VL) {
         vf32 v[CNNS_VL], u[CNNS_VL];
         for (int co = 0; co < CNNS_VL; co++) {
@@ -481,10 +482,11 @@ static inline void cnns_conv1_wgrad_image(const cnn_conv *c, const float *x, con
             u[co] = (vf32)__builtin_convertvector(bytes, vi32);
         }
         cnns_transpose(v), cnns_transpose(u);
-        for (int k = 0; k < CNNS_VL; k++) {
-            const int win = at + k;
+        for (int k = 0; k < CNNS_VL; k++) { /* window (i, j) = at + k, counted, not divided */
             *dbv += v[k];
-            cnns_conv1_window(x, w, win / pw, win % pw, v[k], (vi32)u[k], acc);
+            cnns_conv1_window(x, w, i, j, v[k], (vi32)u[k], acc);
+            if (++j == pw)
+                j = 0, i++;
         }
     }
     for (; at < np; at++) { /* the last windows: lane by lane */
