@@ -88,12 +88,27 @@ typedef void (*cnn_dense_backward_fn)(const cnn_dense *l, int B, const float *x,
 /* P -= lr * (V = mu * V + G), PyTorch's SGD momentum (dampening 0, no Nesterov). n parameters. */
 typedef void (*cnn_update_fn)(float *P, float *V, const float *G, size_t n, float lr, float mu, int threads);
 
+/* Optional: a convolution and the 2x2 max pool after it (pl: its output's dims) in one call. p and arg
+ * are what cnn_pool_forward gives from relu(conv(x, w) + b); the convolution's output is not written. */
+typedef void (*cnn_conv_pool_forward_fn)(const cnn_conv *c, const cnn_pool *pl, int B, const float *x,
+                                         const float *w, const float *b, float *p, uint8_t *arg, float *scratch,
+                                         int threads);
+/* Optional: the backward of the same, from dp = dL/dp (read only), p and arg of the forward: dw and db
+ * written, dx when not NULL; as cnn_pool_backward then the conv backward. */
+typedef void (*cnn_pool_conv_backward_fn)(const cnn_conv *c, const cnn_pool *pl, int B, const float *x,
+                                          const float *w, const float *p, const uint8_t *arg, const float *dp,
+                                          float *dw, float *db, float *dx, float *scratch, int threads);
+
 typedef struct cnn_layers {
     cnn_conv_forward_fn conv_forward;
     cnn_conv_backward_fn conv_backward;
     cnn_dense_forward_fn dense_forward;
     cnn_dense_backward_fn dense_backward;
     cnn_update_fn update; /* NULL: cnn_sgd_momentum */
+    /* Both or neither (NULL: conv_forward then cnn_pool_forward, cnn_pool_backward then conv_backward);
+     * cnn_net.c uses them for both convolutions, whose regions are then conv1+pool1 and conv2+pool2. */
+    cnn_conv_pool_forward_fn conv_pool_forward;
+    cnn_pool_conv_backward_fn pool_conv_backward;
 } cnn_layers;
 
 /* The variant kernels, declared by the build line that builds them: for each NAME of cnn_variant_kernels
@@ -113,11 +128,24 @@ typedef struct cnn_layers {
 #include "cnn_variant_kernels.h" /* generated: build tree kernels/ */
 #undef CNN_KERNEL
 
-/* Pooling is shared by every variant (cnn_pool.c: the forward by explicit vectors, the backward a
- * scatter; memory-bound, yet pool1 and pool2 take over 15 % of omp's step in the profile of
- * docs/study-cnn.md, "Measured"): y = max over each 2x2 window, arg = the index (0-3, row-major in the
- * window) of the max, the first one on ties; backward scatters dy to dx through arg, zero elsewhere
- * (dropped rows included). `threads` > 1 splits the batch. */
+/* simd's and omp's convolutions fused with their pooling (cnn_conv_pool_forward_fn, cnn_pool_conv_backward_fn). */
+#define CNN_FUSED_KERNEL(name)                                                                           \
+    void cnn_conv_pool_forward_##name(const cnn_conv *c, const cnn_pool *pl, int B, const float *x,      \
+                                      const float *w, const float *b, float *p, uint8_t *arg,            \
+                                      float *scratch, int threads);                                      \
+    void cnn_pool_conv_backward_##name(const cnn_conv *c, const cnn_pool *pl, int B, const float *x,     \
+                                       const float *w, const float *p, const uint8_t *arg,               \
+                                       const float *dp, float *dw, float *db, float *dx, float *scratch, \
+                                       int threads);
+CNN_FUSED_KERNEL(simd)
+CNN_FUSED_KERNEL(omp)
+#undef CNN_FUSED_KERNEL
+
+/* Pooling is shared by every variant without fused convolutions (cnn_pool.c: the forward by explicit
+ * vectors, the backward a scatter; memory-bound, the reason simd and omp fuse it into theirs): y = max
+ * over each 2x2 window, arg = the index (0-3, row-major in the window) of the max, the first one on ties;
+ * backward scatters dy to dx through arg, zero elsewhere (dropped rows included). `threads` > 1 splits
+ * the batch. */
 void cnn_pool_forward(const cnn_pool *p, int B, const float *x, float *y, uint8_t *arg, int threads);
 void cnn_pool_backward(const cnn_pool *p, int B, const float *dy, const uint8_t *arg, float *dx, int threads);
 
@@ -148,7 +176,7 @@ size_t cnn_ws_argmax_bytes(const cnn_dims *d, int B); /* bytes of arg1 + arg2 */
 void cnn_ws_bind(cnn_ws *ws, const cnn_dims *d, int B, int threads, float *block, uint8_t *argmax);
 
 /* Called before (begin = 1) and after (begin = 0) each layer, with its name: conv1, pool1, conv2, pool2,
- * dense1, dense2. May be NULL. */
+ * dense1, dense2 (conv1+pool1 and conv2+pool2 for a variant with fused convolutions). May be NULL. */
 typedef void (*cnn_mark_fn)(void *ctx, const char *layer, int begin);
 
 /* Forward of B rows of X (B x 1 x h x w, pixels in [0,1]) through every layer: ws's activations, z4. */

@@ -10,8 +10,12 @@
  * y (cnns_compact): 121 of 144 lanes are kept for conv2 (11 x 11 of 11 x 13, 9 vectors of 16), 676 of 736
  * for conv1. The tile keeps MR output channels x NV vectors of positions in registers; each tap is NV
  * loads, MR broadcasts of a weight and MR * NV independent FMAs (AVX-512: 8 x 3 = 24 accumulators of 32
- * registers; AVX2: 4 x 3 = 12 of 16). Bias is the accumulators' start, ReLU is applied before the store.
+ * registers; AVX2: 4 x 2 = 8 of 16, cnns_tile_k says why). Bias is the accumulators' start, ReLU is applied before the store.
  * The other way, im2col + the same register-blocked product, measured slower here: kernels/cnn/bench/.
+ *
+ * Fused with the pool (cnns_conv_pool_forward_range): the wide output is pooled from the work area, and
+ * conv1's shape at AVX2 (one input channel, L output channels) has its own kernel with the channels as the
+ * lanes (cnns_conv1_pool_image).
  *
  * The dense layers reuse mlp's register-blocked products (kernels/mlp/mlp_simd.h): same shapes (a dense
  * layer is B x nin times nin x nout, column bias, fused ReLU).
@@ -20,6 +24,7 @@
 #define SL_KERNELS_CNN_SIMD_H
 
 #include "cnn_kernels.h"
+#include "cnn_pool_simd.h"
 #include "mlp/mlp_simd.h"
 #include "simd.h"
 
@@ -27,17 +32,32 @@
 #include <string.h>
 
 #define CNNS_VL VF32_LANES
+#ifndef CNNS_MR
 #define CNNS_MR (SIMD_NREGS >= 32 ? 8 : 4) /* forward tile: output channels x ... */
-#define CNNS_NV 3                          /* ... vectors of positions */
+#endif
+#ifndef CNNS_NV
+#define CNNS_NV (SIMD_NREGS >= 32 ? 3 : 2) /* ... vectors of positions (cnns_tile_k says why) */
+#endif
 #ifndef CNNS_NB
 #define CNNS_NB 4 /* images per weight-gradient pass (cnn_simd_bwd.h) */
 #endif
 #define CNNS_CL (SIMD_NREGS >= 32 ? 1 : 2) /* vectors of output channels of a channel-lanes tile */
 #define CNNS_CW (CNNS_CL * CNNS_VL)        /* its output channels: 16 at AVX-512 and AVX2 */
 
+
 #define CNNS_ALWAYS_INLINE static inline __attribute__((always_inline))
 
 static inline size_t cnns_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+/* *p in every lane, as one broadcast load: GCC's Zen 3 tuning builds vf32_splat of a loaded float at
+ * AVX2 as a 128-bit broadcast and a vinsertf128, an extra instruction on the FMA ports for every weight
+ * of a tile. (AVX-512 folds the splat into the FMA as an embedded broadcast.) */
+#if defined(__AVX2__) && !defined(__AVX512F__) && SIMD_BYTES == 32
+#include <immintrin.h>
+CNNS_ALWAYS_INLINE vf32 cnns_bcast(const float *p) { return (vf32)_mm256_broadcast_ss(p); }
+#else
+CNNS_ALWAYS_INLINE vf32 cnns_bcast(const float *p) { return vf32_splat(*p); }
+#endif
 
 /* ---- the direct convolution over wide positions ---------------------------------------------------- */
 
@@ -79,25 +99,49 @@ static inline void cnns_pack_w(const float *W, int cout, int cin, int k, int fli
     }
 }
 
-/* Output channels co..co+mr-1 x positions q..q+nv L-1, every tap summed in registers. */
-CNNS_ALWAYS_INLINE void cnns_tile(const int mr, const int nv, const cnns_op *o, int co, int q)
+/* Output channels co..co+mr-1 x positions q..q+nv L-1, every tap summed in registers. kk: the kernel
+ * size when known at compile time (3: the study's; the kx loop is then unrolled), else 0 (o->k).
+ * AVX-512 (32 registers): per tap the nv input vectors are loaded into registers, then each weight is
+ * an FMA's embedded broadcast (8 x 3: 24 accumulators + 3 inputs). AVX2 (16 registers, and an FMA
+ * cannot take a broadcast operand): the mr weights are broadcast into registers first, then each input
+ * vector is loaded once and used by its mr FMAs (4 x 2: 8 accumulators + 4 weights + 1 input = 13
+ * registers, 6 loads per 8 FMAs). Tiles that fill all 16 registers (4 x 3 either way round, or 2 x 6)
+ * leave GCC none for scheduling the unrolled taps, and it spills inputs or accumulators to the stack in
+ * every tap: each was slower at AVX2 on Zen 3 than 4 x 2 (conv2's forward at batch 512: 4 x 3 with
+ * the inputs loaded first 3.4 ms, weights first 4.5; 2 x 6 2.9; 2 x 5 2.4; 4 x 2 2.5; one thread).
+ * SIMD_KEEP_IN_REG keeps GCC from folding a loaded vector into each FMA that uses it (one load per use). */
+CNNS_ALWAYS_INLINE void cnns_tile_k(const int kk, const int mr, const int nv, const cnns_op *o, int co, int q)
 {
+    const int k = kk ? kk : o->k;
     vf32 acc[CNNS_MR][CNNS_NV];
     for (int i = 0; i < mr; i++)
         for (int v = 0; v < nv; v++)
             acc[i][v] = o->bias ? vf32_splat(o->bias[co + i]) : (vf32){0};
-    const float *wp = o->wp + (size_t)co * o->cin * o->k * o->k;
+    const float *wp = o->wp + (size_t)co * o->cin * k * k;
     for (int ci = 0; ci < o->cin; ci++)
-        for (int ky = 0; ky < o->k; ky++) {
+        for (int ky = 0; ky < k; ky++) {
             const float *s = o->src + (size_t)ci * o->cs + (size_t)ky * o->rs + q;
-            for (int kx = 0; kx < o->k; kx++, wp += mr) {
+            for (int kx = 0; kx < k; kx++, wp += mr) {
+#if SIMD_NREGS >= 32
                 vf32 xv[CNNS_NV];
                 for (int v = 0; v < nv; v++) {
                     xv[v] = vf32_load(s + kx + v * CNNS_VL);
+                    SIMD_KEEP_IN_REG(xv[v]);
                 }
                 for (int i = 0; i < mr; i++)
                     for (int v = 0; v < nv; v++)
                         acc[i][v] += wp[i] * xv[v];
+#else
+                vf32 wv[CNNS_MR];
+                for (int i = 0; i < mr; i++)
+                    wv[i] = cnns_bcast(wp + i);
+                for (int v = 0; v < nv; v++) {
+                    vf32 xv = vf32_load(s + kx + v * CNNS_VL);
+                    SIMD_KEEP_IN_REG(xv);
+                    for (int i = 0; i < mr; i++)
+                        acc[i][v] += wv[i] * xv;
+                }
+#endif
             }
         }
     for (int i = 0; i < mr; i++)
@@ -107,6 +151,14 @@ CNNS_ALWAYS_INLINE void cnns_tile(const int mr, const int nv, const cnns_op *o, 
                 z = (vf32)((vi32)z & (z > 0.0f));
             vf32_store(o->out + (size_t)(co + i) * o->ldo + q + v * CNNS_VL, z);
         }
+}
+
+CNNS_ALWAYS_INLINE void cnns_tile(const int mr, const int nv, const cnns_op *o, int co, int q)
+{
+    if (o->k == 3)
+        cnns_tile_k(3, mr, nv, o, co, q);
+    else
+        cnns_tile_k(0, mr, nv, o, co, q);
 }
 
 /* Every output channel of nv vectors of positions from q, the tail tiles' sizes fixed at compile time. */
@@ -127,17 +179,27 @@ CNNS_ALWAYS_INLINE void cnns_channels(const int nv, const cnns_op *o, int q)
     }
 }
 
+/* Every tile of the plane: whole tiles of NV vectors, then one of the nq mod NV left (its size fixed at
+ * compile time). */
 static inline void cnns_conv_wide(const cnns_op *o)
 {
     int v = 0;
     for (; v + CNNS_NV <= o->nq; v += CNNS_NV)
         cnns_channels(CNNS_NV, o, v * CNNS_VL);
-    if (v + 2 <= o->nq) {
-        cnns_channels(2, o, v * CNNS_VL);
-        v += 2;
+    switch (o->nq - v) {
+#if CNNS_NV > 5
+    case 5: cnns_channels(5, o, v * CNNS_VL); break;
+    case 4: cnns_channels(4, o, v * CNNS_VL); break;
+#endif
+#if CNNS_NV > 3
+    case 3: cnns_channels(3, o, v * CNNS_VL); break;
+#endif
+#if CNNS_NV > 2
+    case 2: cnns_channels(2, o, v * CNNS_VL); break;
+#endif
+    case 1: cnns_channels(1, o, v * CNNS_VL); break;
+    default: break;
     }
-    if (v < o->nq)
-        cnns_channels(1, o, v * CNNS_VL);
 }
 
 /* dst (nch x nr x n, contiguous) = the first n floats of each row of src (channel c, row r at
@@ -203,7 +265,7 @@ static inline cnns_area cnns_area_of(const cnn_conv *c)
     cnns_area a;
     const size_t L = CNNS_VL, k = (size_t)c->k, h = (size_t)c->h, w = (size_t)c->w, co = (size_t)c->cout;
     const size_t ho = (size_t)cnn_conv_ho(c), wo = (size_t)cnn_conv_wo(c), taps = (size_t)c->cin * k * k;
-    a.wide = cnns_up(co * cnns_up(ho * w, L) + L, 16); /* + L: cnns_compact's reads */
+    a.wide = cnns_up(co * cnns_up(ho * w, L) + 2 * L, 16); /* + 2L: cnns_compact's and the pool's reads */
     /* an image + what the last tile reads past it: k - 1 columns and the vector rounding */
     a.xpad = cnns_up((size_t)c->cin * h * w + k + L, 16);
     a.wp = cnns_up(taps * co, 16);
@@ -263,6 +325,153 @@ static inline void cnns_conv_forward_range(const cnn_conv *c, int B, const float
         o.src = cnns_image(x, b, B, in, xpad, a.xpad);
         cnns_conv_wide(&o);
         cnns_compact(y + (size_t)b * out, wide, c->cout, ho, wo, o.ldo, (size_t)c->w);
+    }
+}
+
+/* conv1's shape (one input channel, L output channels, 3 x 3) fused with its pool, with the output
+ * channels as the lanes: each 2x2 window's four positions are four accumulators, each tap an FMA of a
+ * broadcast input and the tap's weights (one vector), then the ReLU and the pool's tournament on the four (the same winners as cnnp_windows'),
+ * all in registers: every lane useful (the position-lanes tile computes 736 lanes for 676 outputs), no
+ * output plane written and read back. The pooled values and winners go to tbuf (windows x L) and are
+ * transposed into p's channel planes. */
+#ifndef CNNS_C1W
+#define CNNS_C1W 1 /* windows at a time (cnns_conv1_windows) */
+#endif
+static inline int cnns_conv1_lanes(const cnn_conv *c) { return c->cin == 1 && c->cout == CNNS_VL && c->k == 3; }
+
+/* Lanes of a and b interleaved (a0 b0 a1 b1 ...): the first L (half 0) or the last L (half 1). */
+static inline vf32 cnns_zip(vf32 a, vf32 b, int half)
+{
+    vi32 m;
+    for (int l = 0; l < CNNS_VL; l++)
+        m[l] = (half * CNNS_VL + l) / 2 + (l & 1) * CNNS_VL;
+    return vf32_shuffle2(a, b, m);
+}
+
+/* v[0..L-1] transposed in place (lane l of v[k] <-> lane k of v[l]): log2 L rounds of zips. */
+CNNS_ALWAYS_INLINE void cnns_transpose(vf32 *v)
+{
+    for (int round = 1; round < CNNS_VL; round *= 2) {
+        vf32 t[CNNS_VL];
+        for (int k = 0; k < CNNS_VL / 2; k++) {
+            t[2 * k] = cnns_zip(v[k], v[k + CNNS_VL / 2], 0);
+            t[2 * k + 1] = cnns_zip(v[k], v[k + CNNS_VL / 2], 1);
+        }
+        for (int k = 0; k < CNNS_VL; k++)
+            v[k] = t[k];
+    }
+}
+
+typedef uint8_t cnns_vu8 __attribute__((vector_size(CNNS_VL))); /* L winners as bytes */
+
+/* tbuf and tidx (windows x L channels, n windows, a multiple of L readable) into the planes p and arg
+ * (channel co's window at at co np + at): L windows at a time by a transpose, the last ones lane by lane. */
+static inline void cnns_untranspose(const float *tbuf, const float *tidx, int n, int np, float *p, uint8_t *arg)
+{
+    int at = 0;
+    for (; at + CNNS_VL <= n; at += CNNS_VL) {
+        vf32 v[CNNS_VL], u[CNNS_VL];
+        for (int k = 0; k < CNNS_VL; k++)
+            v[k] = vf32_load(tbuf + (size_t)(at + k) * CNNS_VL), u[k] = vf32_load(tidx + (size_t)(at + k) * CNNS_VL);
+        cnns_transpose(v), cnns_transpose(u);
+        for (int co = 0; co < CNNS_VL; co++) {
+            cnns_vu8 bytes = __builtin_convertvector((vi32)u[co], cnns_vu8);
+            vf32_store(p + (size_t)co * np + at, v[co]);
+            memcpy(arg + (size_t)co * np + at, &bytes, sizeof bytes);
+        }
+    }
+    for (; at < n; at++)
+        for (int co = 0; co < CNNS_VL; co++) {
+            p[(size_t)co * np + at] = tbuf[(size_t)at * CNNS_VL + co];
+            arg[(size_t)co * np + at] = (uint8_t)((const int32_t *)tidx)[(size_t)at * CNNS_VL + co];
+        }
+}
+
+/* nw windows from (i, j) along a pooled row: 4 nw accumulators, taps outermost, each tap's weights one
+ * load from L1 used by every accumulator, instead of the 9 weight vectors held in registers (with them,
+ * at AVX2, one thread at batch 512: 2.2 ms for conv1's forward; taps outermost 1.7). nw = 1 measured
+ * best: 2 and 3 windows (8 and 12 accumulators) were no faster than the 9 registers. */
+CNNS_ALWAYS_INLINE void cnns_conv1_windows(const int nw, const float *x, int w, int i, int j, int pw, const vf32 *wv,
+                                           vf32 bias, float *tbuf, float *tidx)
+{
+    vf32 acc[3][4];
+    for (int n = 0; n < nw; n++)
+        for (int d = 0; d < 4; d++)
+            acc[n][d] = bias;
+    const float *s = x + (size_t)(2 * i) * w + 2 * j;
+    for (int ky = 0; ky < 3; ky++)
+        for (int kx = 0; kx < 3; kx++) {
+            const vf32 wt = wv[ky * 3 + kx];
+            for (int n = 0; n < nw; n++)
+                for (int d = 0; d < 4; d++)
+                    acc[n][d] += cnns_bcast(s + (ky + (d >> 1)) * w + 2 * n + kx + (d & 1)) * wt;
+        }
+    for (int n = 0; n < nw; n++) {
+        vf32 r[4];
+        for (int d = 0; d < 4; d++)
+            r[d] = (vf32)((vi32)acc[n][d] & (acc[n][d] > 0.0f));
+        vi32 right_top = r[1] > r[0], right_bottom = r[3] > r[2];
+        vf32 top = cnnp_pick(right_top, r[1], r[0]), bottom = cnnp_pick(right_bottom, r[3], r[2]);
+        vi32 low = bottom > top;
+        vi32 idx = (low & (2 - right_bottom)) | (~low & -right_top);
+        const size_t at = (size_t)(i * pw + j + n) * CNNS_VL;
+        vf32_store(tbuf + at, cnnp_pick(low, bottom, top));
+        vf32_store(tidx + at, (vf32)idx);
+    }
+}
+
+static inline void cnns_conv1_pool_image(const cnn_conv *c, const float *x, const vf32 *wv, vf32 bias, float *p,
+                                         uint8_t *arg, float *tbuf, float *tidx)
+{
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c), ph = ho / 2, pw = wo / 2, w = c->w;
+    for (int i = 0; i < ph; i++) {
+        int j = 0;
+        for (; j + CNNS_C1W <= pw; j += CNNS_C1W)
+            cnns_conv1_windows(CNNS_C1W, x, w, i, j, pw, wv, bias, tbuf, tidx);
+        for (; j < pw; j++)
+            cnns_conv1_windows(1, x, w, i, j, pw, wv, bias, tbuf, tidx);
+    }
+    cnns_untranspose(tbuf, tidx, ph * pw, ph * pw, p, arg);
+}
+
+/* Images b0..b1-1: p = the 2x2 max pool (pl) of relu(conv(x, W) + b), arg its winners, as
+ * cnn_pool_forward would give from the convolution's output, which is pooled from the work area (L1 or
+ * L2) and never written to memory: for conv1 at batch 512, 11 MB written and read again less. The wide
+ * layout's row stride is w, and its columns past wo are never pooled (2 (wo/2) <= wo); the pool reads up
+ * to 2L - 1 floats past a row's used part, inside the area's margin (cnns_area_of). */
+static inline void cnns_conv_pool_forward_range(const cnn_conv *c, const cnn_pool *pl, int B, const float *x,
+                                                const float *W, const float *bias, float *p, uint8_t *arg,
+                                                int b0, int b1, float *area)
+{
+    if (b0 >= b1)
+        return;
+    const cnns_area a = cnns_area_of(c);
+    float *wide = area, *xpad = wide + a.wide, *wp = xpad + a.xpad;
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c);
+    const size_t in = (size_t)c->cin * c->h * c->w, ldo = cnns_up((size_t)ho * c->w, CNNS_VL);
+    const size_t plane = (size_t)(ho / 2) * (size_t)(wo / 2), out = (size_t)c->cout * plane;
+    (void)pl; /* its dims are the convolution's output: c->cout x ho x wo */
+    if (cnns_conv1_lanes(c)) { /* wide: the windows' values, then their winners (bytes) */
+        vf32 wv[9] = {{0}}, bv = {0};
+        for (int t = 0; t < 9; t++)
+            for (int l = 0; l < CNNS_VL; l++)
+                wv[t][l] = W[(size_t)l * 9 + t];
+        for (int l = 0; l < CNNS_VL; l++)
+            bv[l] = bias ? bias[l] : 0.0f;
+        for (int b = b0; b < b1; b++)
+            cnns_conv1_pool_image(c, x + (size_t)b * in, wv, bv, p + (size_t)b * out, arg + (size_t)b * out, wide,
+                                  wide + cnns_up(plane, CNNS_VL) * CNNS_VL);
+        return;
+    }
+    cnns_pack_w(W, c->cout, c->cin, c->k, 0, wp);
+    cnns_op o = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .cin = c->cin, .k = c->k, .cout = c->cout,
+                 .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = bias, .relu = 1, .out = wide, .ldo = ldo};
+    for (int b = b0; b < b1; b++) {
+        o.src = cnns_image(x, b, B, in, xpad, a.xpad);
+        cnns_conv_wide(&o);
+        for (int co = 0; co < c->cout; co++)
+            cnnp_plane_strided(wide + (size_t)co * ldo, ho, wo, (size_t)c->w, p + (size_t)b * out + co * plane,
+                               arg + (size_t)b * out + co * plane);
     }
 }
 

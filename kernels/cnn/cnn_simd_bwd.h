@@ -3,7 +3,8 @@
  * the work area and the dense layers). Internal to kernels/cnn; everything is static inline. Per image:
  *
  * dz = dy * (y > 0): one flat pass over y and dy (written back into dy, summed into db), then dz copied
- * into the layouts below from L1.
+ * into the layouts below from L1; fused with the pool (cnns_pool_conv_backward_range), dz is built from
+ * the pooled gradient instead (cnns_dz_unpool).
  *
  * Backward data is cnn_simd.h's forward convolution run on dz zero-padded by k-1 on every side, with the
  * weights transposed (cin <-> cout) and flipped (ky, kx -> k-1-ky, k-1-kx): the "full" correlation.
@@ -21,6 +22,8 @@
  *     27 accumulators; AVX2: 2 x 2 x 3 = 12) keeps one vector per (channel, tap), added up lane by lane
  *     once, at the end. conv1: 1.3 ms, where channel lanes took 2.4 (half the lanes idle, and the
  *     transpose of 676 positions per channel per image).
+   conv1's shape at AVX2 (its 8 channels one vector) has a third way in the fused backward, channels as
+ *     the lanes per pooling window (cnns_conv1_wgrad_image), which builds no dz plane.
  * Both sum CNNS_NB images per tile before storing the accumulators (position lanes: 72 KB of them for a
  * 16-channel layer, L2 not L1; 4 images took 2.1 ms for conv2 where 1 took 2.5).
  *
@@ -34,8 +37,12 @@
 #include "cnn_simd.h"
 
 #define CNNS_GRC (SIMD_NREGS >= 32 ? 8 : 2) /* channel lanes: rows (ci, ky) per tile */
+#ifndef CNNS_WC
 #define CNNS_WC (SIMD_NREGS >= 32 ? 3 : 2)  /* position lanes: output channels ... */
+#endif
+#ifndef CNNS_GRP
 #define CNNS_GRP (SIMD_NREGS >= 32 ? 3 : 2) /* ... x rows (ci, ky) per tile */
+#endif
 #define CNNS_KXC 3                          /* taps kx per tile, both ways */
 #if defined(__GNUC__) && !defined(__clang__)
 #define CNNS_NO_PCOM __attribute__((optimize("no-predictive-commoning"))) /* GCC's, see cnns_cgrad */
@@ -103,6 +110,95 @@ static inline void cnns_dz_rows(const cnn_conv *c, const float *dz, float *dzw, 
                 vf32_store(zw + j, (vf32)((vi32)vf32_load(dz + at + j) & (lane < wo - j)));
             }
         }
+}
+
+/* Whether cnns_dz_unpool can write the wide planes by whole vectors: a pooled row's L windows fill 2L
+ * columns of two output rows, so the stores of a row cover 2 up(pw, L) columns, which must reach w (every
+ * column written, the ones past the windows with zeros), and what they spill past the last row, zeros,
+ * must stay inside the plane's bottom padding (k - 1 rows and L floats). */
+static inline int cnns_unpool_by_vectors(const cnn_conv *c)
+{
+    const size_t cover = 2 * cnns_up((size_t)(cnn_conv_wo(c) / 2), CNNS_VL), w = (size_t)c->w;
+    return cover >= w && cover - w <= (size_t)(c->k - 1) * w + CNNS_VL;
+}
+
+/* One image's dz from the gradient of its pooled output (a convolution fused with its 2x2 max pool,
+ * cnns_conv_pool_forward_range): dz = dp at each window's winner (arg) where the pooled value pv (the
+ * winner's output, after the ReLU) is > 0, 0 everywhere else; db[co] += each channel's sum. Written,
+ * zeros included, into dzt (channel lanes, as cnns_dz_flat's) and/or the wide planes from zw (as
+ * cnns_dz_rows's). This replaces the pool's backward (a memset and a scatter over the whole output, 11 MB
+ * for conv1 at batch 512) and the pass over y and dy that applied the ReLU: the image's dz is built in L1
+ * from its pooled gradient (lim: how many of pv, arg and dp may be read from the image's start). The
+ * wide planes alone (position lanes: conv1) by vectors where
+ * cnns_unpool_by_vectors allows: L windows at a time, each winner's value selected into one of four vectors (its place in the
+ * window), interleaved into the two output rows' 2L columns and stored whole, row after row (a row's
+ * zeros that spill into the next row are overwritten by it); an odd last row (dropped by the pool) is
+ * cleared (conv1 at batch 512: 2.2 ms for its backward, 3.3 one window at a time). Otherwise one window
+ * at a time: with dzt (channel lanes: conv2) the vector stores made conv2's backward slower (5.7 ms
+ * against 5.2), its input gradient reading the planes right after they are written. */
+CNNS_ALWAYS_INLINE void cnns_dz_unpool(const cnn_conv *c, const float *pv, const uint8_t *arg, const float *dp,
+                                      size_t lim, float *db, float *dzt, size_t ldz, float *zw, size_t plane)
+{
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c), ph = ho / 2, pw = wo / 2, k1 = c->k - 1;
+    const int vec = zw && !dzt && cnns_unpool_by_vectors(c);
+    if (dzt)
+        memset(dzt, 0, (size_t)ho * wo * ldz * sizeof(float));
+    vi32 lane;
+    for (int l = 0; l < CNNS_VL; l++)
+        lane[l] = l;
+    for (int co = 0; co < c->cout; co++) {
+        const size_t at = (size_t)co * ph * pw;
+        float *zc = zw ? zw + co * plane + (size_t)k1 * c->w : NULL;
+        float s = 0.0f;
+        if (vec) {
+            vf32 sv = {0};
+            for (int i = 0; i < ph; i++)
+                for (int r = 0; r < 2; r++) { /* the top row whole, then the bottom one, which its spill reaches */
+                    float *row = zc + (size_t)(2 * i + r) * c->w;
+                    for (int j = 0; j < pw; j += CNNS_VL) {
+                        const size_t e = at + (size_t)i * pw + j;
+                        const int n = pw - j < CNNS_VL ? pw - j : CNNS_VL;
+                        cnns_vu8 bytes = {0};
+                        vf32 d, p;
+                        if (e + CNNS_VL <= lim) { /* whole vectors, the lanes past n masked below */
+                            memcpy(&bytes, arg + e, sizeof bytes);
+                            d = vf32_load(dp + e), p = vf32_load(pv + e);
+                        } else { /* the batch's last floats: lane by lane (through memory, slow) */
+                            memcpy(&bytes, arg + e, (size_t)n);
+                            d = vf32_load_n(dp + e, n), p = vf32_load_n(pv + e, n);
+                        }
+                        const vi32 in = lane < n;
+                        vi32 a = __builtin_convertvector(bytes, vi32);
+                        a = (a & in) | (4 & ~in); /* past the row: no winner, zeros (v too, for db) */
+                        vi32 v = (vi32)d & (p > 0.0f) & in;
+                        if (r == 0)
+                            sv += (vf32)v;
+                        vf32 left = (vf32)(v & (a == 2 * r)), right = (vf32)(v & (a == 2 * r + 1));
+                        vf32_store(row + 2 * j, cnns_zip(left, right, 0));
+                        vf32_store(row + 2 * j + CNNS_VL, cnns_zip(left, right, 1));
+                    }
+                }
+            if (ho & 1)
+                memset(zc + (size_t)(ho - 1) * c->w, 0, (size_t)c->w * sizeof(float));
+            s = vf32_hsum(sv);
+        } else if (zc)
+            memset(zc, 0, (size_t)ho * c->w * sizeof(float));
+        if (!vec || dzt)
+            for (int i = 0; i < ph; i++)
+                for (int j = 0; j < pw; j++) {
+                    const size_t e = at + (size_t)i * pw + j;
+                    const float v = pv[e] > 0.0f ? dp[e] : 0.0f;
+                    const int a = arg[e], oy = 2 * i + (a >> 1), ox = 2 * j + (a & 1);
+                    if (!vec) {
+                        s += v;
+                        if (zc)
+                            zc[(size_t)oy * c->w + ox] = v;
+                    }
+                    if (dzt)
+                        dzt[((size_t)oy * wo + ox) * ldz + co] = v;
+                }
+        db[co] += s;
+    }
 }
 
 /* ---- weight gradient ------------------------------------------------------------------------------- */
@@ -336,6 +432,120 @@ static inline void cnns_conv_backward_range(const cnn_conv *c, int B, const floa
             cnns_dz_flat(c, y + (size_t)(b + n) * out, dyn, db, pos ? NULL : dzt + n * a.dzts, ow.ldz);
             if (pos || dx)
                 cnns_dz_rows(c, dyn, zw + z.margin, z.plane);
+            ow.x[n] = cnns_image(x, b + n, B, in, xpad, a.xpad);
+            if (dx)
+                cnns_dx_image(c, zw, wp, dxwide, dx + (size_t)(b + n) * in);
+        }
+        if (pos)
+            cnns_pgrad(&ow, c->cin * k);
+        else
+            cnns_cgrad(&ow, c->cin * k);
+    }
+    cnns_wgrad_out(c, acc, pos, part);
+}
+
+/* conv1's weight gradient with its output channels as the lanes (cnns_conv1_lanes; no input gradient),
+ * the backward of cnns_conv1_pool_image: per pooling window, the masked pooled gradient v (L channels:
+ * dp where the pooled value is > 0) goes to the window's four positions as v & (winner == d), and each
+ * position adds its input under each tap, broadcast, times that vector: 36 FMAs into 9 accumulators
+ * (one per tap, every lane a channel), no dz plane built (one thread at batch 512: 1.3 ms, where the
+ * position lanes and their dz planes took 2.7; with the accumulators left behind a pointer, on the
+ * stack, 2.7; with each of the 16 inputs under a window broadcast once for all its taps, 2.2; with the
+ * window's row and column divided out of its index, 1.6). The image's dp, p and arg are read in channel
+ * planes and transposed to windows x channels, L windows at a time. */
+CNNS_ALWAYS_INLINE void cnns_conv1_window(const float *x, int w, int i, int j, vf32 v, vi32 a, vf32 *acc)
+{
+    for (int d = 0; d < 4; d++) {
+        const vf32 vd = (vf32)((vi32)v & (a == d));
+        const float *t = x + (size_t)(2 * i + (d >> 1)) * w + 2 * j + (d & 1);
+        for (int ky = 0; ky < 3; ky++)
+            for (int kx = 0; kx < 3; kx++)
+                acc[ky * 3 + kx] += cnns_bcast(t + ky * w + kx) * vd;
+    }
+}
+
+static inline void cnns_conv1_wgrad_image(const cnn_conv *c, const float *x, const float *pv, const uint8_t *arg,
+                                          const float *dp, vf32 *acc_io, vf32 *dbv)
+{
+    const int pw = cnn_conv_wo(c) / 2, np = (cnn_conv_ho(c) / 2) * pw, w = c->w;
+    /* the image's own sums, in locals that GCC keeps in registers (through the pointer: on the stack),
+     * added to the range's at the end: chains of one image's 676 positions, not the whole range's */
+    vf32 acc[9] = {{0}};
+    int at = 0, i = 0, j = 0;
+    for (; at + CNNS_VL <= np; at += CNNS_VL) {
+        vf32 v[CNNS_VL], u[CNNS_VL];
+        for (int co = 0; co < CNNS_VL; co++) {
+            const size_t e = (size_t)co * np + at;
+            cnns_vu8 bytes;
+            memcpy(&bytes, arg + e, sizeof bytes);
+            v[co] = (vf32)((vi32)vf32_load(dp + e) & (vf32_load(pv + e) > 0.0f));
+            u[co] = (vf32)__builtin_convertvector(bytes, vi32);
+        }
+        cnns_transpose(v), cnns_transpose(u);
+        for (int k = 0; k < CNNS_VL; k++) { /* window (i, j) = at + k, counted, not divided */
+            *dbv += v[k];
+            cnns_conv1_window(x, w, i, j, v[k], (vi32)u[k], acc);
+            if (++j == pw)
+                j = 0, i++;
+        }
+    }
+    for (; at < np; at++) { /* the last windows: lane by lane */
+        vf32 v;
+        vi32 a;
+        for (int co = 0; co < CNNS_VL; co++) {
+            const size_t e = (size_t)co * np + at;
+            v[co] = pv[e] > 0.0f ? dp[e] : 0.0f;
+            a[co] = arg[e];
+        }
+        *dbv += v;
+        cnns_conv1_window(x, w, at / pw, at % pw, v, a, acc);
+    }
+    for (int t = 0; t < 9; t++)
+        acc_io[t] += acc[t];
+}
+
+/* The backward of cnns_conv_pool_forward_range for images b0..b1-1: from dp (the pooled output's
+ * gradient, read only), pv and arg (the forward's pooled output and winners), the partial dw and db at the
+ * start of area, and dx when not NULL; as cnns_conv_backward_range after the pool's backward. */
+static inline void cnns_pool_conv_backward_range(const cnn_conv *c, int B, const float *x, const float *W,
+                                                 const float *pv, const uint8_t *arg, const float *dp, float *dx,
+                                                 int b0, int b1, float *area)
+{
+    const cnns_area a = cnns_area_of(c);
+    const cnns_dzw z = cnns_dzw_of(c);
+    const int k = c->k, pos = !cnns_channel_lanes(c);
+    float *part = area, *acc = part + a.part, *dzt = acc + a.acc, *dzw = dzt + a.dzt, *dxwide = dzw + a.dzw;
+    float *xpad = dxwide + a.dxwide, *wp = xpad + a.xpad, *db = part + (size_t)c->cin * k * k * c->cout;
+    const size_t in = (size_t)c->cin * c->h * c->w;
+    const size_t pout = (size_t)c->cout * (size_t)(cnn_conv_ho(c) / 2) * (size_t)(cnn_conv_wo(c) / 2);
+    if (cnns_conv1_lanes(c) && !dx) {
+        vf32 acc[9] = {{0}}, dbv = {0};
+        for (int b = b0; b < b1; b++) {
+            const size_t e = (size_t)b * pout;
+            cnns_conv1_wgrad_image(c, x + (size_t)b * in, pv + e, arg + e, dp + e, acc, &dbv);
+        }
+        for (int co = 0; co < CNNS_VL; co++) {
+            for (int t = 0; t < 9; t++)
+                part[(size_t)co * 9 + t] = acc[t][co];
+            db[co] = dbv[co];
+        }
+        return;
+    }
+    cnns_wop ow = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .k = k, .cout = c->cout, .ho = cnn_conv_ho(c),
+                   .wo = cnn_conv_wo(c), .dz = pos ? dzw + z.margin + (size_t)(k - 1) * c->w : dzt,
+                   .dzs = pos ? z.size : a.dzts, .ldz = cnns_up((size_t)c->cout, CNNS_CW), .ldq = z.plane,
+                   .nq = (int)(cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL) / CNNS_VL), .acc = acc};
+    memset(area, 0, (a.part + a.acc + a.dzt + a.dzw) * sizeof(float)); /* dz's padding stays 0 */
+    if (dx)
+        cnns_pack_w(W, c->cout, c->cin, k, 1, wp);
+    for (int b = b0; b < b1; b += CNNS_NB) {
+        ow.nb = b1 - b < CNNS_NB ? b1 - b : CNNS_NB;
+        for (int n = 0; n < ow.nb; n++) {
+            const size_t e = (size_t)(b + n) * pout;
+            float *zw = dzw + (pos ? n * z.size : 0);
+            cnns_dz_unpool(c, pv + e, arg + e, dp + e, b + n == B - 1 ? pout : 2 * pout, db,
+                           pos ? NULL : dzt + n * a.dzts, ow.ldz,
+                           pos || dx ? zw + z.margin : NULL, z.plane);
             ow.x[n] = cnns_image(x, b + n, B, in, xpad, a.xpad);
             if (dx)
                 cnns_dx_image(c, zw, wp, dxwide, dx + (size_t)(b + n) * in);

@@ -1,6 +1,8 @@
 /*
  * kernels/cnn/omp.c: simd's work (cnn_simd.h) shared among `threads` OpenMP threads, one parallel region
- * per call. How it is cut, so that no thread ever writes what another writes:
+ * per call; the convolutions fused with their pooling are cut as the plain ones (pooled outputs and
+ * winners by batch slices, the backward's partial gradients reduced as below). How it is cut, so that no
+ * thread ever writes what another writes:
  *   convolution forward: by batch slices (an image's output depends on that image only); each thread
  *            has its own work area in `scratch` (cnns_area_floats(c) floats, areas back to back, each a
  *            multiple of 64 bytes, so no two threads share a cache line).
@@ -53,6 +55,38 @@ void cnn_conv_backward_omp(const cnn_conv *c, int B, const float *x, const float
         #pragma omp barrier
         split(n, t, nt, 16, &lo, &hi);
         KERN_SHARE cnns_reduce(c, scratch, stride, nt, dw, db, lo, hi);
+    }
+}
+
+void cnn_conv_pool_forward_omp(const cnn_conv *c, const cnn_pool *pl, int B, const float *x, const float *w,
+                               const float *b, float *p, uint8_t *arg, float *scratch, int threads)
+{
+    const size_t stride = cnns_area_floats(c);
+    #pragma omp parallel num_threads(threads > 1 ? threads : 1)
+    {
+        size_t b0, b1;
+        split(B > 0 ? (size_t)B : 0, kern_tid(), kern_nthreads(), 1, &b0, &b1);
+        cnns_conv_pool_forward_range(c, pl, B, x, w, b, p, arg, (int)b0, (int)b1,
+                                     scratch + (size_t)kern_tid() * stride);
+    }
+}
+
+void cnn_pool_conv_backward_omp(const cnn_conv *c, const cnn_pool *pl, int B, const float *x, const float *w,
+                                const float *p, const uint8_t *arg, const float *dp, float *dw, float *db,
+                                float *dx, float *scratch, int threads)
+{
+    (void)pl;
+    const size_t stride = cnns_area_floats(c);
+    const size_t n = (size_t)c->cout * c->cin * c->k * c->k + (size_t)c->cout;
+    #pragma omp parallel num_threads(threads > 1 ? threads : 1)
+    {
+        int t = kern_tid(), nt = kern_nthreads();
+        size_t lo, hi;
+        split(B > 0 ? (size_t)B : 0, t, nt, 1, &lo, &hi);
+        cnns_pool_conv_backward_range(c, B, x, w, p, arg, dp, dx, (int)lo, (int)hi, scratch + (size_t)t * stride);
+        #pragma omp barrier
+        split(n, t, nt, 16, &lo, &hi);
+        cnns_reduce(c, scratch, stride, nt, dw, db, lo, hi);
     }
 }
 

@@ -1,8 +1,11 @@
 /*
  * kernels/cnn/simd.c: explicit vectors on one thread (16 floats with AVX-512, 8 with AVX2). The
  * convolutions are cnn_simd.h's direct ones over wide positions (forward; backward data on the padded
- * dz) and cnn_simd_bwd.h's weight gradient; the dense layers are mlp's register-blocked products. What
- * is fused: bias and ReLU into the convolution's and the dense product's registers; the ReLU mask, the
+ * dz) and cnn_simd_bwd.h's weight gradient, and conv1's shape at AVX2 has its own kernels with the output
+ * channels as the lanes; the dense layers are mlp's register-blocked products. What is fused: bias and
+ * ReLU into the convolution's and the dense product's registers; each convolution with the 2x2 max pool
+ * after it (cnn_conv_pool_forward_simd, cnn_pool_conv_backward_simd: the convolution's output is pooled
+ * from the work area, and dz built from the pooled gradient); in the unfused backward the ReLU mask, the
  * bias gradient (and for conv2 the transpose of dz) into one pass per image. `scratch` holds one work area
  * (cnn_fast.h); `threads` is ignored.
  */
@@ -45,4 +48,21 @@ void cnn_dense_backward_simd(const cnn_dense *l, int B, const float *x, const fl
     else
         mlps_wgrad_rows(x, dy, dw, B, l->nin, l->nout, 0, l->nin);
     mlps_colsum(dy, db, B, l->nout, 0, l->nout);
+}
+
+void cnn_conv_pool_forward_simd(const cnn_conv *c, const cnn_pool *pl, int B, const float *x, const float *w,
+                                const float *b, float *p, uint8_t *arg, float *scratch, int threads)
+{
+    (void)threads;
+    cnns_conv_pool_forward_range(c, pl, B, x, w, b, p, arg, 0, B, scratch);
+}
+
+void cnn_pool_conv_backward_simd(const cnn_conv *c, const cnn_pool *pl, int B, const float *x, const float *w,
+                                 const float *p, const uint8_t *arg, const float *dp, float *dw, float *db,
+                                 float *dx, float *scratch, int threads)
+{
+    (void)pl, (void)threads;
+    size_t n = (size_t)c->cout * c->cin * c->k * c->k + (size_t)c->cout;
+    cnns_pool_conv_backward_range(c, B, x, w, p, arg, dp, dx, 0, B, scratch);
+    cnns_reduce(c, scratch, 0, 1, dw, db, 0, n);
 }

@@ -23,6 +23,9 @@
  * output channels 1, 5, 8, 16, 17, 19 (below, at and above the 16 of a channel-lanes tile, none a
  * multiple of 3 or 8 where that is the tile), B 1..5 (omp slices of 0, 1 and 2 images, the weight
  * gradient's 4-image chunks with a tail); dense widths 13->9, 37->19, 5->3, 300->141.
+ * simd's and omp's convolutions fused with their pooling (at 1, 2, 3 threads) against the same variant's
+ * convolution and the shared pooling, on the same shapes: pooled outputs and winners exactly, the
+ * gradients within 1e-6 of the largest, dp left as it was.
  * Also: cnn_scratch_floats is at least what each variant uses for images of 10 x 10 up to 40 x 40.
  */
 #include <setjmp.h>
@@ -260,6 +263,112 @@ static void test_conv_odd_shapes(void **state)
                 }
 }
 
+/* ---- convolution fused with its pooling (simd, omp) -------------------------------------------------- */
+
+typedef struct fused {
+    const char *name;
+    cnn_conv_forward_fn cf;
+    cnn_conv_backward_fn cb;
+    cnn_conv_pool_forward_fn pf;
+    cnn_pool_conv_backward_fn pb;
+    int threads;
+} fused;
+static const fused fused_variants[] = {
+    {"simd", cnn_conv_forward_simd, cnn_conv_backward_simd, cnn_conv_pool_forward_simd, cnn_pool_conv_backward_simd, 1},
+    {"omp1", cnn_conv_forward_omp, cnn_conv_backward_omp, cnn_conv_pool_forward_omp, cnn_pool_conv_backward_omp, 1},
+    {"omp2", cnn_conv_forward_omp, cnn_conv_backward_omp, cnn_conv_pool_forward_omp, cnn_pool_conv_backward_omp, 2},
+    {"omp3", cnn_conv_forward_omp, cnn_conv_backward_omp, cnn_conv_pool_forward_omp, cnn_pool_conv_backward_omp, 3},
+};
+
+/* |v - ref| <= 1e-6 max |ref| (the same products summed in another order at most) */
+static void close_to(const char *what, const char *var, const char *shape, const float *v, const float *ref,
+                     size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs((double)ref[i]));
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs((double)v[i] - ref[i]) <= 1e-6 * m)) {
+            print_error("%s %s %s: element %zu is %.9g, unfused %.9g\n", var, shape, what, i, (double)v[i],
+                        (double)ref[i]);
+            fail();
+        }
+}
+
+/* The fused forward against the same variant's convolution then cnn_pool_forward (p and arg exactly: the
+ * same sums, in the same order, compute the outputs), and the fused backward against cnn_pool_backward
+ * then the variant's conv backward, within 1e-6 of the largest element (db, and conv1's weight gradient
+ * with channels as lanes, sum the same products in another order). */
+static void fused_case(const cnn_conv *c, int B, uint32_t seed)
+{
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c);
+    if (ho < 2 || wo < 2)
+        return;
+    const cnn_pool pl = {c->cout, ho, wo};
+    const size_t nx = (size_t)B * c->cin * c->h * c->w, ny = (size_t)B * cnn_conv_out(c);
+    const size_t np = (size_t)B * c->cout * (size_t)(ho / 2) * (size_t)(wo / 2);
+    const size_t nw = (size_t)c->cout * c->cin * c->k * c->k;
+    char shape[96];
+    snprintf(shape, sizeof shape, "conv+pool %d->%d k%d %dx%d B=%d", c->cin, c->cout, c->k, c->h, c->w, B);
+    uint32_t s = seed;
+    float *x = fnew(nx), *w = fnew(nw), *b = fnew((size_t)c->cout), *dp = fnew(np);
+    fill(x, nx, &s), fill(w, nw, &s), fill(b, (size_t)c->cout, &s), fill(dp, np, &s);
+    float *y = fnew(ny), *dy = fnew(ny), *p0 = fnew(np), *p1 = fnew(np), *dp1 = fnew(np);
+    float *dw0 = fnew(nw), *db0 = fnew((size_t)c->cout), *dx0 = fnew(nx);
+    float *dw1 = fnew(nw), *db1 = fnew((size_t)c->cout), *dx1 = fnew(nx);
+    uint8_t *a0 = malloc(np ? np : 1), *a1 = malloc(np ? np : 1);
+    assert_non_null(a0), assert_non_null(a1);
+    for (size_t v = 0; v < sizeof fused_variants / sizeof fused_variants[0]; v++) {
+        const fused *V = &fused_variants[v];
+        size_t ns = conv_scratch(c, B, V->threads);
+        float *scr = scratch_new(ns);
+        V->cf(c, B, x, w, b, y, scr, V->threads);
+        cnn_pool_forward(&pl, B, y, p0, a0, 1);
+        fill_nan(p1, np), memset(a1, 0xff, np);
+        V->pf(c, &pl, B, x, w, b, p1, a1, scr, V->threads);
+        assert_memory_equal(p0, p1, np * sizeof(float));
+        assert_memory_equal(a0, a1, np);
+        for (int with_dx = 0; with_dx < 2; with_dx++) {
+            cnn_pool_backward(&pl, B, dp, a0, dy, 1);
+            fill_nan(dw0, nw), fill_nan(db0, (size_t)c->cout), fill_nan(dx0, nx);
+            V->cb(c, B, x, w, y, dy, dw0, db0, with_dx ? dx0 : NULL, scr, V->threads);
+            memcpy(dp1, dp, np * sizeof(float));
+            fill_nan(dw1, nw), fill_nan(db1, (size_t)c->cout), fill_nan(dx1, nx);
+            V->pb(c, &pl, B, x, w, p1, a1, dp1, dw1, db1, with_dx ? dx1 : NULL, scr, V->threads);
+            assert_memory_equal(dp1, dp, np * sizeof(float)); /* read only */
+            close_to("dw", V->name, shape, dw1, dw0, nw);
+            close_to("db", V->name, shape, db1, db0, (size_t)c->cout);
+            if (with_dx)
+                close_to("dx", V->name, shape, dx1, dx0, nx);
+        }
+        check_guard(scr, ns, V->name, shape);
+        free(scr);
+    }
+    free(x), free(w), free(b), free(dp), free(y), free(dy), free(p0), free(p1), free(dp1);
+    free(dw0), free(db0), free(dx0), free(dw1), free(db1), free(dx1), free(a0), free(a1);
+}
+
+static void test_conv_pool_fused(void **state)
+{
+    (void)state;
+    const cnn_conv conv1 = {1, 28, 28, 8, 3}, conv2 = {8, 13, 13, 16, 3};
+    const int Bs[] = {37, 5, 1};
+    for (int i = 0; i < 3; i++) {
+        fused_case(&conv1, Bs[i], 21u + (uint32_t)i);
+        fused_case(&conv2, Bs[i], 31u + (uint32_t)i);
+    }
+    const int cins[] = {1, 3}, ks[] = {3, 1, 2}, couts[] = {1, 5, 8, 16, 17, 19};
+    uint32_t seed = 300;
+    for (int a = 0; a < 2; a++)
+        for (int kk = 0; kk < 3; kk++)
+            for (int o = 0; o < 6; o++)
+                for (int h = 7; h <= 13; h += 3) {
+                    int w = 7 + (h + o + kk) % 7, B = 1 + (a + o + h) % 5;
+                    cnn_conv c = {cins[a], h, w, couts[o], ks[kk]};
+                    fused_case(&c, B, seed++);
+                }
+}
+
 /* ---- dense ---------------------------------------------------------------------------------------- */
 
 static void dense_case(const cnn_dense *l, int B, int relu, uint32_t seed)
@@ -354,6 +463,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_study_shapes),
         cmocka_unit_test(test_conv_odd_shapes),
+        cmocka_unit_test(test_conv_pool_fused),
         cmocka_unit_test(test_dense_shapes),
         cmocka_unit_test(test_scratch_is_enough),
     };

@@ -479,6 +479,14 @@ static const char *incomplete(const sl_variant *v)
         .layers = {cnn_conv_forward_##name, cnn_conv_backward_##name, cnn_dense_forward_##name,          \
                    cnn_dense_backward_##name, NULL}                                                      \
     }
+/* A CPU row whose convolutions are fused with their pooling (cnn_layers' conv_pool_forward). */
+#define CNN_CPU_FUSED(name)                                                                              \
+    &(const cnn_row)                                                                                     \
+    {                                                                                                    \
+        .layers = {cnn_conv_forward_##name, cnn_conv_backward_##name, cnn_dense_forward_##name,          \
+                   cnn_dense_backward_##name, NULL, cnn_conv_pool_forward_##name,                        \
+                   cnn_pool_conv_backward_##name}                                                        \
+    }
 #if SL_HAVE_BLAS
 #define CNN_BLAS CNN_CPU(blas)
 #else
@@ -489,9 +497,9 @@ static const char *incomplete(const sl_variant *v)
 static const sl_variant variants[] = {
     {"naive", NULL, "direct loops for every layer, the maths as written, one thread (trains naive_epochs "
      "epochs on naive_rows rows)", NULL, SL_REDUCED, CNN_CPU(naive)},
-    {"simd", NULL, "explicit vectors, fused bias + ReLU, one thread", "naive", 0, CNN_CPU(simd)},
+    {"simd", NULL, "explicit vectors, fused bias + ReLU, one thread", "naive", 0, CNN_CPU_FUSED(simd)},
     {"omp", "openmp", "simd's work split across --threads OpenMP threads by batch slices", "simd", SL_THREADED,
-     CNN_CPU(omp)},
+     CNN_CPU_FUSED(omp)},
     {"blas", "blas", "the GEMM-shaped parts by cblas_sgemm (im2col for the convolutions)", "naive",
      SL_THREADED, CNN_BLAS},
 #if CNN_DEVICE
