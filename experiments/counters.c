@@ -8,10 +8,12 @@
 
 #include "counters.h"
 
-/* Whether a region's "path" (an array of names from the root) is path[0..depth). */
-static int path_is(json_t *p, const char *const *path, int depth)
+/* Whether a region's "path" (an array of names from the root) begins with path[0..depth): `exact`, and
+ * is no longer; or not, and is longer (a region below it). */
+static int path_match(json_t *p, const char *const *path, int depth, int exact)
 {
-    if (!json_is_array(p) || json_array_size(p) != (size_t)depth)
+    size_t n = json_array_size(p);
+    if (!json_is_array(p) || (exact ? n != (size_t)depth : n <= (size_t)depth))
         return 0;
     for (int i = 0; i < depth; i++) {
         const char *name = json_string_value(json_array_get(p, (size_t)i));
@@ -19,6 +21,11 @@ static int path_is(json_t *p, const char *const *path, int depth)
             return 0;
     }
     return 1;
+}
+
+static int path_is(json_t *p, const char *const *path, int depth)
+{
+    return path_match(p, path, depth, 1);
 }
 
 /* The profile's regions are one flat list, each with its full path (profiler/src/output.c), so a
@@ -70,17 +77,10 @@ void sl_add_counters(json_t *rec, json_t *profile, const char *const *path, int 
         json_decref(absent);
 }
 
-/* Whether a region's path starts with path[0..depth). */
+/* Whether a region lies below path[0..depth). */
 static int path_starts(json_t *p, const char *const *path, int depth)
 {
-    if (!json_is_array(p) || json_array_size(p) <= (size_t)depth)
-        return 0;
-    for (int i = 0; i < depth; i++) {
-        const char *name = json_string_value(json_array_get(p, (size_t)i));
-        if (!name || strcmp(name, path[i]) != 0)
-            return 0;
-    }
-    return 1;
+    return path_match(p, path, depth, 0);
 }
 
 #define SL_MAX_BUSY_THREADS 1024 /* the profiler's named threads (profiler/src/thread_regions.c) */

@@ -468,8 +468,9 @@ static int end_mismatch(prof_thread *t, const char *name)
 }
 
 /* The end of a region opened before a prof_reset or prof_shutdown on another thread: the node it would
- * update belongs to the old session (freed, once, by a reset that cleared every thread: a heap
- * use-after-free). The frame is dropped and the misuse counted; the region's time is lost. */
+ * update belongs to the profile the reset discarded (freed by a reset that cleared every thread:
+ * updating it would be a heap use-after-free). The frame is dropped and the misuse counted; the
+ * region's time is lost. */
 static int end_after_reset(prof_thread *t, const char *name)
 {
     if (!t || prof_depth(t) == 0)
