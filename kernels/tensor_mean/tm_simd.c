@@ -1,13 +1,16 @@
 /*
  * tensor_mean, simd: A[i][j][:] += a_ni b_nj c_n[:] as register-blocked rank-1 updates.
- * For one i, a block of TM_JB j's and TM_KV vectors of k (kernels/simd.h's width), the TM_JB x TM_KV
- * accumulators stay in registers over a chunk of 64 n's: per n, TM_KV multiplies w = a_ni * c_n[k..]
- * and TM_JB x TM_KV FMAs acc_jv += b_nj * w_v (b_nj a broadcast load). At D = 32: AVX-512 holds all 32
- * k's in 2 zmm and 8 j's (16 accumulators of 32 registers), AVX2 16 k's in 2 ymm and 4 j's
- * (8 accumulators + 2 w + a broadcast of 16 registers): either way each broadcast feeds TM_KV FMAs and
- * each w load TM_JB. A chunk of the inputs (64 x D x 3 floats, 24 KiB at D = 32) stays in L1 and A
- * (128 KiB) in L2 while the chunk is swept. j's past the last whole block go one at a time; k's past
- * the last whole tile go one vector at a time, then scalar.
+ * For one i and a chunk of TM_NC n's, the products w_n = a_ni * c_n[k..] for a tile of TM_KV vectors of
+ * k (kernels/simd.h's width) are made once into a small L1 buffer and shared by every block of j's;
+ * a TM_JB x TM_KV tile of A then stays in registers over the chunk: per n, TM_KV loads of w, TM_JB
+ * broadcasts of b_nj and TM_JB x TM_KV independent FMAs, no multiply. At D = 32: AVX-512 holds all 32
+ * k's in 2 zmm and 8 j's (16 accumulators of 32 registers); AVX2 16 k's in 2 ymm and 6 j's (12
+ * accumulators + 2 w + a broadcast of 16 registers), enough chains to cover the FMA latency on two
+ * pipes. Making w inside the tile, as a first version did, cost two multiplies per tile and n on the
+ * FMA pipes (a sixth of them at AVX2's 4 x 2 tile). The chunk of inputs (64 x D x 3 floats, 24 KiB at
+ * D = 32) and w (4 KiB) stay in L1 and A (128 KiB) in L2 while the chunk is swept. The j's past the
+ * last whole block (2 at AVX2, D = 32) go in pairs over TM_KVT vectors of k, then one at a time; k's
+ * past the last whole tile go one vector at a time, then scalar.
  */
 #include <string.h>
 
@@ -17,27 +20,31 @@
 
 #define TM_W VF32_LANES
 #define TM_KV 2
-#define TM_JB (SIMD_NREGS >= 32 ? 8 : 4)
+#define TM_JB (SIMD_NREGS >= 32 ? 8 : 6)
+#define TM_KVT 4 /* the j tail's tile: 2 x 4 = 8 accumulators + 4 w + a broadcast */
 #define TM_NC 64
 
-/* Accumulates n0 <= n < n1 into A[i][j..j+jb][kc..kc+kv*TM_W]; jb and kv are constants after inlining. */
+/* Accumulates the chunk's n's into A[i][j..j+jb][kc..kc+kv*TM_W], w[nn * ldw + v * TM_W] being
+ * a_ni * c_n[kc + v * TM_W ..] for n = n0 + nn; jb and kv are constants after inlining. */
 static inline __attribute__((always_inline)) void
-tm_block(const float *a, const float *b, const float *c, long D, long i, long j, long kc, long n0,
-         long n1, float *A, const int jb, const int kv)
+tm_block(const float *w, long ldw, const float *b, long D, long i, long j, long kc, long n0, long n1,
+         float *A, const int jb, const int kv)
 {
-    vf32 acc[TM_JB][TM_KV];
+    vf32 acc[TM_JB][TM_KVT];
     for (int t = 0; t < jb; t++)
         for (int v = 0; v < kv; v++)
             acc[t][v] = vf32_load(A + (i * D + j + t) * D + kc + v * TM_W);
     for (long n = n0; n < n1; n++) {
-        vf32 w[TM_KV];
-        for (int v = 0; v < kv; v++)
-            w[v] = a[n * D + i] * vf32_load(c + n * D + kc + v * TM_W);
+        vf32 wv[TM_KVT];
+        for (int v = 0; v < kv; v++) {
+            wv[v] = vf32_load(w + (n - n0) * ldw + v * TM_W);
+            SIMD_KEEP_IN_REG(wv[v]);
+        }
         const float *bn = b + n * D + j;
         for (int t = 0; t < jb; t++) {
-            const vf32 bv = vf32_splat(bn[t]);
+            const vf32 bv = vf32_bcast(bn + t);
             for (int v = 0; v < kv; v++)
-                acc[t][v] += bv * w[v];
+                acc[t][v] += bv * wv[v];
         }
     }
     for (int t = 0; t < jb; t++)
@@ -45,16 +52,48 @@ tm_block(const float *a, const float *b, const float *c, long D, long i, long j,
             vf32_store(A + (i * D + j + t) * D + kc + v * TM_W, acc[t][v]);
 }
 
-/* Every j of row i for the kv vectors of k at kc. */
+/* w[nn][v] = a_ni * c_n[kc + v * TM_W ..] for the chunk's n's and kv vectors, rows ldw floats apart. */
 static inline __attribute__((always_inline)) void
-tm_jsweep(const float *a, const float *b, const float *c, long D, long i, long kc, long n0, long n1,
-          float *A, const int kv)
+tm_wtile(const float *a, const float *c, long D, long i, long kc, long n0, long n1, float *w, long ldw,
+         const int kv)
 {
-    long j = 0;
-    for (; j + TM_JB <= D; j += TM_JB)
-        tm_block(a, b, c, D, i, j, kc, n0, n1, A, TM_JB, kv);
-    for (; j < D; j++)
-        tm_block(a, b, c, D, i, j, kc, n0, n1, A, 1, kv);
+    for (long n = n0; n < n1; n++) {
+        const float an = a[n * D + i];
+        for (int v = 0; v < kv; v++)
+            vf32_store(w + (n - n0) * ldw + v * TM_W, an * vf32_load(c + n * D + kc + v * TM_W));
+    }
+}
+
+/* The j's below jm in blocks of TM_JB, for the kv vectors of k at kc. */
+static inline __attribute__((always_inline)) void
+tm_jsweep(const float *a, const float *b, const float *c, long D, long i, long kc, long jm, long n0,
+          long n1, float *w, float *A, const int kv)
+{
+    tm_wtile(a, c, D, i, kc, n0, n1, w, kv * TM_W, kv);
+    for (long j = 0; j < jm; j += TM_JB)
+        tm_block(w, kv * TM_W, b, D, i, j, kc, n0, n1, A, TM_JB, kv);
+}
+
+/* The j's from jm to D over the whole vectors of k (Dv of them): pairs of j's, then the last one. */
+static void tm_jtail(const float *a, const float *b, const float *c, long D, long i, long jm, long Dv,
+                     long n0, long n1, float *w, float *A)
+{
+    for (long kc = 0; kc < Dv;) {
+        const int kv = kc + TM_KVT * TM_W <= Dv ? TM_KVT : 1;
+        long j = jm;
+        if (kv == TM_KVT) {
+            tm_wtile(a, c, D, i, kc, n0, n1, w, TM_KVT * TM_W, TM_KVT);
+            for (; j + 2 <= D; j += 2)
+                tm_block(w, TM_KVT * TM_W, b, D, i, j, kc, n0, n1, A, 2, TM_KVT);
+            for (; j < D; j++)
+                tm_block(w, TM_KVT * TM_W, b, D, i, j, kc, n0, n1, A, 1, TM_KVT);
+        } else {
+            tm_wtile(a, c, D, i, kc, n0, n1, w, TM_KVT * TM_W, 1);
+            for (; j < D; j++)
+                tm_block(w, TM_KVT * TM_W, b, D, i, j, kc, n0, n1, A, 1, 1);
+        }
+        kc += kv * TM_W;
+    }
 }
 
 /* The last D mod TM_W k's of A[i][j][:], scalar. */
@@ -72,13 +111,16 @@ static void tm_ktail(const float *a, const float *b, const float *c, long D, lon
 static void tm_chunk(const float *a, const float *b, const float *c, long D, long i0, long i1, long n0,
                      long n1, float *A)
 {
-    const long Dv = D / TM_W * TM_W;
+    float w[TM_NC * TM_KVT * TM_W] __attribute__((aligned(64)));
+    const long Dv = D / TM_W * TM_W, jm = D / TM_JB * TM_JB;
     for (long i = i0; i < i1; i++) {
         long kc = 0;
         for (; kc + TM_KV * TM_W <= Dv; kc += TM_KV * TM_W)
-            tm_jsweep(a, b, c, D, i, kc, n0, n1, A, TM_KV);
+            tm_jsweep(a, b, c, D, i, kc, jm, n0, n1, w, A, TM_KV);
         for (; kc < Dv; kc += TM_W)
-            tm_jsweep(a, b, c, D, i, kc, n0, n1, A, 1);
+            tm_jsweep(a, b, c, D, i, kc, jm, n0, n1, w, A, 1);
+        if (jm < D)
+            tm_jtail(a, b, c, D, i, jm, Dv, n0, n1, w, A);
         if (Dv < D)
             for (long j = 0; j < D; j++)
                 tm_ktail(a, b, c, D, i, j, Dv, n0, n1, A);

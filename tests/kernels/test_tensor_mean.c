@@ -43,9 +43,9 @@ static void reference(const float *X, const float *Y, const float *Z, long N, lo
 
 static void check_variant(tm_fn f, tm_workspace_fn *workspace)
 {
-    static const long Ns[] = {1, 5, 63, 130}, Ds[] = {1, 3, 17, 32};
+    static const long Ns[] = {1, 5, 63, 130}, Ds[] = {1, 3, 17, 32, 45};
     for (size_t ni = 0; ni < 4; ni++)
-        for (size_t di = 0; di < 4; di++) {
+        for (size_t di = 0; di < 5; di++) {
             const long N = Ns[ni], D = Ds[di], D3 = D * D * D;
             float *X = malloc((size_t)(3 * N * D) * sizeof *X), *Y = X + N * D, *Z = Y + N * D;
             float *A = malloc((size_t)D3 * sizeof *A);
