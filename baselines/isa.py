@@ -13,7 +13,7 @@ import re
 import sys
 
 VARS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "OPENBLAS_CORETYPE",
-        "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS", "SPEEDLAB_ISA")
+        "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS", "SPEEDLAB_ISA")
 
 ORDER = ("generic", "sse2", "sse4.2", "avx", "avx2", "avx512", "avx512+")
 
@@ -42,6 +42,12 @@ NUMPY_FEATURES = {
 TORCH_CAPABILITIES = {"default": "sse2", "no avx": "sse2", "avx": "avx", "avx2": "avx2",
                       "avx512": "avx512", "avx512_vnni": "avx512+", "avx512_bf16": "avx512+",
                       "amx": "avx512+"}
+
+# the LLVM CPUs speedlab names for Numba, by their own features (NUMBA_CPU_FEATURES empty)
+NUMBA_CPUS = {"nehalem": "sse4.2", "sandybridge": "avx", "haswell": "avx2", "skylake-avx512": "avx512"}
+# LLVM's feature names, widest first
+LLVM_FEATURES = (("avx512f", "avx512"), ("avx2", "avx2"), ("avx", "avx"), ("sse4.2", "sse4.2"),
+                 ("sse2", "sse2"))
 
 XLA_ISAS = {"sse4_2": "sse4.2", "avx": "avx", "avx2": "avx2", "avx512": "avx512"}
 
@@ -117,6 +123,25 @@ def torch():
     return {"capability": cap, "isa": TORCH_CAPABILITIES.get(str(cap).lower()) if cap else None}
 
 
+def numba():
+    if "numba" not in sys.modules:
+        return None
+    from numba.core import config
+    import llvmlite.binding as ll
+    # what Numba passes LLVM (numba/core/codegen.py): the named CPU, or this one, with the features given
+    # (empty: the named CPU's own) or this CPU's
+    name = config.CPU_NAME or ll.get_host_cpu_name()
+    feats = config.CPU_FEATURES
+    if feats is None:
+        feats = ll.get_host_cpu_features().flatten()
+    on = {f[1:] for f in feats.split(",") if f.startswith("+")}
+    isa = next((lv for f, lv in LLVM_FEATURES if f in on), None) if on else NUMBA_CPUS.get(name.lower())
+    out = {"cpu_name": name, "isa": isa}
+    if config.CPU_FEATURES:  # given (this CPU's own list is long and says no more than "isa")
+        out["features"] = config.CPU_FEATURES
+    return out
+
+
 def jax():
     if "jax" not in sys.modules:
         return None
@@ -128,7 +153,8 @@ def jax():
 
 def report():
     out = {}
-    for name, probe in (("openblas", openblas), ("numpy", numpy), ("torch", torch), ("jax", jax)):
+    for name, probe in (("openblas", openblas), ("numpy", numpy), ("torch", torch), ("numba", numba),
+                        ("jax", jax)):
         try:
             r = probe()
         except Exception as e:  # a report never fails the case

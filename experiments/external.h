@@ -45,10 +45,11 @@ typedef struct sl_isa_var {
     char value[320];
     int user; /* 1: the user's own value, kept as it is */
 } sl_isa_var;
-#define SL_ISA_VARS 8
+#define SL_ISA_VARS 10
 
 /* Fills v (SL_ISA_VARS entries) with the variables that hold every framework at level `isa`:
- * ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA, DNNL_MAX_CPU_ISA, OPENBLAS_CORETYPE, NPY_DISABLE_CPU_FEATURES
+ * ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA, DNNL_MAX_CPU_ISA, OPENBLAS_CORETYPE, NUMBA_CPU_NAME,
+ * NUMBA_CPU_FEATURES (empty: the named CPU's own), NPY_DISABLE_CPU_FEATURES
  * (only NumPy features above the level that cpu_has(/proc/cpuinfo flag) says this CPU has; NULL: all;
  * left out when there are none) and XLA_FLAGS (--xla_cpu_max_isa appended to the user's flags). A variable
  * already in the environment keeps its value (user = 1; XLA_FLAGS: when it has --xla_cpu_max_isa).
@@ -56,8 +57,15 @@ typedef struct sl_isa_var {
 int sl_external_isa_vars(const char *isa, int (*cpu_has)(const char *), sl_isa_var *v);
 /* 1 when /proc/cpuinfo's flags name `flag` (or cannot be read). */
 int sl_external_isa_cpu_has(const char *flag);
-/* In the baseline's child, between fork and exec: sets sl_external_isa_target()'s variables. */
-void sl_external_isa_apply(void);
+/* base (an environ-style list) with v's variables that are not the user's set, each replacing an entry
+ * of its name: a new NULL-terminated list of copies, to free with sl_external_env_free; NULL when out of
+ * memory. */
+char **sl_external_env_with(char *const *base, const sl_isa_var *v, int n);
+/* The environment of a baseline program: this process's, with sl_external_isa_target()'s variables.
+ * Made in the parent, passed to execve: between fork and exec only async-signal-safe calls are safe
+ * (setenv allocates, and another thread may hold the allocator's lock when the process forks). */
+char **sl_external_env(void);
+void sl_external_env_free(char **env);
 /* The order of the level names: "generic" 0, "sse2", "sse4.2", "avx", "avx2", "avx512", "avx512+" 6;
  * -1 for another name. */
 int sl_external_isa_rank(const char *isa);

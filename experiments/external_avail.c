@@ -61,24 +61,32 @@ static int probe_timeout_ms(void)
     return (int)(1000 * (t < PROBE_TIMEOUT_S ? t : PROBE_TIMEOUT_S));
 }
 
-/* Runs `python -c code` with no input or output, in a process group of its own; its exit status, -1 when
- * it could not start, -2 when it ran past PROBE_TIMEOUT_S (then it and its children are killed). */
+/* Runs `python -c code` with no input or output, in a process group of its own and the baseline
+ * program's environment; its exit status, -1 when it could not start, -2 when it ran past
+ * PROBE_TIMEOUT_S (then it and its children are killed). */
 static int python_ok(const char *code)
 {
-    if (!strcmp(python_hung, sl_external_python()))
+    const char *python = sl_external_python();
+    if (!strcmp(python_hung, python))
         return -2;
-    pid_t pid = fork();
-    if (pid < 0)
+    /* the program's own environment: a framework that refuses its level is unavailable here */
+    char **env = sl_external_env();
+    char *const argv[] = {(char *)python, "-c", (char *)code, NULL};
+    pid_t pid = env ? fork() : -1;
+    if (pid < 0) {
+        sl_external_env_free(env);
         return -1;
+    }
     if (pid == 0) {
         setpgid(0, 0);
         int null = open("/dev/null", O_RDWR);
         dup2(null, 0);
         dup2(null, 1);
         dup2(null, 2);
-        execlp(sl_external_python(), sl_external_python(), "-c", code, (char *)NULL);
+        execvpe(python, argv, env);
         _exit(127);
     }
+    sl_external_env_free(env);
     setpgid(pid, pid); /* also here: no race with the child's own call */
     int st = 0;
     for (int ms = 0;; ms += 20) {
@@ -91,7 +99,7 @@ static int python_ok(const char *code)
             kill(-pid, SIGKILL);
             while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
                 ;
-            snprintf(python_hung, sizeof python_hung, "%s", sl_external_python());
+            snprintf(python_hung, sizeof python_hung, "%s", python);
             return -2;
         }
         nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);

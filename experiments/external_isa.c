@@ -5,7 +5,7 @@
  * When the kernels are held at a level (SPEEDLAB_ISA honoured, at any level, or the kernels built for a
  * level below this CPU's best), the baseline program is started with the variables that hold each
  * framework at the same level: ATen's dispatch, oneDNN's JIT, OpenBLAS's kernels, NumPy's dispatched
- * loops and XLA's code generation. A variable the user set is kept as it is (and recorded as theirs).
+ * loops, Numba's and XLA's code generation. A variable the user set is kept as it is (and recorded as theirs).
  * The program says what each framework runs at (baselines/isa.py) in its first report; the record keeps
  * it as external.isa, with a `mismatch` line when a framework runs above the level asked for.
  */
@@ -33,12 +33,13 @@ int sl_external_isa_rank(const char *isa)
  * this CPU has are named (NumPy refuses a baseline feature, and none of these is one). */
 static const struct level_map {
     const char *isa, *x86, *aten, *onednn, *openblas, *xla;
+    const char *numba; /* an LLVM CPU whose own features are the level's (known to old LLVMs too) */
     int numpy_from; /* the first entry of numpy_features above this level */
 } levels[] = {
-    {"sse4.2", "v2", "default", "SSE41", "Nehalem", "SSE4_2", 0},
-    {"avx", NULL, "default", "AVX", "Sandybridge", "AVX", 1},
-    {"avx2", "v3", "avx2", "AVX2", "Haswell", "AVX2", 5},
-    {"avx512", "v4", "avx512", "AVX512_CORE", "SkylakeX", "AVX512", 9},
+    {"sse4.2", "v2", "default", "SSE41", "Nehalem", "SSE4_2", "nehalem", 0},
+    {"avx", NULL, "default", "AVX", "Sandybridge", "AVX", "sandybridge", 1},
+    {"avx2", "v3", "avx2", "AVX2", "Haswell", "AVX2", "haswell", 5},
+    {"avx512", "v4", "avx512", "AVX512_CORE", "SkylakeX", "AVX512", "skylake-avx512", 9},
 };
 
 /* NumPy's dispatched x86 features from AVX up, each with the CPU flag (/proc/cpuinfo's name)
@@ -129,6 +130,10 @@ int sl_external_isa_vars(const char *isa, int (*cpu_has)(const char *), sl_isa_v
     set_var(&v[n++], "ONEDNN_MAX_CPU_ISA", m->onednn);
     set_var(&v[n++], "DNNL_MAX_CPU_ISA", m->onednn);
     set_var(&v[n++], "OPENBLAS_CORETYPE", m->openblas);
+    /* Numba compiles for NUMBA_CPU_NAME with NUMBA_CPU_FEATURES; empty features: the CPU's own (unset,
+     * it would take this CPU's, AVX-512 included) */
+    set_var(&v[n++], "NUMBA_CPU_NAME", m->numba);
+    set_var(&v[n++], "NUMBA_CPU_FEATURES", "");
     char list[320] = "";
     for (size_t i = (size_t)m->numpy_from; i < sizeof numpy_features / sizeof *numpy_features; i++)
         if (!cpu_has || cpu_has(numpy_features[i][1]))
@@ -149,19 +154,62 @@ int sl_external_isa_vars(const char *isa, int (*cpu_has)(const char *), sl_isa_v
     return n;
 }
 
-void sl_external_isa_apply(void)
+/* Whether the environ entry `e` ("NAME=value") is one of v's that speedlab sets. */
+static int replaced(const char *e, const sl_isa_var *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(v[i].name);
+        if (!v[i].user && strncmp(e, v[i].name, len) == 0 && e[len] == '=')
+            return 1;
+    }
+    return 0;
+}
+
+char **sl_external_env_with(char *const *base, const sl_isa_var *v, int n)
+{
+    size_t nb = 0, k = 0;
+    while (base && base[nb])
+        nb++;
+    char **env = calloc(nb + (size_t)n + 1, sizeof *env);
+    if (!env)
+        return NULL;
+    for (size_t i = 0; i < nb; i++)
+        if (!replaced(base[i], v, n) && !(env[k++] = strdup(base[i])))
+            goto oom;
+    for (int i = 0; i < n; i++) {
+        if (v[i].user)
+            continue;
+        size_t len = strlen(v[i].name) + strlen(v[i].value) + 2;
+        if (!(env[k] = malloc(len)))
+            goto oom;
+        snprintf(env[k++], len, "%s=%s", v[i].name, v[i].value);
+    }
+    return env;
+oom:
+    sl_external_env_free(env);
+    return NULL;
+}
+
+extern char **environ;
+
+char **sl_external_env(void)
 {
     sl_isa_var v[SL_ISA_VARS];
     int n = sl_external_isa_vars(sl_external_isa_target(), sl_external_isa_cpu_has, v);
-    for (int i = 0; i < n; i++)
-        if (!v[i].user)
-            setenv(v[i].name, v[i].value, 1);
+    return sl_external_env_with(environ, v, n);
+}
+
+void sl_external_env_free(char **env)
+{
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
 }
 
 /* "OpenBLAS SkylakeX (avx512)": one framework's report, for the mismatch line. */
 static void describe(char *out, size_t n, const char *fw, const json_t *r)
 {
-    static const char *const what[] = {"corename", "capability", "max_isa"};
+    static const char *const what[] = {"corename", "capability", "cpu_name", "max_isa"};
     const char *detail = NULL;
     for (size_t i = 0; !detail && i < sizeof what / sizeof *what; i++)
         detail = json_string_value(json_object_get(r, what[i]));

@@ -36,11 +36,16 @@ int ext_spawn(ext_proc *p, const char *program, const char *err_path, sl_error *
         }
         return -1;
     }
+    char **env = sl_external_env(); /* the frameworks at the kernels' level (external_isa.c) */
+    const char *python = sl_external_python();
+    char *const argv[] = {(char *)python, (char *)program, NULL};
     fflush(NULL);
-    p->pid = fork();
+    p->pid = env ? fork() : -1;
     if (p->pid < 0) {
-        sl_error_set(err, "cannot start the baseline (fork): %s", strerror(errno));
+        sl_error_set(err, "cannot start the baseline (%s): %s", env ? "fork" : "its environment",
+                     strerror(env ? errno : ENOMEM));
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+        sl_external_env_free(env);
         return -1;
     }
     if (p->pid == 0) {
@@ -51,11 +56,11 @@ int ext_spawn(ext_proc *p, const char *program, const char *err_path, sl_error *
             dup2(efd, 2);
         close(in[1]);
         close(out[0]);
-        sl_external_isa_apply(); /* the frameworks at the kernels' level (external_isa.c) */
-        execlp(sl_external_python(), sl_external_python(), program, (char *)NULL);
-        fprintf(stderr, "cannot run %s %s: %s\n", sl_external_python(), program, strerror(errno));
+        execvpe(python, argv, env);
+        dprintf(2, "cannot run %s %s: %s\n", python, program, strerror(errno));
         _exit(127);
     }
+    sl_external_env_free(env);
     close(in[0]);
     close(out[1]);
     p->in_fd = in[1];

@@ -146,8 +146,8 @@ static void framework_line(FILE *f, const rep_set *s, int env, const char *study
     fprintf(f, "- frameworks: no size where a C variant and a framework baseline both ran ok\n");
 }
 
-/* "- frameworks held at the kernels' level (v3): numpy avx2, openblas avx2, torch avx2, jax avx2": what
- * the baselines reported running at, each framework once, where the run held them at a level
+/* "- frameworks held at the kernels' level (v3), as each reported running: numpy avx2, openblas avx2,
+ * torch avx2, jax capped at avx2": what the baselines reported running at, each framework once, where the run held them at a level
  * (external.isa.level); nothing where it did not. */
 static void isa_held_line(FILE *f, const rep_set *s, int env, const char *study)
 {
@@ -166,7 +166,9 @@ static void isa_held_line(FILE *f, const rep_set *s, int env, const char *study)
         json_object_foreach(isa, name, fw) {
             const char *at = json_string_value(json_object_get(fw, "isa"));
             char one[96];
-            snprintf(one, sizeof one, "%s %s", name, at ? at : "");
+            /* XLA does not say what it generated: its entry is the cap it was given */
+            snprintf(one, sizeof one, "%s %s%s", name, json_object_get(fw, "max_isa") ? "capped at " : "",
+                     at ? at : "");
             if (!at || strstr(list, one) || len >= sizeof list)
                 continue;
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", one);

@@ -2,11 +2,12 @@
  * test_external_isa.c: the framework baselines at the kernels' instruction-set level
  * (experiments/external_isa.c, docs/baselines.md "Instruction-set level").
  * `test_external_isa`: the mapping from a level to the frameworks' variables (a user's own value kept,
- * XLA_FLAGS appended to), and the mismatch check on a planted report.
+ * XLA_FLAGS appended to), the baseline's environment made from them, and the mismatch check on a
+ * planted report.
  * `test_external_isa run` (Meson's external_isa_v2, SPEEDLAB_ISA=v2): entropy_mi's NumPy baseline in a
  * --quick run, whose record's external.isa shows OpenBLAS's Nehalem core and NumPy without AVX, and with
- * the user's own OPENBLAS_CORETYPE=Haswell, kept and recorded as a mismatch; exit 77 (skipped) in a
- * native build or where the interpreter lacks NumPy.
+ * the user's own OPENBLAS_CORETYPE=Haswell, kept and recorded as a mismatch, and the availability probe
+ * run in the same environment; exit 77 (skipped) in a native build or where the interpreter lacks NumPy.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -22,7 +24,8 @@
 #include "runner_test.h"
 
 static const char *const vars[] = {"ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA",
-                                   "OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS"};
+                                   "OPENBLAS_CORETYPE", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES",
+                                   "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS"};
 
 static int every_flag(const char *flag) { (void)flag; return 1; }
 static int no_avx512(const char *flag) { return strncmp(flag, "avx512", 6) != 0; }
@@ -65,11 +68,13 @@ static void test_levels(void **state)
     clear_env();
 
     int n = sl_external_isa_vars("sse4.2", every_flag, v); /* v2 */
-    assert_int_equal(n, 6);
+    assert_int_equal(n, 8);
     assert_string_equal(value(v, n, "ATEN_CPU_CAPABILITY"), "default");
     assert_string_equal(value(v, n, "ONEDNN_MAX_CPU_ISA"), "SSE41");
     assert_string_equal(value(v, n, "DNNL_MAX_CPU_ISA"), "SSE41");
     assert_string_equal(value(v, n, "OPENBLAS_CORETYPE"), "Nehalem");
+    assert_string_equal(value(v, n, "NUMBA_CPU_NAME"), "nehalem");
+    assert_string_equal(value(v, n, "NUMBA_CPU_FEATURES"), ""); /* the named CPU's own */
     assert_string_equal(value(v, n, "XLA_FLAGS"), "--xla_cpu_max_isa=SSE4_2");
     const char *npy = value(v, n, "NPY_DISABLE_CPU_FEATURES");
     for (const char *f = "AVX F16C FMA3 AVX2 X86_V3 AVX512F AVX512_SKX X86_V4 AVX512_ICL"; *f;) {
@@ -87,6 +92,7 @@ static void test_levels(void **state)
     assert_string_equal(value(v, n, "ATEN_CPU_CAPABILITY"), "avx2");
     assert_string_equal(value(v, n, "ONEDNN_MAX_CPU_ISA"), "AVX2");
     assert_string_equal(value(v, n, "OPENBLAS_CORETYPE"), "Haswell");
+    assert_string_equal(value(v, n, "NUMBA_CPU_NAME"), "haswell");
     assert_string_equal(value(v, n, "XLA_FLAGS"), "--xla_cpu_max_isa=AVX2");
     npy = value(v, n, "NPY_DISABLE_CPU_FEATURES");
     assert_true(has_word(npy, "AVX512F") && has_word(npy, "X86_V4") && has_word(npy, "AVX512_SKX"));
@@ -94,12 +100,13 @@ static void test_levels(void **state)
     /* on an AVX2-only CPU nothing is above v3: NumPy gets no list (it would warn about each name) */
     n = sl_external_isa_vars("avx2", no_avx512, v);
     assert_null(var(v, n, "NPY_DISABLE_CPU_FEATURES"));
-    assert_int_equal(n, 5);
+    assert_int_equal(n, 7);
 
     n = sl_external_isa_vars("avx512", every_flag, v); /* v4 */
     assert_string_equal(value(v, n, "ATEN_CPU_CAPABILITY"), "avx512");
     assert_string_equal(value(v, n, "ONEDNN_MAX_CPU_ISA"), "AVX512_CORE");
     assert_string_equal(value(v, n, "OPENBLAS_CORETYPE"), "SkylakeX");
+    assert_string_equal(value(v, n, "NUMBA_CPU_NAME"), "skylake-avx512");
     assert_string_equal(value(v, n, "XLA_FLAGS"), "--xla_cpu_max_isa=AVX512");
     npy = value(v, n, "NPY_DISABLE_CPU_FEATURES");
     assert_true(has_word(npy, "AVX512_ICL") && has_word(npy, "AVX512_SPR") && has_word(npy, "AVX512_CLX"));
@@ -155,6 +162,33 @@ static void test_mismatch(void **state)
     json_decref(r);
 }
 
+/* The baseline's environment: speedlab's values replace their names' entries, the user's stay, the rest
+ * is copied as it is. */
+static void test_env_with(void **state)
+{
+    (void)state;
+    char *const base[] = {"PATH=/bin", "ATEN_CPU_CAPABILITY=avx512", "ATEN_CPU_CAPABILITY_X=1",
+                          "OPENBLAS_CORETYPE=Core2", "XLA_FLAGS=--a", NULL};
+    sl_isa_var v[3] = {{.name = "ATEN_CPU_CAPABILITY", .value = "avx2"},
+                       {.name = "OPENBLAS_CORETYPE", .value = "Core2", .user = 1},
+                       {.name = "XLA_FLAGS", .value = "--a --xla_cpu_max_isa=AVX2"}};
+    char **env = sl_external_env_with(base, v, 3);
+    assert_non_null(env);
+    static const char *const want[] = {"PATH=/bin", "ATEN_CPU_CAPABILITY_X=1", "OPENBLAS_CORETYPE=Core2",
+                                       "ATEN_CPU_CAPABILITY=avx2", "XLA_FLAGS=--a --xla_cpu_max_isa=AVX2"};
+    size_t n = 0;
+    while (env[n])
+        n++;
+    assert_int_equal(n, sizeof want / sizeof *want);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(env[i], want[i]);
+    sl_external_env_free(env);
+    env = sl_external_env_with(NULL, v, 0); /* nothing at all: an empty list */
+    assert_non_null(env);
+    assert_null(env[0]);
+    sl_external_env_free(env);
+}
+
 /* ---- SPEEDLAB_ISA=v2 in a dispatch build: what the NumPy baseline ran at ------------------------ */
 
 extern const sl_study sl_study_entropy_mi;
@@ -190,6 +224,49 @@ static void test_v2_run(void **state)
     json_decref(all);
 }
 
+/* The availability probe runs in the program's environment: an interpreter that refuses the level's
+ * variables (here a stand-in that fails unless OpenBLAS is held at Nehalem, and one that fails when it
+ * is) makes the row unavailable before any case starts. */
+static void test_v2_probe_env(void **state)
+{
+    (void)state;
+    clear_env();
+    static const char *const scripts[][2] = {{"held.sh", "test \"$OPENBLAS_CORETYPE\" = Nehalem"},
+                                             {"refuses.sh", "test \"$OPENBLAS_CORETYPE\" != Nehalem"}};
+    for (int i = 0; i < 2; i++) {
+        char path[4400], why[512];
+        snprintf(path, sizeof path, "%s/%s", rt_out_dir, scripts[i][0]);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "#!/bin/sh\n%s\n", scripts[i][1]);
+        fclose(f);
+        assert_int_equal(chmod(path, 0755), 0);
+        setenv("SPEEDLAB_PYTHON", path, 1);
+        assert_int_equal(sl_external_available("numpy", why, sizeof why), i == 0);
+    }
+    unsetenv("SPEEDLAB_PYTHON");
+}
+
+/* Numba compiles for the level's CPU (where the interpreter has Numba). */
+static void test_v2_numba(void **state)
+{
+    (void)state;
+    char why[512];
+    clear_env();
+    if (!sl_external_available("numba", why, sizeof why))
+        skip();
+    assert_int_equal(rt_speedlab(reg, 1, "run", "entropy_mi", "--variants", "numba", "--sizes", "256",
+                                 "--quick", "--out", rt_out_dir, NULL), 0);
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *r = rt_find_case(all, "numba", 256);
+    assert_string_equal(rt_str(r, "status"), "ok");
+    json_t *nb = json_object_get(json_object_get(json_object_get(r, "external"), "isa"), "numba");
+    assert_non_null(nb);
+    assert_string_equal(rt_str(nb, "cpu_name"), "nehalem");
+    assert_string_equal(rt_str(nb, "isa"), "sse4.2");
+    json_decref(all);
+}
+
 /* The user's own OPENBLAS_CORETYPE wins, and the record says it ran above the kernels' level. */
 static void test_v2_user_value_mismatch(void **state)
 {
@@ -222,13 +299,16 @@ int main(int argc, char **argv)
             return 77;
         }
         const struct CMUnitTest run[] = {cmocka_unit_test(test_v2_run),
-                                         cmocka_unit_test(test_v2_user_value_mismatch)};
+                                         cmocka_unit_test(test_v2_user_value_mismatch),
+                                         cmocka_unit_test(test_v2_probe_env),
+                                         cmocka_unit_test(test_v2_numba)};
         return cmocka_run_group_tests_name("external isa v2", run, rt_setup_dir, rt_remove_dir);
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_levels),
         cmocka_unit_test(test_user_values_kept),
         cmocka_unit_test(test_mismatch),
+        cmocka_unit_test(test_env_with),
     };
     return cmocka_run_group_tests_name("external isa", tests, NULL, NULL);
 }
