@@ -35,7 +35,7 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
         memory_format=memory).to(device)
     yt = torch.from_numpy(inp["test_labels"].astype(np.int64)).to(device)
     if device != "cpu":  # resident: the bytes once, each batch gathered and scaled on the device
-        images, labels = torch.from_numpy(images).to(device), torch.from_numpy(labels.astype(np.int64)).to(device)
+        images, labels = torch.tensor(images, device=device), torch.tensor(labels.astype(np.int64), device=device)
 
     def layers(net):  # the parameters in the suite's order, with their shapes there
         c1, c2, d1, d2 = net[0], net[3], net[7], net[9]
@@ -60,7 +60,7 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
             for p, transposed in layers(net):
                 shape = tuple(reversed(p.shape)) if transposed else tuple(p.shape)
                 size = int(np.prod(shape))
-                w = torch.from_numpy(inp["P0"][at:at + size].reshape(shape)).to(device)
+                w = torch.tensor(inp["P0"][at:at + size].reshape(shape)).to(device)
                 p.copy_(w.T if transposed else w)
                 at += size
         return net, torch.optim.SGD(net.parameters(), lr=lr, momentum=mu), run if compiled else net

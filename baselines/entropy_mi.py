@@ -49,7 +49,7 @@ def torch_bmm(inp, settings):
     1 x D by D x 1 products), the pair sum factorised. (The full D x D joint by bmm is O(B D^2): 36 s
     a call at B = 65536 here, which the C naive variant already represents.)"""
     import torch
-    X, Y = torch.from_numpy(inp["X"]), torch.from_numpy(inp["Y"])
+    X, Y = torch.tensor(inp["X"]), torch.tensor(inp["Y"])
 
     def sum_sq(p):
         return torch.bmm(p.unsqueeze(1), p.unsqueeze(2)).flatten().double()
@@ -77,7 +77,7 @@ def torch_square_sum_form(inp, settings):
     """The plain PyTorch spelling: torch.softmax, then (p * p).sum(dim=1), float32 row sums, the mean
     over rows in float64 (what a user writes who does not reach for bmm)."""
     import torch
-    X, Y = torch.from_numpy(inp["X"]), torch.from_numpy(inp["Y"])
+    X, Y = torch.tensor(inp["X"]), torch.tensor(inp["Y"])
 
     def call():
         with torch.no_grad():
@@ -91,7 +91,7 @@ def torch_compile_form(inp, settings):
     softmax, square and row sum into one pass over each row); compiled in the first call."""
     import torch
     from torch_compile import torch_compile
-    X, Y = torch.from_numpy(inp["X"]), torch.from_numpy(inp["Y"])
+    X, Y = torch.tensor(inp["X"]), torch.tensor(inp["Y"])
     f = torch_compile(torch, lambda X, Y: torch_entropy_mi(torch, X, Y))
 
     def call():
@@ -156,7 +156,7 @@ def torch_on_device(compute):
         inside the call; .item() waits for the GPU."""
         import torch
         dev = settings.get("device") or "cuda"
-        host = [torch.from_numpy(inp[k]) for k in "XY"]
+        host = [torch.tensor(inp[k]) for k in "XY"]
         host = [h.pin_memory() for h in host] if dev != "cpu" else host
 
         def call():

@@ -95,7 +95,7 @@ class TorchNet(NumpyNet):
         import torch
         super().__init__(np, X, y, H, lam)
         self.t, self.device = torch, device
-        self.X1t, self.Yt = torch.from_numpy(self.X1).to(device), torch.from_numpy(self.Y).to(device)
+        self.X1t, self.Yt = torch.tensor(self.X1, device=device), torch.tensor(self.Y, device=device)
         self.onest = torch.ones((self.m, 1), dtype=torch.float64, device=device)
 
     def unpack(self, theta):
@@ -162,7 +162,8 @@ def form(Net, valgrad=False, on_device=False):
 
         def check():  # cost and gradient at theta0, which speedlab compares with its default variant,
             # from the functions the timed training calls (valgrad: the one pass giving both)
-            cost0, grad0 = net.cost_grad(theta0) if valgrad else (net.cost(theta0), net.grad(theta0))
+            t = theta0.copy()  # the inputs are read-only; a form may unpack its weights as views
+            cost0, grad0 = net.cost_grad(t) if valgrad else (net.cost(t), net.grad(t))
             return {"cost0": cost0, "grad0": grad0}
         return call_valgrad if valgrad else call, outputs, check
     return make

@@ -61,13 +61,16 @@ def clean(x):
 
 
 def load_inputs(path):
-    """inputs.json: name -> {"file", "dtype", "shape"} for an array speedlab wrote, or a plain value."""
+    """inputs.json: name -> {"file", "dtype", "shape"} for an array speedlab wrote (read-only), or a
+    plain value."""
     with open(path) as f:
         manifest = json.load(f)
     out = {}
     for name, v in manifest.items():
         if isinstance(v, dict) and "file" in v:
             out[name] = np.fromfile(v["file"], dtype=v["dtype"]).reshape(v["shape"])
+            # every form gets the same arrays: one that wrote into them would change the others' inputs
+            out[name].flags.writeable = False
         else:
             out[name] = v
     return out

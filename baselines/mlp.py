@@ -168,7 +168,7 @@ def torch_training(inp, compiled, device="cpu"):
         with torch.no_grad():
             for layer, W, b in zip(model[::2], (W1, W2, W3), (b1, b2, b3)):
                 layer.weight.copy_(torch.from_numpy(W.T.copy()))  # Linear keeps out x in (copy_ moves it)
-                layer.bias.copy_(torch.from_numpy(b))
+                layer.bias.copy_(torch.tensor(b))
         return model, torch.optim.SGD(model.parameters(), lr=0.1), run if compiled else model
 
     def step(model, X, y, lr):

@@ -48,7 +48,7 @@ def numpy_khatri_rao(inp, settings):
 def torch_einsum(inp, settings):
     """The same einsum in PyTorch (it contracts pairwise through bmm)."""
     import torch
-    X, Y, Z = (torch.from_numpy(inp[k]) for k in "XYZ")
+    X, Y, Z = (torch.tensor(inp[k]) for k in "XYZ")
 
     def call():
         with torch.no_grad():
@@ -67,7 +67,7 @@ def torch_khatri_rao(inp, settings):
     """The Khatri-Rao form in PyTorch: the N x D*D product by broadcasting, then one torch.matmul (one
     sgemm), what a PyTorch user who knows the contraction writes instead of einsum."""
     import torch
-    X, Y, Z = (torch.from_numpy(inp[k]) for k in "XYZ")
+    X, Y, Z = (torch.tensor(inp[k]) for k in "XYZ")
 
     def call():
         with torch.no_grad():
@@ -80,7 +80,7 @@ def torch_compile_form(inp, settings):
     the tanh and the broadcast product, the matmul stays a BLAS call); compiled in the first call."""
     import torch
     from torch_compile import torch_compile
-    X, Y, Z = (torch.from_numpy(inp[k]) for k in "XYZ")
+    X, Y, Z = (torch.tensor(inp[k]) for k in "XYZ")
     f = torch_compile(torch, lambda X, Y, Z: torch_kr(torch, X, Y, Z))
 
     def call():
@@ -147,7 +147,7 @@ def torch_on_device(compute):
         the mean back to the host inside the call (.cpu() waits for the GPU)."""
         import torch
         dev = settings.get("device") or "cuda"
-        host = [torch.from_numpy(inp[k]) for k in "XYZ"]
+        host = [torch.tensor(inp[k]) for k in "XYZ"]
         host = [h.pin_memory() for h in host] if dev != "cpu" else host
 
         def call():

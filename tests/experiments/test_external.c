@@ -262,8 +262,9 @@ static void test_absurd_times(void **state)
     unsetenv("SPEEDLAB_BASELINES");
 }
 
-/* Six forms of the numpy row: "wrong" is the fastest but fails the check, "broken" raises, "slow",
- * "fast" (neither first nor last) and "slower" pass, "drift" passes at its first call only. The row runs
+/* Seven forms of the numpy row: "wrong" is the fastest but fails the check, "broken" raises, "scribble"
+ * writes into its inputs, "slow", "fast" (neither first nor last) and "slower" pass, "drift" passes at
+ * its first call only. The row runs
  * "fast" and records every form's outcome; --param form= runs the form it names, a wrong one fails the
  * case, a drifting one fails on its timed calls' outputs, and an unknown one lists the row's forms. */
 static void test_fastest_form(void **state)
@@ -289,6 +290,12 @@ static void test_fastest_form(void **state)
              "    return make\n"
              "def broken(inp, settings):\n"
              "    raise RuntimeError('planted: no such backend')\n"
+             "def scribble(inp, settings):\n"
+             "    call, outputs = form(0)(inp, settings)\n"
+             "    def scribbling():\n"
+             "        inp['X'][0, 0] = 1e3\n"
+             "        return call()\n"
+             "    return scribbling, outputs\n"
              "def drift(inp, settings):\n"
              "    call, outputs = form(0.1)(inp, settings)\n"
              "    calls = []\n"
@@ -298,7 +305,7 @@ static void test_fastest_form(void **state)
              "        return (h, mi) if len(calls) == 1 else (2 * h, 2 * mi)\n"
              "    return drifting, outputs\n"
              "main({'numpy': {'slow': form(0.05), 'wrong': form(0, 2.0), 'fast': form(0.005), 'broken': broken,\n"
-             "                'slower': form(0.08), 'drift': drift}})\n",
+             "                'slower': form(0.08), 'drift': drift, 'scribble': scribble}})\n",
              sl_external_dir());
     plant_program(body);
     assert_int_equal(speedlab("run", "entropy_mi", "--variants", "numpy", "--sizes", "256", "--reps", "2",
@@ -312,6 +319,8 @@ static void test_fastest_form(void **state)
     assert_string_equal(rt_str(e, "form_chosen_by"), "fastest");
     assert_true(json_is_true(json_object_get(json_object_get(r, "check"), "passed")));
     assert_non_null(strstr(rt_str(json_object_get(forms, "broken"), "error"), "planted: no such backend"));
+    /* the inputs are read-only: a form writing into them fails, and the others' inputs stay as they were */
+    assert_non_null(strstr(rt_str(json_object_get(forms, "scribble"), "error"), "read-only"));
     assert_true(json_is_false(json_object_get(json_object_get(json_object_get(forms, "wrong"), "check"),
                                               "passed")));
     assert_true(json_is_true(json_object_get(json_object_get(json_object_get(forms, "slow"), "check"),
@@ -335,7 +344,7 @@ static void test_fastest_form(void **state)
     expect_failed_with("entropy_mi", "numpy", "256", "form=wrong", "check failed");
 
     expect_failed_with("entropy_mi", "numpy", "256", "form=nosuch",
-                       "row numpy has no form 'nosuch' (its forms: slow, wrong, fast, broken, slower, drift)");
+                       "row numpy has no form 'nosuch' (its forms: slow, wrong, fast, broken, slower, drift, scribble)");
     /* right at its first call, wrong afterwards: the timed calls' outputs are checked too */
     expect_failed_with("entropy_mi", "numpy", "256", "form=drift", "the last repetition's outputs: check failed");
     unsetenv("SPEEDLAB_BASELINES");
