@@ -68,9 +68,11 @@ def load_inputs(path):
     out = {}
     for name, v in manifest.items():
         if isinstance(v, dict) and "file" in v:
-            out[name] = np.fromfile(v["file"], dtype=v["dtype"]).reshape(v["shape"])
+            a = np.fromfile(v["file"], dtype=v["dtype"])
             # every form gets the same arrays: one that wrote into them would change the others' inputs
-            out[name].flags.writeable = False
+            # (read-only at the base: a view of it cannot be made writable again)
+            a.flags.writeable = False
+            out[name] = a.reshape(v["shape"])
         else:
             out[name] = v
     return out

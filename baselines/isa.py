@@ -44,7 +44,7 @@ TORCH_CAPABILITIES = {"default": "sse2", "no avx": "sse2", "avx": "avx", "avx2":
                       "amx": "avx512+"}
 
 # the LLVM CPUs speedlab names for Numba, by their own features (NUMBA_CPU_FEATURES empty)
-NUMBA_CPUS = {"nehalem": "sse4.2", "sandybridge": "avx", "haswell": "avx2", "skylake-avx512": "avx512"}
+NUMBA_CPUS = {"": "sse2", "generic": "sse2", "nehalem": "sse4.2", "sandybridge": "avx", "haswell": "avx2", "skylake-avx512": "avx512"}
 # LLVM's feature names, widest first
 LLVM_FEATURES = (("avx512f", "avx512"), ("avx2", "avx2"), ("avx", "avx"), ("sse4.2", "sse4.2"),
                  ("sse2", "sse2"))
@@ -130,7 +130,7 @@ def numba():
     import llvmlite.binding as ll
     # what Numba passes LLVM (numba/core/codegen.py): the named CPU, or this one, with the features given
     # (empty: the named CPU's own) or this CPU's
-    name = config.CPU_NAME or ll.get_host_cpu_name()
+    name = ll.get_host_cpu_name() if config.CPU_NAME is None else config.CPU_NAME  # "": LLVM's generic
     feats = config.CPU_FEATURES
     if feats is None:
         feats = ll.get_host_cpu_features().flatten()

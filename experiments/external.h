@@ -42,7 +42,7 @@ const char *sl_external_isa_target(void);
 /* One variable of a baseline program's environment. */
 typedef struct sl_isa_var {
     const char *name;
-    char value[320];
+    char value[2048]; /* XLA_FLAGS: the user's flags and the level's */
     int user; /* 1: the user's own value, kept as it is */
 } sl_isa_var;
 #define SL_ISA_VARS 10
@@ -62,7 +62,7 @@ int sl_external_isa_cpu_has(const char *flag);
  * memory. */
 char **sl_external_env_with(char *const *base, const sl_isa_var *v, int n);
 /* The environment of a baseline program: this process's, with sl_external_isa_target()'s variables.
- * Made in the parent, passed to execve: between fork and exec only async-signal-safe calls are safe
+ * Made in the parent, passed to execvpe: between fork and exec only async-signal-safe calls are safe
  * (setenv allocates, and another thread may hold the allocator's lock when the process forks). */
 char **sl_external_env(void);
 void sl_external_env_free(char **env);

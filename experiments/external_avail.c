@@ -61,16 +61,16 @@ static int probe_timeout_ms(void)
     return (int)(1000 * (t < PROBE_TIMEOUT_S ? t : PROBE_TIMEOUT_S));
 }
 
-/* Runs `python -c code` with no input or output, in a process group of its own and the baseline
- * program's environment; its exit status, -1 when it could not start, -2 when it ran past
- * PROBE_TIMEOUT_S (then it and its children are killed). */
-static int python_ok(const char *code)
+/* Runs `python -c code` with no input or output, in a process group of its own, in the baseline
+ * program's environment (held: the frameworks at the kernels' level, as the program runs) or in this
+ * process's; its exit status, -1 when it could not start, -2 when it ran past PROBE_TIMEOUT_S (then it
+ * and its children are killed). */
+static int python_ok(const char *code, int held)
 {
     const char *python = sl_external_python();
     if (!strcmp(python_hung, python))
         return -2;
-    /* the program's own environment: a framework that refuses its level is unavailable here */
-    char **env = sl_external_env();
+    char **env = held ? sl_external_env() : sl_external_env_with(environ, NULL, 0);
     char *const argv[] = {(char *)python, "-c", (char *)code, NULL};
     pid_t pid = env ? fork() : -1;
     if (pid < 0) {
@@ -146,7 +146,7 @@ static int device_available(const char *module, char *why, size_t n)
     if (ok < 0) {
         char code[512];
         snprintf(code, sizeof code, "import %.*s\n%s", (int)m, module, check ? check : "raise SystemExit(1)");
-        ok = check && python_ok(code) == 0;
+        ok = check && python_ok(code, 1) == 0;
         if (n_seen < 8) {
             snprintf(seen[n_seen], sizeof seen[0], "%s", key);
             seen_ok[n_seen++] = ok;
@@ -172,9 +172,10 @@ int sl_external_available(const char *module, char *why, size_t n)
     /* an import of torch takes a second or two: once per interpreter and module */
     static char keys[16][4200];
     static int results[16], n_cached;
-    char key[4200];
-    snprintf(key, sizeof key, "%s %s", sl_external_python(), module);
-    int ok = 0, found = 0; /* ok: 1 importable, 0 not, -2 the probe timed out */
+    char key[4200]; /* the interpreter, the module and the level the probe holds the frameworks at */
+    const char *held = sl_external_isa_target();
+    snprintf(key, sizeof key, "%s %s %s", sl_external_python(), module, held ? held : "-");
+    int ok = 0, found = 0; /* ok: 1 importable, 0 not, -2 the probe timed out, -3 not at the level */
     for (int i = 0; i < n_cached && !found; i++)
         if (strcmp(keys[i], key) == 0)
             ok = results[i], found = 1;
@@ -183,9 +184,12 @@ int sl_external_available(const char *module, char *why, size_t n)
         snprintf(code, sizeof code, "import numpy, %s", module);
         for (char *c = code; *c; c++) /* "numpy+scipy": the form needs both */
             *c = *c == '+' ? ',' : *c;
-        int rc = strspn(module, "abcdefghijklmnopqrstuvwxyz0123456789_.+") == strlen(module) ? python_ok(code)
-                                                                                           : -1;
+        int valid = strspn(module, "abcdefghijklmnopqrstuvwxyz0123456789_.+") == strlen(module);
+        int rc = valid ? python_ok(code, 1) : -1;
         ok = rc == 0 ? 1 : rc == -2 ? -2 : 0;
+        /* at a held level, a framework may refuse its variables: importable without them says so */
+        if (!ok && valid && sl_external_isa_target() && python_ok(code, 0) == 0)
+            ok = -3;
         if (n_cached < 16) {
             snprintf(keys[n_cached], sizeof keys[0], "%s", key);
             results[n_cached++] = ok;
@@ -195,6 +199,12 @@ int sl_external_available(const char *module, char *why, size_t n)
         snprintf(why, n, "python:%s: %s did not finish importing %s%s within %.0f s (killed); check that "
                  "SPEEDLAB_PYTHON runs a Python interpreter that exits", module, sl_external_python(),
                  strcmp(module, "numpy") ? "numpy and " : "", module, probe_timeout_ms() / 1000.0);
+    else if (ok == -3)
+        snprintf(why, n, "python:%s: %s imports %s%s, but not with the variables that hold the frameworks at "
+                 "the kernels' level (%s; docs/baselines.md, \"Instruction-set level\"): run without "
+                 "SPEEDLAB_ISA, or set the refused variable yourself (a value of yours is kept)", module,
+                 sl_external_python(), strcmp(module, "numpy") ? "numpy and " : "", module,
+                 sl_external_isa_target());
     else if (!ok)
         snprintf(why, n, "python:%s: %s cannot import %s%s; install the baselines with `sh scripts/setup.sh "
                  "build --baselines` (or set SPEEDLAB_PYTHON to an interpreter that has them)", module,

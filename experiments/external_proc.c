@@ -1,6 +1,7 @@
 /*
- * external_proc.c: the baseline program as a process (external_proc.h): fork and exec with pipes, the
- * frameworks held at the kernels' level in the child, line-by-line reading within the deadline.
+ * external_proc.c: the baseline program as a process (external_proc.h): fork and exec with pipes, in
+ * an environment that holds the frameworks at the kernels' level (made before the fork), line-by-line
+ * reading within the deadline.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +58,10 @@ int ext_spawn(ext_proc *p, const char *program, const char *err_path, sl_error *
         close(in[1]);
         close(out[0]);
         execvpe(python, argv, env);
-        dprintf(2, "cannot run %s %s: %s\n", python, program, strerror(errno));
+        /* only async-signal-safe calls here: the parent says which interpreter (stderr.txt) */
+        static const char msg[] = "cannot start the baseline's interpreter (exec failed)\n";
+        if (write(2, msg, sizeof msg - 1) < 0)
+            _exit(127);
         _exit(127);
     }
     sl_external_env_free(env);

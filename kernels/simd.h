@@ -82,11 +82,13 @@ SIMD_INLINE vf32 vf32_splat(float x)
     for (int k = 0; k < VF32_LANES; k++) v[k] = x;
     return v;
 }
-/* *p in every lane, as one broadcast load. GCC's Zen 3 tuning builds vf32_splat of a loaded float at
- * AVX2 as a 128-bit broadcast and a vinsertf128 (under register pressure, a chain of inserts): an extra
- * instruction on the FMA ports for every broadcast of a register tile. AVX-512 folds the splat into the
- * FMA as an embedded broadcast. */
-#if defined(__AVX__) && !defined(__AVX512F__) && SIMD_BYTES == 32
+/* *p in every lane, as one broadcast load. GCC 12 builds vf32_splat of a loaded float as a half-width
+ * broadcast and an insert (under register pressure, a chain of inserts): an extra instruction on the
+ * vector ports for every broadcast of a register tile, at AVX2 (Zen 3 tuning) and at AVX-512 alike. */
+#if defined(__AVX512F__) && SIMD_BYTES == 64
+#include <immintrin.h>
+SIMD_INLINE vf32 vf32_bcast(const float *p) { return (vf32)_mm512_set1_ps(*p); }
+#elif defined(__AVX__) && SIMD_BYTES == 32
 #include <immintrin.h>
 SIMD_INLINE vf32 vf32_bcast(const float *p) { return (vf32)_mm256_broadcast_ss(p); }
 #else

@@ -146,8 +146,8 @@ static void framework_line(FILE *f, const rep_set *s, int env, const char *study
     fprintf(f, "- frameworks: no size where a C variant and a framework baseline both ran ok\n");
 }
 
-/* "- frameworks held at the kernels' level (v3), as each reported running: numpy avx2, openblas avx2,
- * torch avx2, jax capped at avx2": what the baselines reported running at, each framework once, where the run held them at a level
+/* "- frameworks held at the kernels' level (v3), as each reported: numpy avx2, openblas avx2, torch
+ * avx2, jax capped at avx2": what the baselines reported running at (jax: the cap it was given), each framework once, where the run held them at a level
  * (external.isa.level); nothing where it did not. */
 static void isa_held_line(FILE *f, const rep_set *s, int env, const char *study)
 {
@@ -175,7 +175,7 @@ static void isa_held_line(FILE *f, const rep_set *s, int env, const char *study)
         }
     }
     if (level)
-        fprintf(f, "- frameworks held at the kernels' level (%s), as each reported running: %s\n", level,
+        fprintf(f, "- frameworks held at the kernels' level (%s), as each reported: %s\n", level,
                 list[0] ? list : "(none reported a level)");
 }
 

@@ -6,11 +6,11 @@
  * broadcasts of b_nj and TM_JB x TM_KV independent FMAs, no multiply. At D = 32: AVX-512 holds all 32
  * k's in 2 zmm and 8 j's (16 accumulators of 32 registers); AVX2 16 k's in 2 ymm and 6 j's (12
  * accumulators + 2 w + a broadcast of 16 registers), enough chains to cover the FMA latency on two
- * pipes. Making w inside the tile, as a first version did, cost two multiplies per tile and n on the
- * FMA pipes (a sixth of them at AVX2's 4 x 2 tile). The chunk of inputs (64 x D x 3 floats, 24 KiB at
- * D = 32) and w (4 KiB) stay in L1 and A (128 KiB) in L2 while the chunk is swept. The j's past the
- * last whole block (2 at AVX2, D = 32) go in pairs over TM_KVT vectors of k, then one at a time; k's
- * past the last whole tile go one vector at a time, then scalar.
+ * pipes. Making w inside the tile would cost TM_KV multiplies per block and n on the FMA pipes (a fifth
+ * of them at AVX2). While a k slice is swept, b's chunk (64 x D floats, 8 KiB at D = 32) and w (TM_NC
+ * x TM_KV vectors: 4 KiB at AVX2, 8 KiB at AVX-512) stay in L1 and A (128 KiB) in L2. The j's past the
+ * last whole block (2 at AVX2, D = 32) go in pairs over TM_KVT vectors of k while that many remain, and
+ * otherwise one at a time; k's past the last whole vector are scalar.
  */
 #include <string.h>
 
@@ -74,7 +74,8 @@ tm_jsweep(const float *a, const float *b, const float *c, long D, long i, long k
         tm_block(w, kv * TM_W, b, D, i, j, kc, n0, n1, A, TM_JB, kv);
 }
 
-/* The j's from jm to D over the whole vectors of k (Dv of them): pairs of j's, then the last one. */
+/* The j's from jm to D over the whole vectors of k (the first Dv k's): in pairs where TM_KVT vectors
+ * remain, one at a time otherwise. */
 static void tm_jtail(const float *a, const float *b, const float *c, long D, long i, long jm, long Dv,
                      long n0, long n1, float *w, float *A)
 {

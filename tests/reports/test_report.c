@@ -690,7 +690,7 @@ static void framework_versions(void **state)
     assert_non_null(strstr(sm, "framework, torch 2.15.0, bmm form, 1 thread"));
     free(sm), free(sp);
     char *rp = rep_printf("%s/REPORT.md", out), *rm = slurp(rp);
-    assert_non_null(strstr(rm, "- frameworks held at the kernels' level (v3), as each reported running: "
+    assert_non_null(strstr(rm, "- frameworks held at the kernels' level (v3), as each reported: "
                                "openblas avx2, numpy avx2\n"));
     free(rm), free(rp);
 
