@@ -22,8 +22,8 @@
  *     27 accumulators; AVX2: 2 x 2 x 3 = 12) keeps one vector per (channel, tap), added up lane by lane
  *     once, at the end. conv1: 1.3 ms, where channel lanes took 2.4 (half the lanes idle, and the
  *     transpose of 676 positions per channel per image).
-   conv1's shape at AVX2 (its 8 channels one vector) has a third way in the fused backward, channels as
- *     the lanes per pooling window (cnns_conv1_wgrad_image), which builds no dz plane.
+ * conv1's shape at AVX2 has a third way in the fused backward, pooling windows as the lanes, reading the
+ * pooled gradient in its own planes (cnn_conv1_simd.h), which builds no dz plane.
  * Both sum CNNS_NB images per tile before storing the accumulators (position lanes: 72 KB of them for a
  * 16-channel layer, L2 not L1; 4 images took 2.1 ms for conv2 where 1 took 2.5).
  *
@@ -444,66 +444,6 @@ static inline void cnns_conv_backward_range(const cnn_conv *c, int B, const floa
     cnns_wgrad_out(c, acc, pos, part);
 }
 
-/* conv1's weight gradient with its output channels as the lanes (cnns_conv1_lanes; no input gradient),
- * the backward of cnns_conv1_pool_image: per pooling window, the masked pooled gradient v (L channels:
- * dp where the pooled value is > 0) goes to the window's four positions as v & (winner == d), and each
- * position adds its input under each tap, broadcast, times that vector: 36 FMAs into 9 accumulators
- * (one per tap, every lane a channel), no dz plane built (one thread at batch 512: 1.3 ms, where the
- * position lanes and their dz planes took 2.7; with the accumulators left behind a pointer, on the
- * stack, 2.7; with each of the 16 inputs under a window broadcast once for all its taps, 2.2; with the
- * window's row and column divided out of its index, 1.6). The image's dp, p and arg are read in channel
- * planes and transposed to windows x channels, L windows at a time. */
-CNNS_ALWAYS_INLINE void cnns_conv1_window(const float *x, int w, int i, int j, vf32 v, vi32 a, vf32 *acc)
-{
-    for (int d = 0; d < 4; d++) {
-        const vf32 vd = (vf32)((vi32)v & (a == d));
-        const float *t = x + (size_t)(2 * i + (d >> 1)) * w + 2 * j + (d & 1);
-        for (int ky = 0; ky < 3; ky++)
-            for (int kx = 0; kx < 3; kx++)
-                acc[ky * 3 + kx] += cnns_bcast(t + ky * w + kx) * vd;
-    }
-}
-
-static inline void cnns_conv1_wgrad_image(const cnn_conv *c, const float *x, const float *pv, const uint8_t *arg,
-                                          const float *dp, vf32 *acc_io, vf32 *dbv)
-{
-    const int pw = cnn_conv_wo(c) / 2, np = (cnn_conv_ho(c) / 2) * pw, w = c->w;
-    /* the image's own sums, in locals that GCC keeps in registers (through the pointer: on the stack),
-     * added to the range's at the end: chains of one image's 676 positions, not the whole range's */
-    vf32 acc[9] = {{0}};
-    int at = 0, i = 0, j = 0;
-    for (; at + CNNS_VL <= np; at += CNNS_VL) {
-        vf32 v[CNNS_VL], u[CNNS_VL];
-        for (int co = 0; co < CNNS_VL; co++) {
-            const size_t e = (size_t)co * np + at;
-            cnns_vu8 bytes;
-            memcpy(&bytes, arg + e, sizeof bytes);
-            v[co] = (vf32)((vi32)vf32_load(dp + e) & (vf32_load(pv + e) > 0.0f));
-            u[co] = (vf32)__builtin_convertvector(bytes, vi32);
-        }
-        cnns_transpose(v), cnns_transpose(u);
-        for (int k = 0; k < CNNS_VL; k++) { /* window (i, j) = at + k, counted, not divided */
-            *dbv += v[k];
-            cnns_conv1_window(x, w, i, j, v[k], (vi32)u[k], acc);
-            if (++j == pw)
-                j = 0, i++;
-        }
-    }
-    for (; at < np; at++) { /* the last windows: lane by lane */
-        vf32 v;
-        vi32 a;
-        for (int co = 0; co < CNNS_VL; co++) {
-            const size_t e = (size_t)co * np + at;
-            v[co] = pv[e] > 0.0f ? dp[e] : 0.0f;
-            a[co] = arg[e];
-        }
-        *dbv += v;
-        cnns_conv1_window(x, w, at / pw, at % pw, v, a, acc);
-    }
-    for (int t = 0; t < 9; t++)
-        acc_io[t] += acc[t];
-}
-
 /* The backward of cnns_conv_pool_forward_range for images b0..b1-1: from dp (the pooled output's
  * gradient, read only), pv and arg (the forward's pooled output and winners), the partial dw and db at the
  * start of area, and dx when not NULL; as cnns_conv_backward_range after the pool's backward. */
@@ -518,17 +458,8 @@ static inline void cnns_pool_conv_backward_range(const cnn_conv *c, int B, const
     float *xpad = dxwide + a.dxwide, *wp = xpad + a.xpad, *db = part + (size_t)c->cin * k * k * c->cout;
     const size_t in = (size_t)c->cin * c->h * c->w;
     const size_t pout = (size_t)c->cout * (size_t)(cnn_conv_ho(c) / 2) * (size_t)(cnn_conv_wo(c) / 2);
-    if (cnns_conv1_lanes(c) && !dx) {
-        vf32 acc[9] = {{0}}, dbv = {0};
-        for (int b = b0; b < b1; b++) {
-            const size_t e = (size_t)b * pout;
-            cnns_conv1_wgrad_image(c, x + (size_t)b * in, pv + e, arg + e, dp + e, acc, &dbv);
-        }
-        for (int co = 0; co < CNNS_VL; co++) {
-            for (int t = 0; t < 9; t++)
-                part[(size_t)co * 9 + t] = acc[t][co];
-            db[co] = dbv[co];
-        }
+    if (cnns_conv1_window_lanes(c) && !dx) {
+        cnns_c1_wgrad_range(c, x, pv, arg, dp, b0, b1, area);
         return;
     }
     cnns_wop ow = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .k = k, .cout = c->cout, .ho = cnn_conv_ho(c),
