@@ -351,6 +351,18 @@ static inline const float *cnns_image(const float *x, int b, int B, size_t in, f
 
 /* ---- forward -------------------------------------------------------------------------------------- */
 
+/* The forward's tile operand over one thread's work area (the wide output at its start, then the padded
+ * last image xpad, then the packed weights, which this packs): bias, ReLU, wide output; o.src per image. */
+static inline cnns_op cnns_fwd_op(const cnn_conv *c, const float *W, const float *bias, float *area)
+{
+    const cnns_area a = cnns_area_of(c);
+    const size_t ldo = cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL);
+    float *wp = area + a.wide + a.xpad;
+    cnns_pack_w(W, c->cout, c->cin, c->k, 0, wp);
+    return (cnns_op){.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .cin = c->cin, .k = c->k, .cout = c->cout,
+                     .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = bias, .relu = 1, .out = area, .ldo = ldo};
+}
+
 /* Images b0..b1-1 of a batch of B: y = relu(conv(x, W) + b), area: cnns_area_floats(c) floats. */
 static inline void cnns_conv_forward_range(const cnn_conv *c, int B, const float *x, const float *W,
                                            const float *bias, float *y, int b0, int b1, float *area)
@@ -358,16 +370,12 @@ static inline void cnns_conv_forward_range(const cnn_conv *c, int B, const float
     if (b0 >= b1)
         return;
     const cnns_area a = cnns_area_of(c);
-    float *wide = area, *xpad = wide + a.wide, *wp = xpad + a.xpad;
-    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c);
-    const size_t in = (size_t)c->cin * c->h * c->w, out = cnn_conv_out(c), ldo = cnns_up((size_t)ho * c->w, CNNS_VL);
-    cnns_pack_w(W, c->cout, c->cin, c->k, 0, wp);
-    cnns_op o = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .cin = c->cin, .k = c->k, .cout = c->cout,
-                 .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = bias, .relu = 1, .out = wide, .ldo = ldo};
+    const size_t in = (size_t)c->cin * c->h * c->w, out = cnn_conv_out(c);
+    cnns_op o = cnns_fwd_op(c, W, bias, area);
     for (int b = b0; b < b1; b++) {
-        o.src = cnns_image(x, b, B, in, xpad, a.xpad);
+        o.src = cnns_image(x, b, B, in, area + a.wide, a.xpad);
         cnns_conv_wide(&o);
-        cnns_compact(y + (size_t)b * out, wide, c->cout, ho, wo, o.ldo, (size_t)c->w);
+        cnns_compact(y + (size_t)b * out, area, c->cout, cnn_conv_ho(c), cnn_conv_wo(c), o.ldo, (size_t)c->w);
     }
 }
 
@@ -380,26 +388,23 @@ static inline void cnns_conv_pool_forward_range(const cnn_conv *c, const cnn_poo
                                                 const float *W, const float *bias, float *p, uint8_t *arg,
                                                 int b0, int b1, float *area)
 {
+    (void)pl; /* its dims are the convolution's output: c->cout x ho x wo */
     if (b0 >= b1)
         return;
-    const cnns_area a = cnns_area_of(c);
-    float *wide = area, *xpad = wide + a.wide, *wp = xpad + a.xpad;
-    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c);
-    const size_t in = (size_t)c->cin * c->h * c->w, ldo = cnns_up((size_t)ho * c->w, CNNS_VL);
-    const size_t plane = (size_t)(ho / 2) * (size_t)(wo / 2), out = (size_t)c->cout * plane;
-    (void)pl; /* its dims are the convolution's output: c->cout x ho x wo */
     if (cnns_conv1_channel_lanes(c)) {
         cnns_c1_pool_forward_range(c, x, W, bias, p, arg, b0, b1, area);
         return;
     }
-    cnns_pack_w(W, c->cout, c->cin, c->k, 0, wp);
-    cnns_op o = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .cin = c->cin, .k = c->k, .cout = c->cout,
-                 .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = bias, .relu = 1, .out = wide, .ldo = ldo};
+    const cnns_area a = cnns_area_of(c);
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c);
+    const size_t in = (size_t)c->cin * c->h * c->w;
+    const size_t plane = (size_t)(ho / 2) * (size_t)(wo / 2), out = (size_t)c->cout * plane;
+    cnns_op o = cnns_fwd_op(c, W, bias, area);
     for (int b = b0; b < b1; b++) {
-        o.src = cnns_image(x, b, B, in, xpad, a.xpad);
+        o.src = cnns_image(x, b, B, in, area + a.wide, a.xpad);
         cnns_conv_wide(&o);
         for (int co = 0; co < c->cout; co++)
-            cnnp_plane_strided(wide + (size_t)co * ldo, ho, wo, (size_t)c->w, p + (size_t)b * out + co * plane,
+            cnnp_plane_strided(area + (size_t)co * o.ldo, ho, wo, (size_t)c->w, p + (size_t)b * out + co * plane,
                                arg + (size_t)b * out + co * plane);
     }
 }
