@@ -16,16 +16,17 @@
  * 2i + r, column 2j + c for r, c in 0..3), each loaded once for its up to 9 FMAs. Per channel, dz (the
  * pooled gradient where the pooled value is > 0) is read straight from dp's plane and selected into the
  * four positions by the winner, and 9 accumulators, one per tap, sum the products; a row's vectors
- * start at 0, L, 2L, ... and the last one at pw - L, its lanes that the one before has masked off (16
+ * start at 0, L, 2L, ... and the last one at pw - L, with the lanes the one before covers masked off (16
  * lanes for a row's 13 windows at 28 x 28). One image's sums stay in registers and are added to the
- * range's in the area. The channel-lanes form of the weight gradient (the forward's mirror image) took a
- * broadcast input pixel for each FMA, 36 per window, and ran at a quarter of the FMA peak.
+ * range's in the area. The channel-lanes form of the weight gradient (the forward's mirror image) takes
+ * a broadcast input pixel for each FMA, 36 per window, and reaches a quarter of the FMA peak in the
+ * training step; this form half.
  *
- * Tried for the forward and slower in the training step: the windows as the lanes as above (a tile of 3
- * channels x the 4 positions, the weights broadcast in L1), stored straight into p's planes or through
- * an image's block in L1, and with the windows laid out along the whole image at i s + j (169 of 184
- * lanes used, and a copy between that layout and the planes): as fast with the data in cache, slower
- * with p and arg not in cache, where the channel-lanes forward stays ahead.
+ * The forward keeps the channel lanes: the windows as the lanes there (a tile of 3 channels x the 4
+ * positions, the weights as broadcast vectors in L1; stored straight into p's planes, through an
+ * image's block in L1, or with the windows laid out along the whole image at i s + j, 169 of 184 lanes
+ * used, and copied into the planes) are as fast with the data in cache and slower with p and arg not in
+ * cache, as in the training step.
  */
 #ifndef SL_KERNELS_CNN_CONV1_SIMD_H
 #define SL_KERNELS_CNN_CONV1_SIMD_H
