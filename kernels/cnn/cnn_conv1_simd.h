@@ -5,8 +5,8 @@
  *
  * Forward (cnns_conv1_pool_image, where cout = L): each pooling window's four positions are four
  * accumulators of the L channels, each tap an FMA of a broadcast input pixel and the tap's weights, then
- * the ReLU and the pool's tournament in registers, the pooled values and winners transposed into the
- * channel planes L windows at a time.
+ * the ReLU and the pool's tournament in registers, the pooled values transposed into the channel planes
+ * L windows at a time, and at L = 8 the winners put in bytes without a transpose (cnns_arg8).
  *
  * Weight gradient (cnns_c1_wgrad_range): the image is split into its four phases, x[2r + pr][2c + pc]
  * for pr, pc in {0, 1}, each a plane with row stride s = pw + 1. Window (i, j)'s position (dy, dx) under
@@ -39,10 +39,10 @@
 
 /* conv1's shape (one input channel, L output channels, 3 x 3) fused with its pool, with the output
  * channels as the lanes: each 2x2 window's four positions are four accumulators, each tap an FMA of a
- * broadcast input and the tap's weights (one vector), then the ReLU and the pool's tournament on the four (the same winners as cnnp_windows'),
- * all in registers: every lane useful (the position-lanes tile computes 736 lanes for 676 outputs), no
- * output plane written and read back. The pooled values and winners go to tbuf (windows x L) and are
- * transposed into p's channel planes. */
+ * broadcast input and the tap's weights (one vector), then the ReLU and the pool's tournament on the
+ * four (the same winners as cnnp_windows'), all in registers: every lane useful (the position-lanes tile
+ * computes 736 lanes for 676 outputs), no output plane written and read back. The pooled values and
+ * winners go to tbuf (windows x L) and from there into p's and arg's channel planes. */
 #ifndef CNNS_C1W
 #define CNNS_C1W 1 /* windows at a time (cnns_conv1_windows) */
 #endif
@@ -62,6 +62,27 @@ CNNS_ALWAYS_INLINE void cnns_transpose(vf32 *v)
     }
 }
 
+#if CNNS_VL == 8
+typedef uint64_t cnns_vu64 __attribute__((vector_size(32)));
+/* The winners u[k] of 8 windows (k), each a vector of the 8 channels' (0..3), as bytes into arg, channel
+ * co's 8 at co ld: 4 windows shifted into the bytes of each lane, then the two halves' lanes interleaved
+ * (channel co's 8 bytes one 64-bit element), 14 vector operations and 8 stores where a transpose and
+ * 8 narrowings take 64. */
+CNNS_ALWAYS_INLINE void cnns_arg8(const vf32 *u, uint8_t *arg, size_t ld)
+{
+    const vi32 a = (vi32)u[0] | (vi32)u[1] << 8 | (vi32)u[2] << 16 | (vi32)u[3] << 24;
+    const vi32 b = (vi32)u[4] | (vi32)u[5] << 8 | (vi32)u[6] << 16 | (vi32)u[7] << 24;
+    const cnns_vu64 lo = (cnns_vu64)vf32_shuffle2((vf32)a, (vf32)b, (vi32){0, 8, 1, 9, 4, 12, 5, 13}); /* 0 1 4 5 */
+    const cnns_vu64 hi = (cnns_vu64)vf32_shuffle2((vf32)a, (vf32)b, (vi32){2, 10, 3, 11, 6, 14, 7, 15}); /* 2 3 6 7 */
+    const int at_lo[4] = {0, 1, 4, 5}, at_hi[4] = {2, 3, 6, 7};
+    for (int e = 0; e < 4; e++) {
+        uint64_t l = lo[e], h = hi[e];
+        memcpy(arg + (size_t)at_lo[e] * ld, &l, 8);
+        memcpy(arg + (size_t)at_hi[e] * ld, &h, 8);
+    }
+}
+#endif
+
 /* tbuf and tidx (windows x L channels, n windows, a multiple of L readable) into the planes p and arg
  * (channel co's window at at co np + at): L windows at a time by a transpose, the last ones lane by lane. */
 static inline void cnns_untranspose(const float *tbuf, const float *tidx, int n, int np, float *p, uint8_t *arg)
@@ -71,11 +92,16 @@ static inline void cnns_untranspose(const float *tbuf, const float *tidx, int n,
         vf32 v[CNNS_VL], u[CNNS_VL];
         for (int k = 0; k < CNNS_VL; k++)
             v[k] = vf32_load(tbuf + (size_t)(at + k) * CNNS_VL), u[k] = vf32_load(tidx + (size_t)(at + k) * CNNS_VL);
-        cnns_transpose(v), cnns_transpose(u);
-        for (int co = 0; co < CNNS_VL; co++) {
+        cnns_transpose(v);
+        for (int co = 0; co < CNNS_VL; co++)
             vf32_store(p + (size_t)co * np + at, v[co]);
+#if CNNS_VL == 8
+        cnns_arg8(u, arg + at, (size_t)np);
+#else
+        cnns_transpose(u);
+        for (int co = 0; co < CNNS_VL; co++)
             cnns_narrow((vi32)u[co], arg + (size_t)co * np + at);
-        }
+#endif
     }
     for (; at < n; at++)
         for (int co = 0; co < CNNS_VL; co++) {
