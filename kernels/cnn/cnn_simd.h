@@ -14,8 +14,8 @@
  * The other way, im2col + the same register-blocked product, measured slower here: kernels/cnn/bench/.
  *
  * Fused with the pool (cnns_conv_pool_forward_range): the wide output is pooled from the work area, and
- * conv1's shape at AVX2 (one input channel, L output channels) has its own kernel with the channels as the
- * lanes (cnns_conv1_pool_image).
+ * conv1's shape at AVX2 (one input channel, 3 x 3) has kernels of its own, forward and weight gradient
+ * (cnn_conv1_simd.h).
  *
  * The dense layers reuse mlp's register-blocked products (kernels/mlp/mlp_simd.h): same shapes (a dense
  * layer is B x nin times nin x nout, column bias, fused ReLU).
@@ -227,6 +227,48 @@ static inline void cnns_compact(float *dst, const float *src, int nch, int nr, i
         }
 }
 
+/* Lanes of a and b interleaved (a0 b0 a1 b1 ...): the first L (half 0) or the last L (half 1). */
+static inline vf32 cnns_zip(vf32 a, vf32 b, int half)
+{
+    vi32 m;
+    for (int l = 0; l < CNNS_VL; l++)
+        m[l] = (half * CNNS_VL + l) / 2 + (l & 1) * CNNS_VL;
+    return vf32_shuffle2(a, b, m);
+}
+
+typedef uint8_t cnns_vu8 __attribute__((vector_size(CNNS_VL))); /* L winners as bytes */
+
+/* L winners as bytes widened to lanes, and lanes (0..255) narrowed to bytes: at AVX2 one vpmovzxbd, or
+ * two packs and an unpack, where GCC's __builtin_convertvector goes lane by lane through general
+ * registers (a dozen instructions and more per vector). */
+#if defined(__AVX2__) && !defined(__AVX512F__) && SIMD_BYTES == 32
+CNNS_ALWAYS_INLINE vi32 cnns_widen(const uint8_t *p)
+{
+    return (vi32)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
+}
+CNNS_ALWAYS_INLINE void cnns_narrow(vi32 v, uint8_t *p)
+{
+    __m256i t = _mm256_packs_epi32((__m256i)v, (__m256i)v);
+    t = _mm256_packus_epi16(t, t);
+    _mm_storel_epi64((__m128i *)(void *)p,
+                     _mm_unpacklo_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1)));
+}
+#else
+CNNS_ALWAYS_INLINE vi32 cnns_widen(const uint8_t *p)
+{
+    cnns_vu8 b;
+    memcpy(&b, p, sizeof b);
+    return __builtin_convertvector(b, vi32);
+}
+CNNS_ALWAYS_INLINE void cnns_narrow(vi32 v, uint8_t *p)
+{
+    cnns_vu8 b = __builtin_convertvector(v, cnns_vu8);
+    memcpy(p, &b, sizeof b);
+}
+#endif
+
+#include "cnn_conv1_simd.h"
+
 /* ---- the per-thread work area -------------------------------------------------------------------- */
 
 /* Whether the backward sums the weight gradient with output channels as the vector lanes (enough of
@@ -290,7 +332,8 @@ static inline size_t cnns_area_floats(const cnn_conv *c)
     cnns_area a = cnns_area_of(c);
     size_t fw = a.wide + a.xpad + a.wp;
     size_t bw = a.part + a.acc + a.dzt + a.dzw + a.dxwide + a.xpad + a.wp;
-    return fw > bw ? fw : bw;
+    size_t c1 = cnns_conv1_window_lanes(c) ? cnns_c1_floats(c) : 0;
+    return fw > bw ? (fw > c1 ? fw : c1) : (bw > c1 ? bw : c1);
 }
 
 /* Image b of a batch of B at x (in floats each), read in place, except the batch's last: a tile reads
@@ -308,6 +351,18 @@ static inline const float *cnns_image(const float *x, int b, int B, size_t in, f
 
 /* ---- forward -------------------------------------------------------------------------------------- */
 
+/* The forward's tile operand over one thread's work area (the wide output at its start, then the padded
+ * last image xpad, then the packed weights, which this packs): bias, ReLU, wide output; o.src per image. */
+static inline cnns_op cnns_fwd_op(const cnn_conv *c, const float *W, const float *bias, float *area)
+{
+    const cnns_area a = cnns_area_of(c);
+    const size_t ldo = cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL);
+    float *wp = area + a.wide + a.xpad;
+    cnns_pack_w(W, c->cout, c->cin, c->k, 0, wp);
+    return (cnns_op){.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .cin = c->cin, .k = c->k, .cout = c->cout,
+                     .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = bias, .relu = 1, .out = area, .ldo = ldo};
+}
+
 /* Images b0..b1-1 of a batch of B: y = relu(conv(x, W) + b), area: cnns_area_floats(c) floats. */
 static inline void cnns_conv_forward_range(const cnn_conv *c, int B, const float *x, const float *W,
                                            const float *bias, float *y, int b0, int b1, float *area)
@@ -315,123 +370,13 @@ static inline void cnns_conv_forward_range(const cnn_conv *c, int B, const float
     if (b0 >= b1)
         return;
     const cnns_area a = cnns_area_of(c);
-    float *wide = area, *xpad = wide + a.wide, *wp = xpad + a.xpad;
-    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c);
-    const size_t in = (size_t)c->cin * c->h * c->w, out = cnn_conv_out(c), ldo = cnns_up((size_t)ho * c->w, CNNS_VL);
-    cnns_pack_w(W, c->cout, c->cin, c->k, 0, wp);
-    cnns_op o = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .cin = c->cin, .k = c->k, .cout = c->cout,
-                 .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = bias, .relu = 1, .out = wide, .ldo = ldo};
+    const size_t in = (size_t)c->cin * c->h * c->w, out = cnn_conv_out(c);
+    cnns_op o = cnns_fwd_op(c, W, bias, area);
     for (int b = b0; b < b1; b++) {
-        o.src = cnns_image(x, b, B, in, xpad, a.xpad);
+        o.src = cnns_image(x, b, B, in, area + a.wide, a.xpad);
         cnns_conv_wide(&o);
-        cnns_compact(y + (size_t)b * out, wide, c->cout, ho, wo, o.ldo, (size_t)c->w);
+        cnns_compact(y + (size_t)b * out, area, c->cout, cnn_conv_ho(c), cnn_conv_wo(c), o.ldo, (size_t)c->w);
     }
-}
-
-/* conv1's shape (one input channel, L output channels, 3 x 3) fused with its pool, with the output
- * channels as the lanes: each 2x2 window's four positions are four accumulators, each tap an FMA of a
- * broadcast input and the tap's weights (one vector), then the ReLU and the pool's tournament on the four (the same winners as cnnp_windows'),
- * all in registers: every lane useful (the position-lanes tile computes 736 lanes for 676 outputs), no
- * output plane written and read back. The pooled values and winners go to tbuf (windows x L) and are
- * transposed into p's channel planes. */
-#ifndef CNNS_C1W
-#define CNNS_C1W 1 /* windows at a time (cnns_conv1_windows) */
-#endif
-static inline int cnns_conv1_lanes(const cnn_conv *c) { return c->cin == 1 && c->cout == CNNS_VL && c->k == 3; }
-
-/* Lanes of a and b interleaved (a0 b0 a1 b1 ...): the first L (half 0) or the last L (half 1). */
-static inline vf32 cnns_zip(vf32 a, vf32 b, int half)
-{
-    vi32 m;
-    for (int l = 0; l < CNNS_VL; l++)
-        m[l] = (half * CNNS_VL + l) / 2 + (l & 1) * CNNS_VL;
-    return vf32_shuffle2(a, b, m);
-}
-
-/* v[0..L-1] transposed in place (lane l of v[k] <-> lane k of v[l]): log2 L rounds of zips. */
-CNNS_ALWAYS_INLINE void cnns_transpose(vf32 *v)
-{
-    for (int round = 1; round < CNNS_VL; round *= 2) {
-        vf32 t[CNNS_VL];
-        for (int k = 0; k < CNNS_VL / 2; k++) {
-            t[2 * k] = cnns_zip(v[k], v[k + CNNS_VL / 2], 0);
-            t[2 * k + 1] = cnns_zip(v[k], v[k + CNNS_VL / 2], 1);
-        }
-        for (int k = 0; k < CNNS_VL; k++)
-            v[k] = t[k];
-    }
-}
-
-typedef uint8_t cnns_vu8 __attribute__((vector_size(CNNS_VL))); /* L winners as bytes */
-
-/* tbuf and tidx (windows x L channels, n windows, a multiple of L readable) into the planes p and arg
- * (channel co's window at at co np + at): L windows at a time by a transpose, the last ones lane by lane. */
-static inline void cnns_untranspose(const float *tbuf, const float *tidx, int n, int np, float *p, uint8_t *arg)
-{
-    int at = 0;
-    for (; at + CNNS_VL <= n; at += CNNS_VL) {
-        vf32 v[CNNS_VL], u[CNNS_VL];
-        for (int k = 0; k < CNNS_VL; k++)
-            v[k] = vf32_load(tbuf + (size_t)(at + k) * CNNS_VL), u[k] = vf32_load(tidx + (size_t)(at + k) * CNNS_VL);
-        cnns_transpose(v), cnns_transpose(u);
-        for (int co = 0; co < CNNS_VL; co++) {
-            cnns_vu8 bytes = __builtin_convertvector((vi32)u[co], cnns_vu8);
-            vf32_store(p + (size_t)co * np + at, v[co]);
-            memcpy(arg + (size_t)co * np + at, &bytes, sizeof bytes);
-        }
-    }
-    for (; at < n; at++)
-        for (int co = 0; co < CNNS_VL; co++) {
-            p[(size_t)co * np + at] = tbuf[(size_t)at * CNNS_VL + co];
-            arg[(size_t)co * np + at] = (uint8_t)((const int32_t *)tidx)[(size_t)at * CNNS_VL + co];
-        }
-}
-
-/* nw windows from (i, j) along a pooled row: 4 nw accumulators, taps outermost, each tap's weights one
- * load from L1 used by every accumulator, instead of the 9 weight vectors held in registers (with them,
- * at AVX2, one thread at batch 512: 2.2 ms for conv1's forward; taps outermost 1.7). nw = 1 measured
- * best: 2 and 3 windows (8 and 12 accumulators) were no faster than the 9 registers. */
-CNNS_ALWAYS_INLINE void cnns_conv1_windows(const int nw, const float *x, int w, int i, int j, int pw, const vf32 *wv,
-                                           vf32 bias, float *tbuf, float *tidx)
-{
-    vf32 acc[3][4];
-    for (int n = 0; n < nw; n++)
-        for (int d = 0; d < 4; d++)
-            acc[n][d] = bias;
-    const float *s = x + (size_t)(2 * i) * w + 2 * j;
-    for (int ky = 0; ky < 3; ky++)
-        for (int kx = 0; kx < 3; kx++) {
-            const vf32 wt = wv[ky * 3 + kx];
-            for (int n = 0; n < nw; n++)
-                for (int d = 0; d < 4; d++)
-                    acc[n][d] += cnns_bcast(s + (ky + (d >> 1)) * w + 2 * n + kx + (d & 1)) * wt;
-        }
-    for (int n = 0; n < nw; n++) {
-        vf32 r[4];
-        for (int d = 0; d < 4; d++)
-            r[d] = (vf32)((vi32)acc[n][d] & (acc[n][d] > 0.0f));
-        vi32 right_top = r[1] > r[0], right_bottom = r[3] > r[2];
-        vf32 top = cnnp_pick(right_top, r[1], r[0]), bottom = cnnp_pick(right_bottom, r[3], r[2]);
-        vi32 low = bottom > top;
-        vi32 idx = (low & (2 - right_bottom)) | (~low & -right_top);
-        const size_t at = (size_t)(i * pw + j + n) * CNNS_VL;
-        vf32_store(tbuf + at, cnnp_pick(low, bottom, top));
-        vf32_store(tidx + at, (vf32)idx);
-    }
-}
-
-static inline void cnns_conv1_pool_image(const cnn_conv *c, const float *x, const vf32 *wv, vf32 bias, float *p,
-                                         uint8_t *arg, float *tbuf, float *tidx)
-{
-    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c), ph = ho / 2, pw = wo / 2, w = c->w;
-    for (int i = 0; i < ph; i++) {
-        int j = 0;
-        for (; j + CNNS_C1W <= pw; j += CNNS_C1W)
-            cnns_conv1_windows(CNNS_C1W, x, w, i, j, pw, wv, bias, tbuf, tidx);
-        for (; j < pw; j++)
-            cnns_conv1_windows(1, x, w, i, j, pw, wv, bias, tbuf, tidx);
-    }
-    cnns_untranspose(tbuf, tidx, ph * pw, ph * pw, p, arg);
 }
 
 /* Images b0..b1-1: p = the 2x2 max pool (pl) of relu(conv(x, W) + b), arg its winners, as
@@ -443,34 +388,23 @@ static inline void cnns_conv_pool_forward_range(const cnn_conv *c, const cnn_poo
                                                 const float *W, const float *bias, float *p, uint8_t *arg,
                                                 int b0, int b1, float *area)
 {
+    (void)pl; /* its dims are the convolution's output: c->cout x ho x wo */
     if (b0 >= b1)
         return;
-    const cnns_area a = cnns_area_of(c);
-    float *wide = area, *xpad = wide + a.wide, *wp = xpad + a.xpad;
-    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c);
-    const size_t in = (size_t)c->cin * c->h * c->w, ldo = cnns_up((size_t)ho * c->w, CNNS_VL);
-    const size_t plane = (size_t)(ho / 2) * (size_t)(wo / 2), out = (size_t)c->cout * plane;
-    (void)pl; /* its dims are the convolution's output: c->cout x ho x wo */
-    if (cnns_conv1_lanes(c)) { /* wide: the windows' values, then their winners (bytes) */
-        vf32 wv[9] = {{0}}, bv = {0};
-        for (int t = 0; t < 9; t++)
-            for (int l = 0; l < CNNS_VL; l++)
-                wv[t][l] = W[(size_t)l * 9 + t];
-        for (int l = 0; l < CNNS_VL; l++)
-            bv[l] = bias ? bias[l] : 0.0f;
-        for (int b = b0; b < b1; b++)
-            cnns_conv1_pool_image(c, x + (size_t)b * in, wv, bv, p + (size_t)b * out, arg + (size_t)b * out, wide,
-                                  wide + cnns_up(plane, CNNS_VL) * CNNS_VL);
+    if (cnns_conv1_channel_lanes(c)) {
+        cnns_c1_pool_forward_range(c, x, W, bias, p, arg, b0, b1, area);
         return;
     }
-    cnns_pack_w(W, c->cout, c->cin, c->k, 0, wp);
-    cnns_op o = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .cin = c->cin, .k = c->k, .cout = c->cout,
-                 .nq = (int)(ldo / CNNS_VL), .wp = wp, .bias = bias, .relu = 1, .out = wide, .ldo = ldo};
+    const cnns_area a = cnns_area_of(c);
+    const int ho = cnn_conv_ho(c), wo = cnn_conv_wo(c);
+    const size_t in = (size_t)c->cin * c->h * c->w;
+    const size_t plane = (size_t)(ho / 2) * (size_t)(wo / 2), out = (size_t)c->cout * plane;
+    cnns_op o = cnns_fwd_op(c, W, bias, area);
     for (int b = b0; b < b1; b++) {
-        o.src = cnns_image(x, b, B, in, xpad, a.xpad);
+        o.src = cnns_image(x, b, B, in, area + a.wide, a.xpad);
         cnns_conv_wide(&o);
         for (int co = 0; co < c->cout; co++)
-            cnnp_plane_strided(wide + (size_t)co * ldo, ho, wo, (size_t)c->w, p + (size_t)b * out + co * plane,
+            cnnp_plane_strided(area + (size_t)co * o.ldo, ho, wo, (size_t)c->w, p + (size_t)b * out + co * plane,
                                arg + (size_t)b * out + co * plane);
     }
 }

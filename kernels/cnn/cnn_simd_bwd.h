@@ -22,8 +22,8 @@
  *     27 accumulators; AVX2: 2 x 2 x 3 = 12) keeps one vector per (channel, tap), added up lane by lane
  *     once, at the end. conv1: 1.3 ms, where channel lanes took 2.4 (half the lanes idle, and the
  *     transpose of 676 positions per channel per image).
-   conv1's shape at AVX2 (its 8 channels one vector) has a third way in the fused backward, channels as
- *     the lanes per pooling window (cnns_conv1_wgrad_image), which builds no dz plane.
+ * conv1's shape at AVX2 has a third way in the fused backward, pooling windows as the lanes, reading the
+ * pooled gradient in its own planes (cnn_conv1_simd.h), which builds no dz plane.
  * Both sum CNNS_NB images per tile before storing the accumulators (position lanes: 72 KB of them for a
  * 16-channel layer, L2 not L1; 4 images took 2.1 ms for conv2 where 1 took 2.5).
  *
@@ -406,102 +406,67 @@ static inline void cnns_dx_image(const cnn_conv *c, const float *zw, const float
     cnns_compact(dx, dxwide, c->cin, 1, (int)hw, ldo, 0);
 }
 
+/* The backward's parts of one thread's work area and the weight-gradient operand over them, the same
+ * for the plain and the pool-fused backward: the partial dw and db, the accumulators and dz's layouts
+ * zeroed (dz's padding stays 0), and the flipped weights packed when dx is wanted. */
+typedef struct cnns_bwd {
+    cnns_area a;
+    cnns_dzw z;
+    int pos; /* position lanes (else channel lanes) */
+    float *part, *dzt, *dzw, *dxwide, *xpad, *wp, *db;
+    cnns_wop ow;
+} cnns_bwd;
+
+static inline void cnns_bwd_init(cnns_bwd *s, const cnn_conv *c, const float *W, int dx, float *area)
+{
+    const int k = c->k;
+    s->a = cnns_area_of(c), s->z = cnns_dzw_of(c), s->pos = !cnns_channel_lanes(c);
+    float *acc = area + s->a.part;
+    s->part = area, s->dzt = acc + s->a.acc, s->dzw = s->dzt + s->a.dzt, s->dxwide = s->dzw + s->a.dzw;
+    s->xpad = s->dxwide + s->a.dxwide, s->wp = s->xpad + s->a.xpad, s->db = area + (size_t)c->cin * k * k * c->cout;
+    s->ow = (cnns_wop){.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .k = k, .cout = c->cout,
+                       .ho = cnn_conv_ho(c), .wo = cnn_conv_wo(c),
+                       .dz = s->pos ? s->dzw + s->z.margin + (size_t)(k - 1) * c->w : s->dzt,
+                       .dzs = s->pos ? s->z.size : s->a.dzts, .ldz = cnns_up((size_t)c->cout, CNNS_CW),
+                       .ldq = s->z.plane, .nq = (int)(cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL) / CNNS_VL),
+                       .acc = acc};
+    memset(area, 0, (s->a.part + s->a.acc + s->a.dzt + s->a.dzw) * sizeof(float));
+    if (dx)
+        cnns_pack_w(W, c->cout, c->cin, k, 1, s->wp);
+}
+
+/* The weight gradient's sums over the chunk of s->ow.nb images whose dz is in place. */
+static inline void cnns_bwd_chunk(const cnns_bwd *s, const cnn_conv *c)
+{
+    if (s->pos)
+        cnns_pgrad(&s->ow, c->cin * c->k);
+    else
+        cnns_cgrad(&s->ow, c->cin * c->k);
+}
+
 /* Images b0..b1-1 of a batch of B: dy becomes dz (through the ReLU), the partial dw and db at the start
  * of area (cout x taps, then cout) are set to these images' sums, and these images' dx is written when
  * dx is not NULL. */
 static inline void cnns_conv_backward_range(const cnn_conv *c, int B, const float *x, const float *W,
                                             const float *y, float *dy, float *dx, int b0, int b1, float *area)
 {
-    const cnns_area a = cnns_area_of(c);
-    const cnns_dzw z = cnns_dzw_of(c);
-    const int k = c->k, pos = !cnns_channel_lanes(c);
-    float *part = area, *acc = part + a.part, *dzt = acc + a.acc, *dzw = dzt + a.dzt, *dxwide = dzw + a.dzw;
-    float *xpad = dxwide + a.dxwide, *wp = xpad + a.xpad, *db = part + (size_t)c->cin * k * k * c->cout;
+    cnns_bwd s;
+    cnns_bwd_init(&s, c, W, dx != NULL, area);
     const size_t in = (size_t)c->cin * c->h * c->w, out = cnn_conv_out(c);
-    cnns_wop ow = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .k = k, .cout = c->cout, .ho = cnn_conv_ho(c),
-                   .wo = cnn_conv_wo(c), .dz = pos ? dzw + z.margin + (size_t)(k - 1) * c->w : dzt,
-                   .dzs = pos ? z.size : a.dzts, .ldz = cnns_up((size_t)c->cout, CNNS_CW), .ldq = z.plane,
-                   .nq = (int)(cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL) / CNNS_VL), .acc = acc};
-    memset(area, 0, (a.part + a.acc + a.dzt + a.dzw) * sizeof(float)); /* dz's padding stays 0 */
-    if (dx)
-        cnns_pack_w(W, c->cout, c->cin, k, 1, wp);
     for (int b = b0; b < b1; b += CNNS_NB) {
-        ow.nb = b1 - b < CNNS_NB ? b1 - b : CNNS_NB;
-        for (int n = 0; n < ow.nb; n++) {
-            float *dyn = dy + (size_t)(b + n) * out, *zw = dzw + (pos ? n * z.size : 0);
-            cnns_dz_flat(c, y + (size_t)(b + n) * out, dyn, db, pos ? NULL : dzt + n * a.dzts, ow.ldz);
-            if (pos || dx)
-                cnns_dz_rows(c, dyn, zw + z.margin, z.plane);
-            ow.x[n] = cnns_image(x, b + n, B, in, xpad, a.xpad);
+        s.ow.nb = b1 - b < CNNS_NB ? b1 - b : CNNS_NB;
+        for (int n = 0; n < s.ow.nb; n++) {
+            float *dyn = dy + (size_t)(b + n) * out, *zw = s.dzw + (s.pos ? n * s.z.size : 0);
+            cnns_dz_flat(c, y + (size_t)(b + n) * out, dyn, s.db, s.pos ? NULL : s.dzt + n * s.a.dzts, s.ow.ldz);
+            if (s.pos || dx)
+                cnns_dz_rows(c, dyn, zw + s.z.margin, s.z.plane);
+            s.ow.x[n] = cnns_image(x, b + n, B, in, s.xpad, s.a.xpad);
             if (dx)
-                cnns_dx_image(c, zw, wp, dxwide, dx + (size_t)(b + n) * in);
+                cnns_dx_image(c, zw, s.wp, s.dxwide, dx + (size_t)(b + n) * in);
         }
-        if (pos)
-            cnns_pgrad(&ow, c->cin * k);
-        else
-            cnns_cgrad(&ow, c->cin * k);
+        cnns_bwd_chunk(&s, c);
     }
-    cnns_wgrad_out(c, acc, pos, part);
-}
-
-/* conv1's weight gradient with its output channels as the lanes (cnns_conv1_lanes; no input gradient),
- * the backward of cnns_conv1_pool_image: per pooling window, the masked pooled gradient v (L channels:
- * dp where the pooled value is > 0) goes to the window's four positions as v & (winner == d), and each
- * position adds its input under each tap, broadcast, times that vector: 36 FMAs into 9 accumulators
- * (one per tap, every lane a channel), no dz plane built (one thread at batch 512: 1.3 ms, where the
- * position lanes and their dz planes took 2.7; with the accumulators left behind a pointer, on the
- * stack, 2.7; with each of the 16 inputs under a window broadcast once for all its taps, 2.2; with the
- * window's row and column divided out of its index, 1.6). The image's dp, p and arg are read in channel
- * planes and transposed to windows x channels, L windows at a time. */
-CNNS_ALWAYS_INLINE void cnns_conv1_window(const float *x, int w, int i, int j, vf32 v, vi32 a, vf32 *acc)
-{
-    for (int d = 0; d < 4; d++) {
-        const vf32 vd = (vf32)((vi32)v & (a == d));
-        const float *t = x + (size_t)(2 * i + (d >> 1)) * w + 2 * j + (d & 1);
-        for (int ky = 0; ky < 3; ky++)
-            for (int kx = 0; kx < 3; kx++)
-                acc[ky * 3 + kx] += cnns_bcast(t + ky * w + kx) * vd;
-    }
-}
-
-static inline void cnns_conv1_wgrad_image(const cnn_conv *c, const float *x, const float *pv, const uint8_t *arg,
-                                          const float *dp, vf32 *acc_io, vf32 *dbv)
-{
-    const int pw = cnn_conv_wo(c) / 2, np = (cnn_conv_ho(c) / 2) * pw, w = c->w;
-    /* the image's own sums, in locals that GCC keeps in registers (through the pointer: on the stack),
-     * added to the range's at the end: chains of one image's 676 positions, not the whole range's */
-    vf32 acc[9] = {{0}};
-    int at = 0, i = 0, j = 0;
-    for (; at + CNNS_VL <= np; at += CNNS_VL) {
-        vf32 v[CNNS_VL], u[CNNS_VL];
-        for (int co = 0; co < CNNS_VL; co++) {
-            const size_t e = (size_t)co * np + at;
-            cnns_vu8 bytes;
-            memcpy(&bytes, arg + e, sizeof bytes);
-            v[co] = (vf32)((vi32)vf32_load(dp + e) & (vf32_load(pv + e) > 0.0f));
-            u[co] = (vf32)__builtin_convertvector(bytes, vi32);
-        }
-        cnns_transpose(v), cnns_transpose(u);
-        for (int k = 0; k < CNNS_VL; k++) { /* window (i, j) = at + k, counted, not divided */
-            *dbv += v[k];
-            cnns_conv1_window(x, w, i, j, v[k], (vi32)u[k], acc);
-            if (++j == pw)
-                j = 0, i++;
-        }
-    }
-    for (; at < np; at++) { /* the last windows: lane by lane */
-        vf32 v;
-        vi32 a;
-        for (int co = 0; co < CNNS_VL; co++) {
-            const size_t e = (size_t)co * np + at;
-            v[co] = pv[e] > 0.0f ? dp[e] : 0.0f;
-            a[co] = arg[e];
-        }
-        *dbv += v;
-        cnns_conv1_window(x, w, at / pw, at % pw, v, a, acc);
-    }
-    for (int t = 0; t < 9; t++)
-        acc_io[t] += acc[t];
+    cnns_wgrad_out(c, s.ow.acc, s.pos, s.part);
 }
 
 /* The backward of cnns_conv_pool_forward_range for images b0..b1-1: from dp (the pooled output's
@@ -511,51 +476,29 @@ static inline void cnns_pool_conv_backward_range(const cnn_conv *c, int B, const
                                                  const float *pv, const uint8_t *arg, const float *dp, float *dx,
                                                  int b0, int b1, float *area)
 {
-    const cnns_area a = cnns_area_of(c);
-    const cnns_dzw z = cnns_dzw_of(c);
-    const int k = c->k, pos = !cnns_channel_lanes(c);
-    float *part = area, *acc = part + a.part, *dzt = acc + a.acc, *dzw = dzt + a.dzt, *dxwide = dzw + a.dzw;
-    float *xpad = dxwide + a.dxwide, *wp = xpad + a.xpad, *db = part + (size_t)c->cin * k * k * c->cout;
-    const size_t in = (size_t)c->cin * c->h * c->w;
-    const size_t pout = (size_t)c->cout * (size_t)(cnn_conv_ho(c) / 2) * (size_t)(cnn_conv_wo(c) / 2);
-    if (cnns_conv1_lanes(c) && !dx) {
-        vf32 acc[9] = {{0}}, dbv = {0};
-        for (int b = b0; b < b1; b++) {
-            const size_t e = (size_t)b * pout;
-            cnns_conv1_wgrad_image(c, x + (size_t)b * in, pv + e, arg + e, dp + e, acc, &dbv);
-        }
-        for (int co = 0; co < CNNS_VL; co++) {
-            for (int t = 0; t < 9; t++)
-                part[(size_t)co * 9 + t] = acc[t][co];
-            db[co] = dbv[co];
-        }
+    if (cnns_conv1_window_lanes(c) && !dx) {
+        cnns_c1_wgrad_range(c, x, pv, arg, dp, b0, b1, area);
         return;
     }
-    cnns_wop ow = {.cs = (size_t)c->h * c->w, .rs = (size_t)c->w, .k = k, .cout = c->cout, .ho = cnn_conv_ho(c),
-                   .wo = cnn_conv_wo(c), .dz = pos ? dzw + z.margin + (size_t)(k - 1) * c->w : dzt,
-                   .dzs = pos ? z.size : a.dzts, .ldz = cnns_up((size_t)c->cout, CNNS_CW), .ldq = z.plane,
-                   .nq = (int)(cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL) / CNNS_VL), .acc = acc};
-    memset(area, 0, (a.part + a.acc + a.dzt + a.dzw) * sizeof(float)); /* dz's padding stays 0 */
-    if (dx)
-        cnns_pack_w(W, c->cout, c->cin, k, 1, wp);
+    cnns_bwd s;
+    cnns_bwd_init(&s, c, W, dx != NULL, area);
+    const size_t in = (size_t)c->cin * c->h * c->w;
+    const size_t pout = (size_t)c->cout * (size_t)(cnn_conv_ho(c) / 2) * (size_t)(cnn_conv_wo(c) / 2);
     for (int b = b0; b < b1; b += CNNS_NB) {
-        ow.nb = b1 - b < CNNS_NB ? b1 - b : CNNS_NB;
-        for (int n = 0; n < ow.nb; n++) {
+        s.ow.nb = b1 - b < CNNS_NB ? b1 - b : CNNS_NB;
+        for (int n = 0; n < s.ow.nb; n++) {
             const size_t e = (size_t)(b + n) * pout;
-            float *zw = dzw + (pos ? n * z.size : 0);
-            cnns_dz_unpool(c, pv + e, arg + e, dp + e, b + n == B - 1 ? pout : 2 * pout, db,
-                           pos ? NULL : dzt + n * a.dzts, ow.ldz,
-                           pos || dx ? zw + z.margin : NULL, z.plane);
-            ow.x[n] = cnns_image(x, b + n, B, in, xpad, a.xpad);
+            float *zw = s.dzw + (s.pos ? n * s.z.size : 0);
+            cnns_dz_unpool(c, pv + e, arg + e, dp + e, b + n == B - 1 ? pout : 2 * pout, s.db,
+                           s.pos ? NULL : s.dzt + n * s.a.dzts, s.ow.ldz, s.pos || dx ? zw + s.z.margin : NULL,
+                           s.z.plane);
+            s.ow.x[n] = cnns_image(x, b + n, B, in, s.xpad, s.a.xpad);
             if (dx)
-                cnns_dx_image(c, zw, wp, dxwide, dx + (size_t)(b + n) * in);
+                cnns_dx_image(c, zw, s.wp, s.dxwide, dx + (size_t)(b + n) * in);
         }
-        if (pos)
-            cnns_pgrad(&ow, c->cin * k);
-        else
-            cnns_cgrad(&ow, c->cin * k);
+        cnns_bwd_chunk(&s, c);
     }
-    cnns_wgrad_out(c, acc, pos, part);
+    cnns_wgrad_out(c, s.ow.acc, s.pos, s.part);
 }
 
 /* dw and db for flat indices i0..i1-1 of (dw, then db): the sums of the nt partials (area t at
