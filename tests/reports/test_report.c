@@ -215,6 +215,21 @@ static int run_report(const char *out, int nin, const char *const *in)
     return rc;
 }
 
+/* The report written to `out` against golden/NAME, file by file, none missing; with
+ * SPEEDLAB_UPDATE_GOLDEN the golden folder is first removed, so that tables no longer written do not
+ * linger, and rewritten. Returns the number of files compared. */
+static int golden_tree(const char *out, const char *name)
+{
+    char *g = rep_printf("%s/%s", gold, name);
+    if (update_golden())
+        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    int n = 0;
+    assert_int_equal(check_tree(out, name, &n), 0);
+    assert_int_equal(missing_from(g, out), 0);
+    free(g);
+    return n;
+}
+
 static int count(const char *text, const char *what)
 {
     int n = 0;
@@ -237,16 +252,8 @@ static void report_matches_golden(void **state)
     assert_non_null(out);
     const char *in[] = {"kernel", "training", "galaxy", "other"};
     assert_int_equal(run_report(out, 4, in), 0);
-    if (update_golden()) { /* start afresh, so that tables no longer written do not linger */
-        char *g = rep_printf("%s/report", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "report", &n), 0);
-    assert_true(n >= 60); /* REPORT.md, 4 study pages, ~20 tables x 3 formats, figure data */
-    char *g = rep_printf("%s/report", gold);
-    assert_int_equal(missing_from(g, out), 0);
+    /* REPORT.md, 4 study pages, ~20 tables x 3 formats, figure data */
+    assert_true(golden_tree(out, "report") >= 60);
     /* a kernel study's summary is its speedup table, even when it records metrics (entropy_mi's H, MI) */
     char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
     assert_non_null(strstr(r, "**entropy_mi: median time per repetition and speedup**"));
@@ -268,7 +275,7 @@ static void report_matches_golden(void **state)
     assert_true(strstr(r, "## Findings") < strstr(r, "Contents:"));
     assert_true(has_line(r, "- [**entropy_mi**](devbox/entropy_mi.md) on devbox at B=1024: simd is 10× naive; cuda "
                             "is 13× naive; factorized is 200× naive; simd runs at 29 % of the roofline."));
-    free(g), free(rp), free(r), free(cp), free(c), free(sp), free(sm);
+    free(rp), free(r), free(cp), free(c), free(sp), free(sm);
     free(out);
 }
 
@@ -282,15 +289,7 @@ static void isa_levels_and_inversions(void **state)
     char *out = tmpdir();
     const char *in[] = {"isa"};
     assert_int_equal(run_report(out, 1, in), 0);
-    if (update_golden()) {
-        char *g = rep_printf("%s/isa", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "isa", &n), 0);
-    char *g = rep_printf("%s/isa", gold);
-    assert_int_equal(missing_from(g, out), 0);
+    golden_tree(out, "isa");
     const char *inv = "inversion: simd is 0.58× naive at B=16384 on avx2: an optimisation that does not pay here";
     char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
     assert_non_null(r);
@@ -312,7 +311,7 @@ static void isa_levels_and_inversions(void **state)
     assert_null(strstr(a, "factorized is")); /* failed at B=1024, faster at B=16384 */
     assert_null(strstr(a, "cuda is"));       /* unavailable: no time */
     assert_null(strstr(b, "inversion"));
-    free(g), free(rp), free(r), free(ap), free(a), free(bp), free(b), free(out);
+    free(rp), free(r), free(ap), free(a), free(bp), free(b), free(out);
 }
 
 /* A line of a text, to compare whole rows of a table. */
@@ -336,15 +335,7 @@ static void cnn_table_one(void **state)
     char *out = tmpdir();
     const char *in[] = {"cnn"};
     assert_int_equal(run_report(out, 1, in), 0);
-    if (update_golden()) {
-        char *g = rep_printf("%s/cnn", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "cnn", &n), 0);
-    char *g = rep_printf("%s/cnn", gold);
-    assert_int_equal(missing_from(g, out), 0);
+    golden_tree(out, "cnn");
     char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
     assert_non_null(strstr(r, "**cnn: performance summary at batch=512, mean ± std over the repetitions "
                               "(seed 004's Table I)**"));
@@ -387,7 +378,7 @@ static void cnn_table_one(void **state)
     assert_true(has_line(d, "\"simd\" 30769.231 630"));
     assert_true(has_line(d, "\"naive†\" 1034.483 0")); /* one repetition: no std; reduced: its mark */
     assert_null(strstr(d, "omp"));
-    free(g), free(rp), free(r), free(tp), free(t), free(cp), free(c), free(fp), free(f), free(bp), free(b);
+    free(rp), free(r), free(tp), free(t), free(cp), free(c), free(fp), free(f), free(bp), free(b);
     free(up), free(u), free(dp), free(d), free(out);
 }
 
@@ -403,15 +394,7 @@ static void fresh_machine(void **state)
     char *out = tmpdir();
     const char *in[] = {"fresh"};
     assert_int_equal(run_report(out, 1, in), 0);
-    if (update_golden()) {
-        char *g = rep_printf("%s/fresh", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "fresh", &n), 0);
-    char *g = rep_printf("%s/fresh", gold);
-    assert_int_equal(missing_from(g, out), 0);
+    golden_tree(out, "fresh");
     char *sp = rep_printf("%s/laptop/tables/entropy_mi-speedup.md", out), *sm = slurp(sp);
     assert_non_null(sm);
     assert_null(strstr(sm, "unavailable"));
@@ -449,7 +432,7 @@ static void fresh_machine(void **state)
                             "1.9× (omp over simd); blas is 66× naive†; simd runs at 38 % of the roofline."));
     assert_int_equal(count(r, "| cuda | unavailable: cuda: no CUDA device |"), 2); /* once per study */
     assert_null(strstr(r, "| cuda | unavailable |"));
-    free(g), free(sp), free(sm), free(up), free(um), free(np), free(nr), free(cp), free(cm), free(bp), free(bd);
+    free(sp), free(sm), free(up), free(um), free(np), free(nr), free(cp), free(cm), free(bp), free(bd);
     free(tp), free(td), free(pp), free(pm), free(rp), free(r), free(out);
 }
 
@@ -676,13 +659,7 @@ static void framework_versions(void **state)
     char *out = tmpdir();
     const char *in[] = {"frameworks/pypi"};
     assert_int_equal(run_report(out, 1, in), 0);
-    if (update_golden()) {
-        char *g = rep_printf("%s/frameworks", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "frameworks", &n), 0);
+    golden_tree(out, "frameworks");
     char *sp = rep_printf("%s/devbox/tables/entropy_mi-speedup.md", out), *sm = slurp(sp);
     assert_non_null(sm);
     assert_non_null(strstr(sm, "× best framework (numpy 2.4.6, torch 2.15.0)"));
@@ -716,15 +693,7 @@ static void batch_sweep(void **state)
     char *out = tmpdir();
     const char *in[] = {"batch"};
     assert_int_equal(run_report(out, 1, in), 0);
-    if (update_golden()) {
-        char *g = rep_printf("%s/batch", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "batch", &n), 0);
-    char *g = rep_printf("%s/batch", gold);
-    assert_int_equal(missing_from(g, out), 0);
+    golden_tree(out, "batch");
     char *tp = rep_printf("%s/devbox/tables/mlp-sweep.md", out), *t = slurp(tp);
     assert_non_null(t);
     assert_true(has_line(t, "| variant | batch | epochs | samples/s | × smallest | epoch time | final test accuracy "
@@ -743,7 +712,7 @@ static void batch_sweep(void **state)
                               "test accuracy at batch 1024 was 9.00 points below the best"));
     assert_non_null(strstr(r, "Parts of the data-path study not in these results: loading (part 1), overlap"));
     free(rp), free(r);
-    free(tp), free(t), free(cp), free(c), free(fp), free(f), free(ap), free(a), free(g), free(out);
+    free(tp), free(t), free(cp), free(c), free(fp), free(f), free(ap), free(a), free(out);
 }
 
 /* The main job's layout (fixtures/mainjob): `run all` in a run directory and the batch sweep in its extra/,
@@ -780,15 +749,7 @@ static void pipeline_loading(void **state)
     char *out = tmpdir();
     const char *in[] = {"pipeline"};
     assert_int_equal(run_report(out, 1, in), 0);
-    if (update_golden()) {
-        char *g = rep_printf("%s/pipeline", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "pipeline", &n), 0);
-    char *g = rep_printf("%s/pipeline", gold);
-    assert_int_equal(missing_from(g, out), 0);
+    golden_tree(out, "pipeline");
     char *tp = rep_printf("%s/devbox/tables/pipeline-loading.md", out), *t = slurp(tp);
     assert_non_null(t);
     assert_true(has_line(t, "| mmap | warm | 10 ms | 4704.0 | 6000000 | 20.00× | 0.005 | 0.0005 | 1.00 |"));
@@ -802,7 +763,7 @@ static void pipeline_loading(void **state)
                               "gzip (200 ms); a gzip load is 0.100× one mlp epoch"));
     assert_non_null(strstr(r, "- Loading (pipeline, cache=cold (fadvise only, no drop_caches)): read of the file took 80 ms, 3.12× faster"));
     assert_non_null(strstr(r, "Parts of the data-path study not in these results: overlap (prefetching, part 2), batch size"));
-    free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
+    free(tp), free(t), free(fp), free(f), free(rp), free(r), free(out);
 }
 
 /* The data path's GPU parts (fixtures/gpu_path): the h2d study's copies (part 5: GB/s against size, pinned
@@ -815,15 +776,7 @@ static void gpu_data_path(void **state)
     char *out = tmpdir();
     const char *in[] = {"gpu_path"};
     assert_int_equal(run_report(out, 1, in), 0);
-    if (update_golden()) {
-        char *g = rep_printf("%s/gpu_path", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "gpu_path", &n), 0);
-    char *g = rep_printf("%s/gpu_path", gold);
-    assert_int_equal(missing_from(g, out), 0);
+    golden_tree(out, "gpu_path");
     char *tp = rep_printf("%s/gpubox/tables/h2d-bandwidth.md", out), *t = slurp(tp);
     assert_non_null(t);
     assert_true(has_line(t, "| h2d-pinned | 4 KiB | 4 | 4.99 | 2.00× | 1.02 µs |"));
@@ -843,7 +796,7 @@ static void gpu_data_path(void **state)
                               "faster); with the training set resident on the GPU, 1 s."));
     assert_non_null(strstr(r, "Parts of the data-path study not in these results: loading (part 1), overlap (prefetching, part 2), batch size "
                               "(part 3), reduced precision (part 4)."));
-    free(tp), free(t), free(ap), free(a), free(fp), free(f), free(rp), free(r), free(g), free(out);
+    free(tp), free(t), free(ap), free(a), free(fp), free(f), free(rp), free(r), free(out);
 }
 
 /* The prefetch study (fixtures/overlap, the data path's part 2): two cases (model and augment params) of sync and
@@ -856,15 +809,7 @@ static void overlap_prefetch(void **state)
     char *out = tmpdir();
     const char *in[] = {"overlap"};
     assert_int_equal(run_report(out, 1, in), 0);
-    if (update_golden()) {
-        char *g = rep_printf("%s/overlap", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "overlap", &n), 0);
-    char *g = rep_printf("%s/overlap", gold);
-    assert_int_equal(missing_from(g, out), 0);
+    golden_tree(out, "overlap");
     char *tp = rep_printf("%s/devbox/tables/prefetch-overlap.md", out), *t = slurp(tp);
     assert_non_null(t);
     assert_true(has_line(t, "| model=mlp augment=none, batch=64 | sync | 0 | 200 ms | 22 ms | 178 ms | 11.0 % | 89.0 % "
@@ -888,7 +833,7 @@ static void overlap_prefetch(void **state)
                               "queue1.\n"));
     assert_non_null(strstr(r, "Parts of the data-path study not in these results: loading (part 1), batch size (part 3)"));
     assert_null(strstr(r, "Parts of the data-path study not in these results: loading (part 1), overlap"));
-    free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
+    free(tp), free(t), free(fp), free(f), free(rp), free(r), free(out);
 }
 
 /* OpenMP attribution (fixtures/threads): tensor_mean's omp rows carry threads_busy_s; the table shows each
@@ -900,22 +845,14 @@ static void omp_thread_busy(void **state)
     char *out = tmpdir();
     const char *in[] = {"threads"};
     assert_int_equal(run_report(out, 1, in), 0);
-    if (update_golden()) {
-        char *g = rep_printf("%s/threads", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "threads", &n), 0);
-    char *g = rep_printf("%s/threads", gold);
-    assert_int_equal(missing_from(g, out), 0);
+    golden_tree(out, "threads");
     char *tp = rep_printf("%s/devbox/tables/tensor_mean-thread-busy.md", out), *t = slurp(tp);
     assert_non_null(t);
     assert_true(has_line(t, "| omp | N=4096 | 2 | 2 ms | 1.9 ms, 1.9 ms | 0.95 | 1.000 |"));
     assert_true(has_line(t, "|  | N=8192 | 2 | 8 ms | 7.5 ms, 4.5 ms | 0.94 | 1.250 |"));
     assert_null(strstr(t, "| simd |"));
     assert_null(strstr(t, "| blas |"));
-    free(tp), free(t), free(g), free(out);
+    free(tp), free(t), free(out);
 }
 
 /* The precision study (fixtures/precision, the data path's part 4): four CPU rows with their storage, and three
@@ -927,15 +864,7 @@ static void precision_table(void **state)
     char *out = tmpdir();
     const char *in[] = {"precision"};
     assert_int_equal(run_report(out, 1, in), 0);
-    if (update_golden()) {
-        char *g = rep_printf("%s/precision", gold);
-        nftw(g, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(g);
-    }
-    int n = 0;
-    assert_int_equal(check_tree(out, "precision", &n), 0);
-    char *g = rep_printf("%s/precision", gold);
-    assert_int_equal(missing_from(g, out), 0);
+    golden_tree(out, "precision");
     char *tp = rep_printf("%s/devbox/tables/precision-precision.md", out), *t = slurp(tp);
     assert_non_null(t);
     assert_true(has_line(t, "| variant | storage | epoch time | × baseline | epochs | final test accuracy "
@@ -951,7 +880,7 @@ static void precision_table(void **state)
                               "160 ms per epoch, 1.25× faster than fp32 (200 ms); its test accuracy after 5 epochs "
                               "was 0.40 points below fp32's (85.60 % against 86.00 %).\n"));
     assert_non_null(strstr(r, "batch size (part 3), host-to-device copies (part 5)")); /* part 4 is present */
-    free(tp), free(t), free(fp), free(f), free(rp), free(r), free(g), free(out);
+    free(tp), free(t), free(fp), free(f), free(rp), free(r), free(out);
 }
 
 /* Identical samples: p = 1; fewer than 9 repetitions and CV above 5 % are flagged. */
