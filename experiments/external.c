@@ -349,22 +349,29 @@ static int form_name_ok(const char *name)
     return name[0] && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(name);
 }
 
+/* A form's outputs handed to the study and checked against its reference, the outcome in `into`
+ * ({"check"}, or failed with the reason). 0 when they passed. */
+static int check_outputs(const sl_study *s, void *state, int v, json_t *outputs, json_t *into, const char *ep)
+{
+    sl_error err = {{0}};
+    sl_outputs out = {outputs};
+    if (s->external_outputs(state, v, &out, &err) != 0) {
+        fail_ext(into, "outputs", err.msg, ep);
+        return -1;
+    }
+    return sl_case_check(s, state, v, into);
+}
+
 /* One form's first-call outputs into the study and the study's check, into `one` ({"check"} or
  * {"status": "failed", "error"}). 0 when it passed. */
 static int check_one_form(const sl_study *s, void *state, int v, const char *name, json_t *f, json_t *one,
                           const char *ep)
 {
-    sl_error err = {{0}};
-    sl_outputs out = {json_object_get(f, "outputs")};
     if (!form_name_ok(name)) {
         fail_ext(one, "form name", "not lowercase letters, digits and '-' only", ep);
         return -1;
     }
-    if (s->external_outputs(state, v, &out, &err) != 0) {
-        fail_ext(one, "outputs", err.msg, ep);
-        return -1;
-    }
-    return sl_case_check(s, state, v, one);
+    return check_outputs(s, state, v, json_object_get(f, "outputs"), one, ep);
 }
 
 /* Steps 3 and 4: each form's first-call outputs checked. Fills *checks with each checked form's outcome
@@ -428,17 +435,12 @@ static int check_timed_form(const sl_study *s, void *state, int v, const json_t 
 {
     const char *form = json_string_value(json_object_get(timed, "form"));
     json_t *f = form ? json_object_get(json_object_get(first, "forms"), form) : NULL;
-    sl_error err = {{0}};
-    sl_outputs out = {json_object_get(f, "outputs")};
-    if (!out.obj) {
+    json_t *outputs = json_object_get(f, "outputs");
+    if (!outputs) {
         fail_ext(rec, "repetitions", "its report names no form that was checked (\"form\")", ep);
         return -1;
     }
-    if (s->external_outputs(state, v, &out, &err) != 0) {
-        fail_ext(rec, "outputs", err.msg, ep);
-        return -1;
-    }
-    return sl_case_check(s, state, v, rec);
+    return check_outputs(s, state, v, outputs, rec, ep);
 }
 
 /* Step 5's times, or -1 with rec failed; the last call's outputs go to the study for `finish`. */
