@@ -127,7 +127,7 @@ CNNS_ALWAYS_INLINE void cnns_conv1_windows(const int nw, const float *x, int w, 
             const vf32 wt = wv[ky * 3 + kx];
             for (int n = 0; n < nw; n++)
                 for (int d = 0; d < 4; d++)
-                    acc[n][d] += cnns_bcast(s + (ky + (d >> 1)) * w + 2 * n + kx + (d & 1)) * wt;
+                    acc[n][d] += vf32_bcast(s + (ky + (d >> 1)) * w + 2 * n + kx + (d & 1)) * wt;
         }
     for (int n = 0; n < nw; n++) {
         vf32 r[4];

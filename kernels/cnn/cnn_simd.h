@@ -49,15 +49,6 @@
 
 static inline size_t cnns_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-/* *p in every lane, as one broadcast load: GCC's Zen 3 tuning builds vf32_splat of a loaded float at
- * AVX2 as a 128-bit broadcast and a vinsertf128, an extra instruction on the FMA ports for every weight
- * of a tile. (AVX-512 folds the splat into the FMA as an embedded broadcast.) */
-#if defined(__AVX2__) && !defined(__AVX512F__) && SIMD_BYTES == 32
-#include <immintrin.h>
-CNNS_ALWAYS_INLINE vf32 cnns_bcast(const float *p) { return (vf32)_mm256_broadcast_ss(p); }
-#else
-CNNS_ALWAYS_INLINE vf32 cnns_bcast(const float *p) { return vf32_splat(*p); }
-#endif
 
 /* ---- the direct convolution over wide positions ---------------------------------------------------- */
 
@@ -134,7 +125,7 @@ CNNS_ALWAYS_INLINE void cnns_tile_k(const int kk, const int mr, const int nv, co
 #else
                 vf32 wv[CNNS_MR];
                 for (int i = 0; i < mr; i++)
-                    wv[i] = cnns_bcast(wp + i);
+                    wv[i] = vf32_bcast(wp + i);
                 for (int v = 0; v < nv; v++) {
                     vf32 xv = vf32_load(s + kx + v * CNNS_VL);
                     SIMD_KEEP_IN_REG(xv);
