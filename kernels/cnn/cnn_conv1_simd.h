@@ -133,12 +133,11 @@ CNNS_ALWAYS_INLINE void cnns_conv1_windows(const int nw, const float *x, int w, 
         vf32 r[4];
         for (int d = 0; d < 4; d++)
             r[d] = (vf32)((vi32)acc[n][d] & (acc[n][d] > 0.0f));
-        vi32 right_top = r[1] > r[0], right_bottom = r[3] > r[2];
-        vf32 top = cnnp_pick(right_top, r[1], r[0]), bottom = cnnp_pick(right_bottom, r[3], r[2]);
-        vi32 low = bottom > top;
-        vi32 idx = (low & (2 - right_bottom)) | (~low & -right_top);
+        vf32 m;
+        vi32 idx;
+        cnnp_tournament(r, &m, &idx);
         const size_t at = (size_t)(i * pw + j + n) * CNNS_VL;
-        vf32_store(tbuf + at, cnnp_pick(low, bottom, top));
+        vf32_store(tbuf + at, m);
         vf32_store(tidx + at, (vf32)idx);
     }
 }

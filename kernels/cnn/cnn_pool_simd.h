@@ -22,21 +22,31 @@ static inline vf32 cnnp_lanes_from(vf32 a, vf32 b, int first)
 }
 static inline vf32 cnnp_pick(vi32 m, vf32 t, vf32 f) { return (vf32)((m & (vi32)t) | (~m & (vi32)f)); }
 
-/* Windows j..j+n-1 (n <= L) of one output row, from input rows r0 and r1 (L windows read whatever n is).
- * The max as a tournament: each input row's pair (the left one wins a tie), then the two rows (the top
- * one wins a tie), which picks the same input as scanning the four in order and keeping the first strict
- * maximum; selects, not branches: the scan's data-dependent branches, mispredicted about half the time,
- * made pool1's forward 4.9 ms at batch 512 (one thread, Zen 5 VM, AVX-512), more than conv1's forward (0.8 ms). */
+/* The max of a window's four inputs r (top left, top right, bottom left, bottom right) and its index
+ * (0-3), as a tournament: each row's pair (the left one wins a tie), then the two rows (the top one wins
+ * a tie), which picks the same input as scanning the four in order and keeping the first strict
+ * maximum; selects, not branches (see cnnp_windows). */
+static inline void cnnp_tournament(const vf32 r[4], vf32 *max, vi32 *idx)
+{
+    const vi32 right_top = r[1] > r[0], right_bottom = r[3] > r[2]; /* -1 where the right input wins */
+    const vf32 top = cnnp_pick(right_top, r[1], r[0]), bottom = cnnp_pick(right_bottom, r[3], r[2]);
+    const vi32 low = bottom > top;
+    *max = cnnp_pick(low, bottom, top);
+    *idx = (low & (2 - right_bottom)) | (~low & -right_top);
+}
+
+/* Windows j..j+n-1 (n <= L) of one output row, from input rows r0 and r1 (L windows read whatever n is),
+ * by cnnp_tournament: selects, because the scan's data-dependent branches, mispredicted about half the
+ * time, made pool1's forward 4.9 ms at batch 512 (one thread, Zen 5 VM, AVX-512), more than conv1's
+ * forward (0.8 ms). */
 static inline void cnnp_windows(const float *r0, const float *r1, float *y, uint8_t *arg, int n)
 {
     vf32 a0 = vf32_load(r0), a1 = vf32_load(r0 + VF32_LANES), c0 = vf32_load(r1), c1 = vf32_load(r1 + VF32_LANES);
-    vf32 a = cnnp_lanes_from(a0, a1, 0), b = cnnp_lanes_from(a0, a1, 1);
-    vf32 c = cnnp_lanes_from(c0, c1, 0), d = cnnp_lanes_from(c0, c1, 1);
-    vi32 right_top = b > a, right_bottom = d > c; /* -1 where the right input wins */
-    vf32 top = cnnp_pick(right_top, b, a), bottom = cnnp_pick(right_bottom, d, c);
-    vi32 low = bottom > top;
-    vf32 m = cnnp_pick(low, bottom, top);
-    vi32 idx = (low & (2 - right_bottom)) | (~low & -right_top);
+    const vf32 r[4] = {cnnp_lanes_from(a0, a1, 0), cnnp_lanes_from(a0, a1, 1), cnnp_lanes_from(c0, c1, 0),
+                       cnnp_lanes_from(c0, c1, 1)};
+    vf32 m;
+    vi32 idx;
+    cnnp_tournament(r, &m, &idx);
     if (n == VF32_LANES)
         vf32_store(y, m);
     else

@@ -14,8 +14,8 @@
  * The other way, im2col + the same register-blocked product, measured slower here: kernels/cnn/bench/.
  *
  * Fused with the pool (cnns_conv_pool_forward_range): the wide output is pooled from the work area, and
- * conv1's shape at AVX2 (one input channel, 3 x 3) has kernels of its own, forward and weight gradient
- * (cnn_conv1_simd.h).
+ * at AVX2 conv1's shape (one input channel, 3 x 3) has kernels of its own, forward and weight gradient
+ * (cnn_conv1_simd.h), and so has conv2's forward (16 output channels, two vectors: cnn_conv2_simd.h).
  *
  * The dense layers reuse mlp's register-blocked products (kernels/mlp/mlp_simd.h): same shapes (a dense
  * layer is B x nin times nin x nout, column bias, fused ReLU).
@@ -259,6 +259,7 @@ CNNS_ALWAYS_INLINE void cnns_narrow(vi32 v, uint8_t *p)
 #endif
 
 #include "cnn_conv1_simd.h"
+#include "cnn_conv2_simd.h"
 
 /* ---- the per-thread work area -------------------------------------------------------------------- */
 
@@ -324,7 +325,10 @@ static inline size_t cnns_area_floats(const cnn_conv *c)
     size_t fw = a.wide + a.xpad + a.wp;
     size_t bw = a.part + a.acc + a.dzt + a.dzw + a.dxwide + a.xpad + a.wp;
     size_t c1 = cnns_conv1_window_lanes(c) ? cnns_c1_floats(c) : 0;
-    return fw > bw ? (fw > c1 ? fw : c1) : (bw > c1 ? bw : c1);
+    size_t c2 = cnns_conv2_channel_lanes(c) ? cnns_c2_floats(c) : 0;
+    size_t n = fw > bw ? fw : bw;
+    n = n > c1 ? n : c1;
+    return n > c2 ? n : c2;
 }
 
 /* Image b of a batch of B at x (in floats each), read in place, except the batch's last: a tile reads
@@ -384,6 +388,10 @@ static inline void cnns_conv_pool_forward_range(const cnn_conv *c, const cnn_poo
         return;
     if (cnns_conv1_channel_lanes(c)) {
         cnns_c1_pool_forward_range(c, x, W, bias, p, arg, b0, b1, area);
+        return;
+    }
+    if (cnns_conv2_channel_lanes(c)) {
+        cnns_c2_pool_forward_range(c, x, W, bias, p, arg, b0, b1, area);
         return;
     }
     const cnns_area a = cnns_area_of(c);

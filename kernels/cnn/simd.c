@@ -1,9 +1,10 @@
 /*
  * kernels/cnn/simd.c: explicit vectors on one thread (16 floats with AVX-512, 8 with AVX2). The
  * convolutions are cnn_simd.h's direct ones over wide positions (forward; backward data on the padded
- * dz) and cnn_simd_bwd.h's weight gradient, and conv1's shape at AVX2 has its own kernels
+ * dz) and cnn_simd_bwd.h's weight gradient; at AVX2 conv1's shape has its own kernels
  * (cnn_conv1_simd.h: the output channels as the lanes forward, pooling windows as the lanes for the
- * weight gradient); the dense layers are mlp's register-blocked products. What is fused: bias and
+ * weight gradient), and so has conv2's forward (cnn_conv2_simd.h: the output channels as the lanes);
+ * the dense layers are mlp's register-blocked products. What is fused: bias and
  * ReLU into the convolution's and the dense product's registers; each convolution with the 2x2 max pool
  * after it (cnn_conv_pool_forward_simd, cnn_pool_conv_backward_simd: the convolution's output is pooled
  * from the work area, and dz built from the pooled gradient); in the unfused backward the ReLU mask, the
