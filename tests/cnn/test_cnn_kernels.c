@@ -251,9 +251,9 @@ static void test_conv_study_shapes(void **state)
 static void test_conv_odd_shapes(void **state)
 {
     (void)state;
-    const int cins[] = {1, 3}, ks[] = {3, 1, 2}, couts[] = {1, 5, 8, 16, 17, 19};
+    const int cins[] = {1, 3, 8}, ks[] = {3, 1, 2}, couts[] = {1, 5, 8, 16, 17, 19}; /* 8: one AVX2 vector */
     uint32_t seed = 100;
-    for (int a = 0; a < 2; a++)
+    for (int a = 0; a < 3; a++)
         for (int kk = 0; kk < 3; kk++)
             for (int o = 0; o < 6; o++)
                 for (int h = 7; h <= 13; h += 3) {
@@ -357,9 +357,9 @@ static void test_conv_pool_fused(void **state)
         fused_case(&conv1, Bs[i], 21u + (uint32_t)i);
         fused_case(&conv2, Bs[i], 31u + (uint32_t)i);
     }
-    const int cins[] = {1, 3}, ks[] = {3, 1, 2}, couts[] = {1, 5, 8, 16, 17, 19};
+    const int cins[] = {1, 3, 8}, ks[] = {3, 1, 2}, couts[] = {1, 5, 8, 16, 17, 19};
     uint32_t seed = 300;
-    for (int a = 0; a < 2; a++)
+    for (int a = 0; a < 3; a++)
         for (int kk = 0; kk < 3; kk++)
             for (int o = 0; o < 6; o++)
                 for (int h = 7; h <= 13; h += 3) {
