@@ -68,6 +68,14 @@ typedef double vf64 __attribute__((vector_size(SIMD_BYTES)));
 #else
 #define SIMD_KEEP_IN_REG(x) ((void)0)
 #endif
+/* The same, and never merged with an identical one (volatile): GCC otherwise computes a broadcast of the
+ * same address once and shares it among every FMA that reads it, holding it in a register the tile
+ * needs (cnn_conv2_simd.h). */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__SSE2__)
+#define SIMD_KEEP_APART(x) __asm__ volatile("" : "+v"(x))
+#else
+#define SIMD_KEEP_APART(x) ((void)0)
+#endif
 
 #define SIMD_INLINE static inline __attribute__((always_inline))
 

@@ -7,9 +7,11 @@
  * channel (the wide rows). Here a tile is NP consecutive outputs (row-major, so a tile may wrap onto the
  * next row) x the 16 channels (two vectors): 2 NP accumulators, the tap's two weight vectors (aligned,
  * packed tap by tap) and one broadcast input pixel per position, so 2 + NP loads feed 2 NP FMAs and
- * every lane is an output. NP = 4 ran conv2's fused forward in two thirds of the position tile's time
- * (one thread, batch 512, Zen 3); 5 and 6 spilled accumulators and were no faster. The tile sums the
- * taps in the position tile's order (bias first, then ci, ky, kx), so both give the same floats.
+ * every lane is an output (the odd last row and column, which the pool drops, are computed as the
+ * study's FLOP count counts them). NP = 4 runs conv2's fused forward in two thirds of the position
+ * tile's time (one thread, batch 512, a 2-vCPU Zen 3 VM); 5 and 6 spill accumulators and are no faster.
+ * The tile sums the taps in the position tile's order (bias first, then ci, ky, kx), so both give the
+ * same floats.
  *
  * The tile writes its ReLU'd outputs position by position (16 channels each) into the work area; the
  * pool then reads each window's four positions as whole vectors, and its values and winners go into
@@ -20,6 +22,9 @@
 
 #ifndef CNNS_C2NP
 #define CNNS_C2NP 4 /* positions per tile (this file's first comment says why) */
+#endif
+#if CNNS_C2NP > 6
+#error "CNNS_C2NP: cnns_c2_image's tail tiles go up to 5 positions"
 #endif
 
 /* AVX2 with FMA only: AVX-512 (one vector of 16 channels) and x86-64-v2 keep the position lanes. */
@@ -56,9 +61,9 @@ static inline size_t cnns_c2_floats(const cnn_conv *c)
 
 /* np positions from q (in the row-major order of the ho x wo outputs, so a tile may wrap onto the next
  * row) x the 2L channels: out (positions x 2L, position q first) = relu(bias + the taps' sums).
- * x: one image (cin planes of h x w), wt: the packed weights. The broadcasts are kept apart (the empty
- * volatile asm): GCC otherwise shares each pixel between the taps kx and positions p that read it, which
- * needs more registers than the tile leaves and spills accumulators in every tap. */
+ * x: one image (cin planes of h x w), wt: the packed weights. The broadcasts are kept apart
+ * (SIMD_KEEP_APART): GCC otherwise shares each pixel between the taps kx and positions p that read it,
+ * which needs more registers than the tile leaves and spills accumulators in every tap. */
 CNNS_ALWAYS_INLINE void cnns_c2_tile(const int np, const float *x, int cin, int h, int w, int wo, const float *wt,
                                      const vf32 *bias, int q, float *out)
 {
@@ -77,7 +82,7 @@ CNNS_ALWAYS_INLINE void cnns_c2_tile(const int np, const float *x, int cin, int 
                 SIMD_KEEP_IN_REG(w1);
                 for (int p = 0; p < np; p++) {
                     vf32 xv = vf32_bcast(src[p] + ci * cs + ky * w + kx);
-                    __asm__ volatile("" : "+v"(xv));
+                    SIMD_KEEP_APART(xv);
                     acc[p][0] += xv * w0;
                     acc[p][1] += xv * w1;
                 }

@@ -19,13 +19,15 @@
  * errors of order m (checked by breaking a row tail's mask: 8e-2).
  * Shapes: the study's (conv1 1->8 on 28 x 28, conv2 8->16 on 13 x 13, dense 400->128 and 128->10) at
  * B = 37, 5, 1 and 2 CNN_BLAS_SLICE + 5 (blas's slices, two for a thread at 1 and 2 threads, a short
- * last one), and odd ones that run every tail: cin 1 and 3, k 1, 2 and 3, planes 7..13 wide and tall,
+ * last one), and odd ones that run the tails: cin 1, 3 and 8 (one AVX2 vector, where the channels of
+ * the input can be the lanes), k 1, 2 and 3, planes 7..13 wide and tall,
  * output channels 1, 5, 8, 16, 17, 19 (below, at and above the 16 of a channel-lanes tile, none a
  * multiple of 3 or 8 where that is the tile), B 1..5 (omp slices of 0, 1 and 2 images, the weight
  * gradient's 4-image chunks with a tail); dense widths 13->9, 37->19, 5->3, 300->141.
  * simd's and omp's convolutions fused with their pooling (at 1, 2, 3 threads) against the same variant's
- * convolution and the shared pooling, on the same shapes: pooled outputs and winners exactly, the
- * gradients within 1e-6 of the largest, dp left as it was.
+ * convolution and the shared pooling, on the same shapes and on 8->16 at 8 x 7 (outputs 6 x 5: the last
+ * tile of conv2's channel-lanes forward has 2 positions, and both are pooled): pooled outputs and
+ * winners exactly, the gradients within 1e-6 of the largest, dp left as it was.
  * Also: cnn_scratch_floats is at least what each variant uses for images of 10 x 10 up to 40 x 40.
  */
 #include <setjmp.h>
@@ -353,9 +355,11 @@ static void test_conv_pool_fused(void **state)
     (void)state;
     const cnn_conv conv1 = {1, 28, 28, 8, 3}, conv2 = {8, 13, 13, 16, 3};
     const int Bs[] = {37, 5, 1};
+    const cnn_conv tail2 = {8, 8, 7, 16, 3}; /* 30 outputs: 7 tiles of 4, then 2 that the pool reads */
     for (int i = 0; i < 3; i++) {
         fused_case(&conv1, Bs[i], 21u + (uint32_t)i);
         fused_case(&conv2, Bs[i], 31u + (uint32_t)i);
+        fused_case(&tail2, Bs[i], 41u + (uint32_t)i);
     }
     const int cins[] = {1, 3, 8}, ks[] = {3, 1, 2}, couts[] = {1, 5, 8, 16, 17, 19};
     uint32_t seed = 300;
