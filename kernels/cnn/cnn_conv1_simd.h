@@ -83,6 +83,18 @@ CNNS_ALWAYS_INLINE void cnns_arg8(const vf32 *u, uint8_t *arg, size_t ld)
 }
 #endif
 
+/* The weights and bias of the kernels with the output channels as the lanes: W (cout x taps, OIHW)
+ * transposed to taps x cout (tap t's cout weights at wt + t cout) and the bias as cout / L vectors (0
+ * without one); cout a multiple of L. */
+static inline void cnns_pack_channel_lanes(const float *W, const float *bias, int cout, int taps, float *wt, vf32 *bv)
+{
+    for (int t = 0; t < taps; t++)
+        for (int co = 0; co < cout; co++)
+            wt[(size_t)t * cout + co] = W[(size_t)co * taps + t];
+    for (int co = 0; co < cout; co++)
+        bv[co / CNNS_VL][co % CNNS_VL] = bias ? bias[co] : 0.0f;
+}
+
 /* tbuf and tidx (windows x L channels, n windows, a multiple of L readable) into the planes p and arg
  * (channel co's window at at co np + at): L windows at a time by a transpose, the last ones lane by lane. */
 static inline void cnns_untranspose(const float *tbuf, const float *tidx, int n, int np, float *p, uint8_t *arg)
@@ -164,12 +176,11 @@ static inline void cnns_c1_pool_forward_range(const cnn_conv *c, const float *x,
 {
     const size_t in = (size_t)c->h * c->w, plane = (size_t)(cnn_conv_ho(c) / 2) * (size_t)(cnn_conv_wo(c) / 2);
     const size_t out = (size_t)c->cout * plane;
-    vf32 wv[9] = {{0}}, bv = {0};
+    float wt[9 * CNNS_VL];
+    vf32 wv[9], bv;
+    cnns_pack_channel_lanes(W, bias, CNNS_VL, 9, wt, &bv);
     for (int t = 0; t < 9; t++)
-        for (int l = 0; l < CNNS_VL; l++)
-            wv[t][l] = W[(size_t)l * 9 + t];
-    for (int l = 0; l < CNNS_VL; l++)
-        bv[l] = bias ? bias[l] : 0.0f;
+        wv[t] = vf32_load(wt + t * CNNS_VL);
     for (int b = b0; b < b1; b++)
         cnns_conv1_pool_image(c, x + (size_t)b * in, wv, bv, p + (size_t)b * out, arg + (size_t)b * out, area,
                               area + cnns_up(plane, CNNS_VL) * CNNS_VL);

@@ -147,12 +147,8 @@ static inline void cnns_c2_pool_forward_range(const cnn_conv *c, const float *x,
     const size_t in = (size_t)c->cin * c->h * c->w, np = (size_t)(ho / 2) * (size_t)(wo / 2);
     const size_t out = (size_t)c->cout * np;
     float *o = area, *tbuf = o + g.out, *tidx = tbuf + 2 * g.pooled, *wt = tidx + 2 * g.pooled;
-    for (int t = 0; t < taps; t++)
-        for (int co = 0; co < c->cout; co++)
-            wt[(size_t)t * c->cout + co] = W[(size_t)co * taps + t];
     vf32 bv[2];
-    for (int co = 0; co < c->cout; co++)
-        bv[co / CNNS_VL][co % CNNS_VL] = bias ? bias[co] : 0.0f;
+    cnns_pack_channel_lanes(W, bias, c->cout, taps, wt, bv);
     for (int b = b0; b < b1; b++) {
         const float *xb = x + (size_t)b * in;
         cnns_c2_image(xb, c->cin, c->h, c->w, ho, wo, wt, bv, o);

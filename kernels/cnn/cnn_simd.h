@@ -49,7 +49,6 @@
 
 static inline size_t cnns_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-
 /* ---- the direct convolution over wide positions ---------------------------------------------------- */
 
 /* One image's convolution as the tile sees it: input element (ci, row, col) at src[ci cs + row rs + col],
