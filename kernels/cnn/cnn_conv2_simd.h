@@ -9,7 +9,8 @@
  * packed tap by tap) and one broadcast input pixel per position, so 2 + NP loads feed 2 NP FMAs and
  * every lane is an output (the odd last row and column, which the pool drops, are computed as the
  * study's FLOP count counts them). NP = 4 runs conv2's fused forward in two thirds of the position
- * tile's time (one thread, batch 512, a 2-vCPU Zen 3 VM); 5 and 6 spill accumulators and are no faster.
+ * tile's time (one thread, batch 512, a 2-vCPU Zen 3 VM; kernels/cnn/bench/cnn_layers.c's conv2+pool2,
+ * against a build with -DCNNS_C2_LANES=0); 5 and 6 spill accumulators and are no faster.
  * The tile sums the taps in the position tile's order (bias first, then ci, ky, kx), so both give the
  * same floats.
  *
@@ -27,11 +28,14 @@
 #error "CNNS_C2NP: cnns_c2_image's tail tiles go up to 5 positions"
 #endif
 
-/* AVX2 with FMA only: AVX-512 (one vector of 16 channels) and x86-64-v2 keep the position lanes. */
+/* AVX2 with FMA only: AVX-512 (one vector of 16 channels) and x86-64-v2 keep the position lanes.
+ * -DCNNS_C2_LANES=0 builds AVX2 with the position tile too, to compare the two (docs/study-cnn.md). */
+#ifndef CNNS_C2_LANES
 #if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
 #define CNNS_C2_LANES 1
 #else
 #define CNNS_C2_LANES 0
+#endif
 #endif
 static inline int cnns_conv2_channel_lanes(const cnn_conv *c)
 {

@@ -7,8 +7,10 @@
  * for AVX2; in a dispatch build the bench's own experiment is compiled for the baseline only, so use a
  * native build). Prints the median time of each call over the repetitions (after 2 warm-up calls), in
  * ms, with GFLOP/s from the layer's shape; the backward calls get a fresh copy of dy each time (they
- * overwrite it). "step" is cnn_forward + cnn_loss + cnn_backward + the momentum update, and "epoch" is
- * 60000 / 512 steps of it (the data gather excluded).
+ * overwrite it). For simd and omp, conv1+pool1 and conv2+pool2 are each convolution fused with its
+ * pooling, the forms the study runs (the backward reads the pooled gradient and needs no copy). "step"
+ * is cnn_forward + cnn_loss + cnn_backward + the momentum update (with the fused forms where a row has
+ * them), and "epoch" is 60000 / 512 steps of it (the data gather excluded).
  */
 #include "../cnn_kernels.h"
 #include "../../simd.h"
@@ -84,6 +86,26 @@ static void conv_bw(job *j)
                         j->G + (j->layer ? L.c2w : L.c1w), j->G + (j->layer ? L.c2b : L.c1b),
                         j->layer ? j->ws->dp1 : NULL, j->ws->scratch, j->threads);
 }
+/* A convolution fused with its pool, as cnn_net.c calls it (simd, omp): conv1+pool1 (layer 0), conv2+pool2 (1). */
+static void fused_fw(job *j)
+{
+    cnn_layout L = cnn_layout_of(j->d);
+    const int two = j->layer;
+    j->k->conv_pool_forward(two ? &j->d->conv2 : &j->d->conv1, two ? &j->d->pool2 : &j->d->pool1, BATCH,
+                            two ? j->ws->p1 : j->X, j->P + (two ? L.c2w : L.c1w), j->P + (two ? L.c2b : L.c1b),
+                            two ? j->ws->p2 : j->ws->p1, two ? j->ws->arg2 : j->ws->arg1, j->ws->scratch,
+                            j->threads);
+}
+static void fused_bw(job *j) /* dp is read only: no restore */
+{
+    cnn_layout L = cnn_layout_of(j->d);
+    const int two = j->layer;
+    j->k->pool_conv_backward(two ? &j->d->conv2 : &j->d->conv1, two ? &j->d->pool2 : &j->d->pool1, BATCH,
+                             two ? j->ws->p1 : j->X, j->P + (two ? L.c2w : L.c1w), two ? j->ws->p2 : j->ws->p1,
+                             two ? j->ws->arg2 : j->ws->arg1, two ? j->ws->dp2 : j->ws->dp1,
+                             j->G + (two ? L.c2w : L.c1w), j->G + (two ? L.c2b : L.c1b), two ? j->ws->dp1 : NULL,
+                             j->ws->scratch, j->threads);
+}
 static void dense_fw(job *j)
 {
     cnn_layout L = cnn_layout_of(j->d);
@@ -153,6 +175,14 @@ static void variant_row(const char *name, job *j, int reps)
         printf(" | %s %.3f (%3.0f) %.3f (%3.0f)", names[l], f, fl[l] / f * 1e-6, b, bfl / b * 1e-6);
         free(save);
     }
+    for (int l = 0; l < 2 && j->k->conv_pool_forward; l++) { /* the fused forms, which the study runs */
+        j->layer = l, j->restore = NULL, j->call = fused_fw;
+        double f = median_ms(j, reps);
+        j->call = fused_bw;
+        double b = median_ms(j, reps);
+        printf(" | conv%d+pool%d %.3f (%3.0f) %.3f (%3.0f)", l + 1, l + 1, f, fl[l] / f * 1e-6, b,
+               fl[l] * (l == 0 ? 1 : 2) / b * 1e-6);
+    }
     for (int l = 0; l < 2; l++) { /* the shared pooling, with this row's thread count */
         j->layer = l, j->restore = NULL, j->call = pool_fw;
         double f = median_ms(j, reps);
@@ -187,16 +217,20 @@ int main(int argc, char **argv)
     cnn_init_he(&d, P, 1);
     printf("# cnn_layers: batch %d, 28 x 28, threads %d, kernels for %s (%s), median of %d, ms (GFLOP/s)\n",
            BATCH, threads, SIMD_ISA, SL_KERNEL_MARCH, reps);
-    printf("# each layer: forward, backward (conv1's without an input gradient); pooling is shared (cnn_pool.c)\n");
+    printf("# each layer: forward, backward (conv1's without an input gradient); conv+pool: the fused forms the "
+           "study runs (and step with them); pooling is shared (cnn_pool.c)\n");
     const struct {
         const char *name;
         cnn_layers k;
         int threads;
     } rows[] = {
-        {"simd", {cnn_conv_forward_simd, cnn_conv_backward_simd, cnn_dense_forward_simd, cnn_dense_backward_simd, NULL}, 1},
-        {"omp", {cnn_conv_forward_omp, cnn_conv_backward_omp, cnn_dense_forward_omp, cnn_dense_backward_omp, NULL}, threads},
+        {"simd", {cnn_conv_forward_simd, cnn_conv_backward_simd, cnn_dense_forward_simd, cnn_dense_backward_simd, NULL,
+                  cnn_conv_pool_forward_simd, cnn_pool_conv_backward_simd}, 1},
+        {"omp", {cnn_conv_forward_omp, cnn_conv_backward_omp, cnn_dense_forward_omp, cnn_dense_backward_omp, NULL,
+                 cnn_conv_pool_forward_omp, cnn_pool_conv_backward_omp}, threads},
 #if SL_HAVE_BLAS
-        {"blas", {cnn_conv_forward_blas, cnn_conv_backward_blas, cnn_dense_forward_blas, cnn_dense_backward_blas, NULL}, threads},
+        {"blas", {cnn_conv_forward_blas, cnn_conv_backward_blas, cnn_dense_forward_blas, cnn_dense_backward_blas, NULL,
+                  NULL, NULL}, threads},
 #endif
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
