@@ -193,11 +193,27 @@ def device_info(settings):
         return {"device": device} if device else {}
     if "torch" in sys.modules:
         torch = sys.modules["torch"]
+        tf32 = torch.backends.cudnn.allow_tf32 or torch.backends.cuda.matmul.allow_tf32
         return {"device": device, "device_name": torch.cuda.get_device_name(0),
-                "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version()}
+                "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
+                "fp32_math": "tf32 allowed" if tf32 else "full"}
     if "jax" in sys.modules:
-        return {"device": device, "device_name": str(sys.modules["jax"].devices()[0])}
+        jax = sys.modules["jax"]
+        full = getattr(jax.config, "jax_default_matmul_precision", None) == "highest"
+        return {"device": device, "device_name": str(jax.devices()[0]),
+                "fp32_math": "full" if full else "tf32 allowed"}
     return {"device": device}
+
+
+def full_fp32_on_gpu(fw, module):
+    """float32 products in full FP32 on a GPU, as the suite's cuda, cublas and cudnn rows compute them.
+    PyTorch lets cuDNN's convolutions use TF32 tensor cores by default (10-bit mantissas: errors near
+    1e-3, and a speed the FP32 rows cannot have); JAX does the same for its matmuls and convolutions."""
+    if fw == "torch":
+        module.backends.cudnn.allow_tf32 = False
+        module.backends.cuda.matmul.allow_tf32 = False
+    elif fw == "jax":
+        module.config.update("jax_default_matmul_precision", "highest")
 
 
 def first_report(forms, settings):
@@ -209,6 +225,8 @@ def first_report(forms, settings):
     t0 = time.perf_counter()
     module = importlib.import_module(fw)
     t1 = time.perf_counter()
+    if not on_cpu:
+        full_fp32_on_gpu(fw, module)
     if fw == "jax" and on_cpu and module.devices()[0].platform != "cpu":
         raise RuntimeError(f"a CPU row, but JAX runs on {module.devices()[0].platform}")
     inputs = load_inputs(settings["inputs"])

@@ -317,7 +317,7 @@ static void add_external(json_t *rec, const sl_study *s, int v, const json_t *fi
     if (first && isfinite(start_s))
         json_object_set_new(e, "startup_s", sl_json_num(start_s - own));
     const char *keys[] = {"version", "versions", "python_version", "device_name", "cuda", "cudnn",
-                          "import_s", "load_s"};
+                          "fp32_math", "import_s", "load_s"};
     for (size_t i = 0; first && i < sizeof keys / sizeof *keys; i++)
         if (json_object_get(first, keys[i]))
             json_object_set(e, keys[i], json_object_get(first, keys[i]));

@@ -22,7 +22,8 @@
 #   memcheck    the CUDA tests again under compute-sanitizer --tool memcheck --leak-check full, at most
 #               90 s each
 #   ncu         Nsight Compute on one GPU variant per study, filtered by speedlab's NVTX ranges
-#               (ncu --nvtx --nvtx-include 'speedlab@STUDY/'): proves an NVIDIA profiler sees them
+#               (ncu --nvtx --nvtx-include 'speedlab@STUDY/'): proves an NVIDIA profiler sees them;
+#               a variant that launches no kernel at all (h2d's copies) is named, not failed
 #   nsys        Nsight Systems on mlp's cuda variant, with nsys stats' NVTX and kernel summaries
 #   default     every GPU variant at the study's default sizes, study by study, while the budget lasts
 #   racecheck   compute-sanitizer --tool racecheck on the tests whose kernels use shared memory, 90 s each
@@ -37,7 +38,7 @@
 #   tests.log        the CUDA tests' output, plain, under memcheck and under racecheck
 #   studies.log      every speedlab run's output
 #   records.jsonl    every case record of every run (the quick and default runs; not the profiled ones)
-#   runs.tar.gz      the run directories (records, environment, traces): `speedlab report` reads them
+#   runs.tar.gz      the run directories (records, environment, traces; not the input arrays a failed framework row keeps): `speedlab report` reads them
 #   report.tar.gz    the report (REPORT.md, tables; figures where the node has gnuplot, else their data)
 #   profiles.tar.gz  the Nsight Compute and Nsight Systems reports, and their text output
 # While it runs, everything is in DIR/work/, which is removed once packed (kept if packing fails).
@@ -284,8 +285,20 @@ step_studies() { # step_studies quick|default
 }
 
 # ---- profilers ------------------------------------------------------------------------------------------
+# launches_no_kernel NCU STUDY VARIANT: whether the variant launches no kernel at all (ncu without the
+# NVTX filter profiles none either), so that an empty NVTX range is what it should be
+launches_no_kernel() {
+    bounded "$1" --launch-count 1 --section SpeedOfLight -f -o "$work/prof/ncu-any" \
+        "$sl" run "$2" --variants "$3" --quick --reps 1 --out "$work/prof/runs" >"$work/prof/ncu-any.out" 2>&1
+    { echo "==== ncu without the NVTX filter: $2 $3"; cat "$work/prof/ncu-any.out"; } >>"$work/prof/profilers.log"
+    grep -q "No kernels were profiled" "$work/prof/ncu-any.out"
+    local rc=$?
+    rm -f "$work/prof/ncu-any.out" "$work/prof/ncu-any.ncu-rep"
+    return $rc
+}
+
 step_ncu() {
-    local ncu s v rc n=0 none="" stopped=""
+    local ncu s v rc n=0 none="" stopped="" copies=""
     within_budget ncu $((reserve + 30)) || return 0
     if [ $has_gpu -eq 0 ]; then step_result ncu skipped "no GPU"; return 0; fi
     ncu=$(find_tool ncu) || { step_result ncu skipped "no ncu (Nsight Compute) on this node"; return 0; }
@@ -302,6 +315,8 @@ step_ncu() {
             stopped="$stopped $s(stopped at the budget)"
         elif [ -f "$work/prof/ncu-$s-$v.ncu-rep" ] && ! grep -q "No kernels were profiled" "$work/prof/ncu.out"; then
             n=$((n + 1))
+        elif launches_no_kernel "$ncu" "$s" "$v"; then
+            copies="$copies $s"   # h2d: copies only, nothing for a kernel profiler to see
         else
             none="$none $s/$v"
         fi
@@ -314,7 +329,7 @@ step_ncu() {
     elif [ -n "$stopped" ]; then
         step_result ncu incomplete "$n studies profiled; not finished:$stopped"
     else
-        step_result ncu ok "$n studies, a kernel each inside speedlab's NVTX range"
+        step_result ncu ok "$n studies, a kernel each inside speedlab's NVTX range${copies:+; no kernel launched at all (copies only):$copies}"
     fi
 }
 
@@ -362,7 +377,8 @@ step_report() {
 # ---- summary and packing --------------------------------------------------------------------------------
 # The GPU case records, a line per study, variant, run (quick, default; spans=0 apart) and outcome, the
 # sizes of that line collapsed (first..last and their count): status or why not, device phases (yes: an
-# entry per repetition; part: some null; NO: none on an ok case), the largest peak VRAM, the median(s).
+# entry per repetition; part: some null; NO: none on an ok case; off: a spans=0 run, which has none;
+# n/a: a framework row, timed by its own program), the largest peak VRAM, the median(s).
 # The records are jansson's one-line JSON, read with awk, since a bare node may have no Python.
 case_lines() {
     local kind f
@@ -381,9 +397,10 @@ case_lines() {
         if (!(key in cnt)) { keys[++nk] = key; name[key] = s SUBSEP v SUBSEP run; sname[key] = str("size_name")
                              first[key] = num("size"); ph[key] = "" ; vram[key] = -1 }
         cnt[key]++; last[key] = num("size")
-        p = "-"
+        p = "-"; ext = $2 ~ /"traits":\[[^\]]*"external"/
+        if (ext) ext_row[s " " v] = 1
         if (match($2, /"kernel_ms":\[[^\]]*\]/)) p = (substr($2, RSTART, RLENGTH) ~ /null/) ? "part" : "yes"
-        else if (st == "ok") p = "NO"
+        else if (st == "ok") p = ext ? "n/a" : run ~ /spans=0$/ ? "off" : "NO"
         if (ph[key] == "" || p == "NO" || (p == "part" && ph[key] == "yes")) ph[key] = p
         m = num("gpu_mem_used_bytes"); if (m != "" && m > vram[key]) vram[key] = m
         md = num("median_s")
@@ -402,8 +419,10 @@ case_lines() {
             if (kk[2] == "ok" && cnt[k] == 1) med1[nm[1] " " nm[2] " " nm[3]] = lo[k]
         }
         # what the per-step CUDA events cost: the quick run with them (spans=1) against without (spans=0)
+        # (not a framework row: it has no spans parameter, so its two runs differ by noise alone)
         for (c in med1) if (c ~ / quick spans=0$/) {
             on = c; sub(/ spans=0$/, "", on)
+            if (substr(on, 1, length(on) - 6) in ext_row) continue
             if (on in med1) evc[++ne] = sprintf("  %-24s spans=1 %.4g s, spans=0 %.4g s: events cost %+.1f %%", substr(on, 1, length(on) - 6), med1[on], med1[c], 100 * (med1[on] / med1[c] - 1))
         }
         if (ne) { print ""; print "per-step CUDA events (mlp, cnn; quick sizes):"; for (i = 1; i <= ne; i++) print evc[i] }
@@ -421,7 +440,7 @@ write_summary() {
         echo "steps:"
         awk -F'\t' '{printf "  %-10s %-8s %s\n", $1, $2, $3}' "$work/steps.txt"
         echo
-        echo "GPU cases (phases: device phases per repetition; vram: peak device memory in use):"
+        echo "GPU cases (phases: device phases per repetition, off with spans=0, n/a for a framework row; vram: peak device memory in use):"
         printf '  %-14s %-11s %-16s %-24s %-11s %-5s %-8s %s\n' run study variant sizes status phases vram "median / why"
         case_lines "$gpu_cases"
         echo
@@ -441,7 +460,10 @@ pack() {
     trap '' INT TERM
     cat "$work"/runs/*/run-*/results.jsonl >"$out/records.jsonl" 2>/dev/null
     for f in node.txt tests.log studies.log; do [ -f "$work/$f" ] && mv "$work/$f" "$out/$f"; done
-    tar -C "$work" -czf "$out/runs.tar.gz" runs || ok=0
+    # not the input arrays a failed framework row keeps for a rerun by hand (Fashion-MNIST as float32 is
+    # hundreds of MB); the seed makes them again
+    tar -C "$work" -czf "$out/runs.tar.gz" --exclude='*/baselines/*.float32' --exclude='*/baselines/*.float64' \
+        --exclude='*/baselines/*.int32' --exclude='*/baselines/*.uint8' runs || ok=0
     if [ -d "$work/report" ]; then tar -C "$work" -czf "$out/report.tar.gz" report || ok=0; fi
     (cd "$work/prof" && tar -czf "$out/profiles.tar.gz" --exclude runs ./*) 2>/dev/null || ok=0
     if [ $ok -eq 1 ]; then rm -rf "$work"; else say "packing failed: everything is still in $work"; fi

@@ -47,7 +47,7 @@ SMI
 chmod +x "$tmp/path/nvidia-smi"
 export PATH="$tmp/path:$PATH"
 
-echo "1..20"
+echo "1..23"
 "$b/gpu-check.sh" --out "$tmp/out" --budget 120 >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 s=$tmp/out/summary.txt
@@ -56,7 +56,9 @@ has "the node's GPU and driver" "$s" '^node: GPU: Fake H100, 81559 MiB, 9.0; dri
 has "the failed CUDA test named" "$s" '^  tests +failed +1 passed; failed: test_bad_cuda\(exit 1\)'
 has "a tool the node lacks is skipped" "$s" '^  (memcheck|ncu|nsys) +skipped +no [a-z-]+'
 has "mlp cuda: ok, phases, VRAM, median" "$s" '^  quick +mlp +cuda +batch=64 +ok +yes +100 MiB +1\.1 s$'
-has "mlp cuda spans=0: no phases" "$s" '^  quick spans=0 +mlp +cuda +batch=64 +ok +NO +100 MiB +1 s$'
+has "mlp cuda spans=0: phases off" "$s" '^  quick spans=0 +mlp +cuda +batch=64 +ok +off +100 MiB +1 s$'
+has "mlp torch-cuda: a framework row's phases n/a" "$s" '^  quick +mlp +torch-cuda +batch=64 +ok +n/a +1 MiB +0\.3 s$'
+if grep -q 'torch-cuda.*events cost' "$s"; then not_ok "no events' cost for a framework row"; else ok "no events' cost for a framework row"; fi
 has "mlp cublas: failed with its error" "$s" '^  default +mlp +cublas +batch=64 +failed +- +- +cublas: the \\"check\\" failed at step 3$'
 has "h2d's sizes on one line" "$s" '^  default +h2d +h2d-pinned +bytes=4096\.\.65536 \(2\) +ok +NO +2 MiB +0\.002 s$'
 has "the events' cost" "$s" '^  mlp cuda +spans=1 1\.1 s, spans=0 1 s: events cost \+10\.0 %$'
@@ -64,6 +66,12 @@ if grep -q 'speedlab run h2d --variants h2d-pinned --quick' "$tmp/out/studies.lo
     ! grep -q 'speedlab run cpuonly' "$tmp/out/studies.log"; then ok "only the studies with GPU variants run"
 else not_ok "only the studies with GPU variants run"; sed 's/^/#   /' "$tmp/out/studies.log"; fi
 has "verdict FAILED" "$s" '^verdict: FAILED'
+members=$(tar tzf "$tmp/out/runs.tar.gz")
+case $members in
+    *X.float32*) not_ok "runs.tar.gz leaves a framework row's input arrays out" ;;
+    *mlp-torch-cuda-64/stderr.txt*) ok "runs.tar.gz leaves a framework row's input arrays out" ;;
+    *) not_ok "runs.tar.gz leaves a framework row's input arrays out (no stderr.txt either)" ;;
+esac
 files=$(ls "$tmp/out" | tr '\n' ' ')
 if [ "$files" = "node.txt profiles.tar.gz records.jsonl report.tar.gz runs.tar.gz studies.log summary.txt tests.log " ]; then
     ok "eight output files"; else not_ok "eight output files (got: $files)"; fi

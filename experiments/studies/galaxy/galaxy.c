@@ -44,6 +44,7 @@ typedef struct gstate {
     galaxy_problem p, pt;
     double *theta0, *theta, *ws, *wst, *work, *grad_ref, *grad_tmp;
     int threads, dev_failed;
+    int checking;                   /* in check: no region is open for the device time */
     void *cuda;      /* galaxy_cuda * for the cuda variant (prepare/release) */
     unsigned char *pred;
     size_t nt;
@@ -337,6 +338,7 @@ static void cuda_release(gstate *s) { galaxy_cuda_destroy(s->cuda); s->cuda = NU
 /* The call's device time (CUDA events) goes to the open region, cost_function or gradient. */
 static void add_device_ms(gstate *s)
 {
+    if (s->checking) return;
     double ms = galaxy_cuda_last_ms(s->cuda);
     if (ms >= 0) prof_add_device_ms(ms);
 }
@@ -418,9 +420,11 @@ static int check(void *vs, int v, double *rel_err, sl_error *err)
     galaxy_grad_default(&s->p, s->theta0, s->grad_ref, s->ws);
     s->dev_failed = 0;
     int external = sl_study_galaxy.variants[v].traits & SL_EXTERNAL; /* grad_tmp already holds its gradient */
+    s->checking = 1;
     double c1 = external ? s->ext_cost0 : variant_cost(s, v, s->theta0);
     if (!external)
         variant_grad(s, v, s->theta0, s->grad_tmp);
+    s->checking = 0;
     if (s->dev_failed) { sl_error_set(err, "%s", kernels_of(v)->device->error(s)); return -1; }
     double gmax = 0, dmax = 0;
     for (size_t i = 0; i < s->nt; i++) { gmax = fmax(gmax, fabs(s->grad_ref[i])); dmax = fmax(dmax, fabs(s->grad_ref[i] - s->grad_tmp[i])); }
