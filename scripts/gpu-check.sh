@@ -17,15 +17,17 @@
 #               bundle's programs need loads here (share/speedlab/check-libs.sh)
 #   tests       every CUDA test (bin/test_*_cuda), 300 s each at most; with a GPU present a skip (exit 77)
 #               is a failure
-#   quick       every GPU variant of every study at its quick sizes (speedlab run --quick), traced;
-#               mlp's and cnn's GPU variants again with --param spans=0 (what the per-step events cost)
+#   quick       every GPU variant of every study at its quick sizes (speedlab run --quick): each study's
+#               own, traced, then the framework rows (torch-cuda, jax-gpu); mlp's and cnn's own GPU
+#               variants again with --param spans=0 (what the per-step events cost)
 #   memcheck    the CUDA tests again under compute-sanitizer --tool memcheck --leak-check full, at most
 #               90 s each
 #   ncu         Nsight Compute on one GPU variant per study, filtered by speedlab's NVTX ranges
 #               (ncu --nvtx --nvtx-include 'speedlab@STUDY/'): proves an NVIDIA profiler sees them;
 #               a variant that launches no kernel at all (h2d's copies) is named, not failed
 #   nsys        Nsight Systems on mlp's cuda variant, with nsys stats' NVTX and kernel summaries
-#   default     every GPU variant at the study's default sizes, study by study, while the budget lasts
+#   default     every GPU variant at the study's default sizes while the budget lasts: every study's own
+#               first, then the framework rows
 #   racecheck   compute-sanitizer --tool racecheck on the tests whose kernels use shared memory, 90 s each
 #   report      speedlab report over every run
 # A tool the node lacks (compute-sanitizer, ncu, nsys) makes its step "skipped (not on this node)"; ncu
@@ -226,14 +228,17 @@ step_sanitizer() { # step_sanitizer TOOL TESTS
 }
 
 # ---- the studies ------------------------------------------------------------------------------------
-# A study's GPU variants: those `speedlab list` says need "cuda" when no device is visible, and the GPU
-# baselines (torch-cuda, jax-gpu) whose framework the node's python3 has ("python:torch@cuda: ... sees no
-# cuda device" then; without the framework they say "cannot import" and are left out).
+# A study's GPU variants, in two lists: its own (those `speedlab list` says need "cuda" when no device is
+# visible) and the framework rows (torch-cuda, jax-gpu) whose framework the node's python3 has
+# ("python:torch@cuda: ... sees no cuda device" then; without the framework they say "cannot import" and
+# are left out). gpu_variants STUDY prints "OWN FRAMEWORKS", each a comma list or -, or nothing.
 gpu_variants() {
-    CUDA_VISIBLE_DEVICES='' "$sl" list "$1" 2>/dev/null |
-        awk '/^    [a-z]/ && ($2 ~ /^cuda:/ || $2 ~ /^python:[a-z0-9+]*@[a-z]*:/) {print $1}' | paste -sd, -
+    CUDA_VISIBLE_DEVICES='' "$sl" list "$1" 2>/dev/null | awk '
+        /^    [a-z]/ && $2 ~ /^cuda:/ { own = own (own == "" ? "" : ",") $1 }
+        /^    [a-z]/ && $2 ~ /^python:[a-z0-9+]*@[a-z]*:/ { fw = fw (fw == "" ? "" : ",") $1 }
+        END { if (own != "" || fw != "") print (own == "" ? "-" : own) " " (fw == "" ? "-" : fw) }'
 }
-# "STUDY VARIANT,VARIANT..." a line per study with GPU variants, asked of speedlab once (work/gpu-studies)
+# "STUDY OWN FRAMEWORKS" a line per study with GPU variants, asked of speedlab once (work/gpu-studies)
 studies_with_gpu() {
     local s v
     if [ -f "$work/gpu-studies" ]; then cat "$work/gpu-studies"; return; fi
@@ -260,28 +265,42 @@ run_study() {
     return 1
 }
 
-step_studies() { # step_studies quick|default
-    local kind=$1 s v problems="" stopped="" n=0 rc args=()
+# step_studies quick|default: every study's own GPU variants first, then the framework rows, so that a
+# short budget is spent on the suite's own rows (a framework row starts its interpreter each time and
+# runs its training in Python); mlp's and cnn's own rows again with spans=0 in the quick step
+step_studies() {
+    local kind=$1 s own fw problems="" stopped="" n=0 nf=0 rc args=()
     [ "$kind" = quick ] && args=(--quick)
-    while read -r s v; do
+    while read -r s own fw; do
+        [ "$own" = - ] && continue
         if [ "$(left)" -lt $((reserve + 20)) ]; then stopped="$stopped $s(budget)"; continue; fi
         n=$((n + 1))
-        run_study "$kind" "$s" "$v" "${args[@]}" --trace "$work/runs/$kind/trace-$s.json"
+        run_study "$kind" "$s" "$own" "${args[@]}" --trace "$work/runs/$kind/trace-$s.json"
         rc=$?
         [ $rc -eq 124 ] && stopped="$stopped $s(stopped at the budget)"
         [ $rc -eq 1 ] && problems="$problems $s"
         if [ "$kind" = quick ] && { [ "$s" = mlp ] || [ "$s" = cnn ]; }; then
             if [ "$(left)" -lt $((reserve + 20)) ]; then stopped="$stopped $s-spans=0(budget)"; continue; fi
-            run_study "$kind spans=0" "$s" "$v" "${args[@]}" --param spans=0
+            run_study "$kind spans=0" "$s" "$own" "${args[@]}" --param spans=0
             rc=$?
             [ $rc -eq 124 ] && stopped="$stopped $s-spans=0(stopped at the budget)"
             [ $rc -eq 1 ] && problems="$problems $s-spans=0"
         fi
     done < <(studies_with_gpu)
+    while read -r s own fw; do
+        [ "$fw" = - ] && continue
+        if [ "$(left)" -lt $((reserve + 20)) ]; then stopped="$stopped $s-frameworks(budget)"; continue; fi
+        nf=$((nf + 1))
+        run_study "$kind frameworks" "$s" "$fw" "${args[@]}"
+        rc=$?
+        [ $rc -eq 124 ] && stopped="$stopped $s-frameworks(stopped at the budget)"
+        [ $rc -eq 1 ] && problems="$problems $s-frameworks"
+    done < <(studies_with_gpu)
+    local ran="$n studies, $nf with framework rows"
     if [ -z "$(studies_with_gpu)" ]; then step_result "$kind" failed "speedlab list names no GPU variant (built without CUDA?)"
     elif [ -n "$problems" ]; then step_result "$kind" failed "a case failed in:$problems (studies.log)${stopped:+; not finished:$stopped}"
-    elif [ -n "$stopped" ]; then step_result "$kind" incomplete "$n studies run; not finished:$stopped"
-    else step_result "$kind" ok "$n studies"; fi
+    elif [ -n "$stopped" ]; then step_result "$kind" incomplete "$ran run; not finished:$stopped"
+    else step_result "$kind" ok "$ran"; fi
 }
 
 # ---- profilers ------------------------------------------------------------------------------------------
@@ -302,7 +321,8 @@ step_ncu() {
     within_budget ncu $((reserve + 30)) || return 0
     if [ $has_gpu -eq 0 ]; then step_result ncu skipped "no GPU"; return 0; fi
     ncu=$(find_tool ncu) || { step_result ncu skipped "no ncu (Nsight Compute) on this node"; return 0; }
-    while read -r s v; do
+    while read -r s v _; do
+        [ "$v" = - ] && continue   # framework rows only: their kernels are not speedlab's to range
         [ "$(left)" -gt $((reserve + 20)) ] || { stopped="$stopped $s(budget)"; continue; }
         v=${v%%,*}   # one variant: the first
         bounded "$ncu" --nvtx --nvtx-include "speedlab@$s/" --launch-count 1 --section SpeedOfLight \
@@ -431,7 +451,7 @@ case_lines() {
 
 write_summary() {
     local verdict=$1 gpu_cases
-    gpu_cases=$(studies_with_gpu | awk '{n = split($2, v, ","); for (i = 1; i <= n; i++) printf "%s/%s ", $1, v[i]}')
+    gpu_cases=$(studies_with_gpu | awk '{n = split($2 "," $3, v, ","); for (i = 1; i <= n; i++) if (v[i] != "-") printf "%s/%s ", $1, v[i]}')
     {
         echo "speedlab gpu-check: bundle $SL_BUNDLE_SOURCE (built $SL_BUNDLE_BUILT)"
         echo "node: ${node_line:-unknown}"

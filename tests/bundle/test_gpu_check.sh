@@ -47,7 +47,7 @@ SMI
 chmod +x "$tmp/path/nvidia-smi"
 export PATH="$tmp/path:$PATH"
 
-echo "1..23"
+echo "1..24"
 "$b/gpu-check.sh" --out "$tmp/out" --budget 120 >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 s=$tmp/out/summary.txt
@@ -62,6 +62,10 @@ if grep -q 'torch-cuda.*events cost' "$s"; then not_ok "no events' cost for a fr
 has "mlp cublas: failed with its error" "$s" '^  default +mlp +cublas +batch=64 +failed +- +- +cublas: the \\"check\\" failed at step 3$'
 has "h2d's sizes on one line" "$s" '^  default +h2d +h2d-pinned +bytes=4096\.\.65536 \(2\) +ok +NO +2 MiB +0\.002 s$'
 has "the events' cost" "$s" '^  mlp cuda +spans=1 1\.1 s, spans=0 1 s: events cost \+10\.0 %$'
+order=$(sed -n 's/^==== quick.*speedlab run \([^ ]*\) --variants \([^ ]*\).*/\1\/\2/p' "$tmp/out/studies.log" | paste -sd' ' -)
+if [ "$order" = "mlp/cuda,cublas mlp/cuda,cublas h2d/h2d-pinned mlp/torch-cuda" ]; then
+    ok "own GPU variants first (mlp's again with spans=0), the framework rows last"
+else not_ok "own GPU variants first (mlp's again with spans=0), the framework rows last (got: $order)"; fi
 if grep -q 'speedlab run h2d --variants h2d-pinned --quick' "$tmp/out/studies.log" &&
     ! grep -q 'speedlab run cpuonly' "$tmp/out/studies.log"; then ok "only the studies with GPU variants run"
 else not_ok "only the studies with GPU variants run"; sed 's/^/#   /' "$tmp/out/studies.log"; fi
@@ -82,7 +86,7 @@ t0=$(date +%s)
 FAKE_SLEEP=40 "$b/gpu-check.sh" --out "$tmp/out2" --budget 60 >/dev/null 2>&1
 took=$(($(date +%s) - t0))
 has "a study stopped and the rest skipped at the budget" "$tmp/out2/summary.txt" \
-    '^  quick +incomplete +0 studies run|^  quick +incomplete +1 studies run; not finished: mlp\(stopped at the budget\) mlp-spans=0\(budget\) h2d\(budget\)'
+    '^  quick +incomplete +1 studies, 0 with framework rows run; not finished: mlp\(stopped at the budget\) mlp-spans=0\(budget\) h2d\(budget\) mlp-frameworks\(budget\)$'
 if [ $took -le 65 ]; then ok "the check keeps to its budget ($took s of 60)"; else not_ok "the check keeps to its budget ($took s of 60)"; fi
 
 # a kill while a study runs: the step is stopped at once, what is done is packed, exit 130
