@@ -57,10 +57,11 @@ const char *rep_framework_versions(char *buf, size_t n, const rep_set *s, int en
     return buf;
 }
 
-/* The fastest ok case at `size` that is (want_external = 1) or is not (0) a framework baseline; CPU
- * only (a GPU variant is compared in the crossover table); compared as units.c says (per unit of work
- * where a reduced run stands beside full ones). NULL when there is none. */
-static const rep_case *best_of(const rep_set *s, int env, const char *study, long size, int want_external)
+/* The fastest ok case at `size` that is (want_external = 1) or is not (0) a framework baseline, on the
+ * GPU (want_gpu = 1) or the CPU (0); compared as units.c says (per unit of work where a reduced run
+ * stands beside full ones). NULL when there is none. */
+static const rep_case *best_of(const rep_set *s, int env, const char *study, long size, int want_external,
+                               int want_gpu)
 {
     const char *vs[64];
     int nv = rep_variants(s, env, study, vs, 64);
@@ -68,7 +69,7 @@ static const rep_case *best_of(const rep_set *s, int env, const char *study, lon
     double tb = NAN;
     for (int i = 0; i < nv; i++) {
         const rep_case *c = rep_find(s, env, study, vs[i], size);
-        if (!rep_is_ok(c) || c->gpu || rep_case_external(c) != want_external)
+        if (!rep_is_ok(c) || !c->gpu != !want_gpu || rep_case_external(c) != want_external)
             continue;
         double tc = rep_cmp_time(s, env, study, c); /* NAN: did other work, not comparable (units.c) */
         if (isfinite(tc) && (!best || tc < tb))
@@ -77,14 +78,15 @@ static const rep_case *best_of(const rep_set *s, int env, const char *study, lon
     return best;
 }
 
+/* CPU only: a GPU variant is compared in the crossover table, and with the GPU frameworks by gpu_line */
 const rep_case *rep_best_framework(const rep_set *s, int env, const char *study, long size)
 {
-    return best_of(s, env, study, size, 1);
+    return best_of(s, env, study, size, 1, 0);
 }
 
 const rep_case *rep_best_c(const rep_set *s, int env, const char *study, long size)
 {
-    return best_of(s, env, study, size, 0);
+    return best_of(s, env, study, size, 0, 0);
 }
 
 int rep_has_frameworks(const rep_set *s, int env, const char *study)
@@ -121,13 +123,15 @@ static void isa_mismatch_lines(FILE *f, const rep_set *s, int env, const char *s
 }
 
 /* "- best C variant against the best framework at B=65536: simd 1.2 ms, torch 3.4 ms (1 thread): 2.8×
- * faster", at the largest size where both ran; nothing for a study without framework records. */
-static void framework_line(FILE *f, const rep_set *s, int env, const char *study)
+ * faster", at the largest size where both ran, on the CPU; with gpu = 1 "- best GPU variant against the
+ * best GPU framework ...", the suite's GPU rows against torch-cuda and jax-gpu. Where no size has both:
+ * the CPU line says so, the GPU line is left out. */
+static void framework_line(FILE *f, const rep_set *s, int env, const char *study, int gpu)
 {
     long sizes[64];
     int ns = rep_sizes(s, env, study, sizes, 64);
     for (int i = ns - 1; i >= 0; i--) {
-        const rep_case *c = rep_best_c(s, env, study, sizes[i]), *fw = rep_best_framework(s, env, study, sizes[i]);
+        const rep_case *c = best_of(s, env, study, sizes[i], 0, gpu), *fw = best_of(s, env, study, sizes[i], 1, gpu);
         if (!c || !fw)
             continue;
         char tc[64], tf[64], desc[160];
@@ -136,14 +140,21 @@ static void framework_line(FILE *f, const rep_set *s, int env, const char *study
         rep_fmt_time(tc, sizeof tc, xc);
         rep_fmt_time(tf, sizeof tf, xf);
         rep_framework_desc(desc, sizeof desc, fw);
-        fprintf(f, "- best C variant against the best framework on this machine at %s=%ld%s%s: **%s** %s (%d "
-                "thread%s), **%s** %s (%s%s%d thread%s, its fastest setting): the C variant is %.3g× %s\n",
-                c->size_name, c->size, unit ? ", per " : "", unit ? unit : "", c->variant, tc, c->threads,
-                c->threads == 1 ? "" : "s", fw->variant, tf, desc, desc[0] ? ", " : "", fw->threads,
-                fw->threads == 1 ? "" : "s", r >= 1 ? r : 1 / r, r >= 1 ? "faster" : "slower");
+        if (gpu)
+            fprintf(f, "- best GPU variant against the best GPU framework on this machine at %s=%ld%s%s: **%s** %s, "
+                    "**%s** %s (%s): the suite's is %.3g× %s\n",
+                    c->size_name, c->size, unit ? ", per " : "", unit ? unit : "", c->variant, tc, fw->variant, tf,
+                    desc, r >= 1 ? r : 1 / r, r >= 1 ? "faster" : "slower");
+        else
+            fprintf(f, "- best C variant against the best framework on this machine at %s=%ld%s%s: **%s** %s (%d "
+                    "thread%s), **%s** %s (%s%s%d thread%s, its fastest setting): the C variant is %.3g× %s\n",
+                    c->size_name, c->size, unit ? ", per " : "", unit ? unit : "", c->variant, tc, c->threads,
+                    c->threads == 1 ? "" : "s", fw->variant, tf, desc, desc[0] ? ", " : "", fw->threads,
+                    fw->threads == 1 ? "" : "s", r >= 1 ? r : 1 / r, r >= 1 ? "faster" : "slower");
         return;
     }
-    fprintf(f, "- frameworks: no size where a C variant and a framework baseline both ran ok\n");
+    if (!gpu)
+        fprintf(f, "- frameworks on the CPU: no size where a C variant and a framework baseline both ran ok\n");
 }
 
 /* "- frameworks held at the kernels' level (v3), as each reported: numpy avx2, openblas avx2, torch
@@ -183,7 +194,8 @@ void rep_framework_line(FILE *f, const rep_set *s, int env, const char *study)
 {
     if (!rep_has_frameworks(s, env, study))
         return;
-    framework_line(f, s, env, study);
+    framework_line(f, s, env, study, 0);
+    framework_line(f, s, env, study, 1);
     isa_held_line(f, s, env, study);
     isa_mismatch_lines(f, s, env, study);
 }

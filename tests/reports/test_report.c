@@ -652,7 +652,8 @@ static void compare_flags_isa(void **state)
 
 /* Framework baselines (fixtures/frameworks): the report of the PyPI run names each row's version and
  * form and the framework column's versions (golden/frameworks/); compare with the Debian run flags each
- * baseline whose versions or form changed, and no C variant. */
+ * baseline whose versions or form changed, and no C variant. The GPU rows (cuda_factorized, torch-cuda)
+ * get their own line in REPORT.md. */
 static void framework_versions(void **state)
 {
     (void)state;
@@ -669,6 +670,11 @@ static void framework_versions(void **state)
     char *rp = rep_printf("%s/REPORT.md", out), *rm = slurp(rp);
     assert_non_null(strstr(rm, "- frameworks held at the kernels' level (v3), as each reported: "
                                "openblas avx2, numpy avx2\n"));
+    /* the GPU rows against each other, not against the CPU's best */
+    assert_non_null(strstr(rm, "- best GPU variant against the best GPU framework on this machine at B=16384: "
+                               "**cuda_factorized** 1.6 ms, **torch-cuda** 2 ms (torch 2.15.0, bmm form): "
+                               "the suite's is 1.25× faster\n"));
+    assert_non_null(strstr(rm, "- best C variant against the best framework on this machine at B=16384: **omp**"));
     free(rm), free(rp);
 
     char *file = rep_printf("%s/compare.md", out);
