@@ -296,10 +296,10 @@ step_studies() {
         [ $rc -eq 124 ] && stopped="$stopped $s-frameworks(stopped at the budget)"
         [ $rc -eq 1 ] && problems="$problems $s-frameworks"
     done < <(studies_with_gpu)
-    local ran="$n studies, $nf with framework rows"
+    local ran="studies: $n, with framework rows: $nf"
     if [ -z "$(studies_with_gpu)" ]; then step_result "$kind" failed "speedlab list names no GPU variant (built without CUDA?)"
     elif [ -n "$problems" ]; then step_result "$kind" failed "a case failed in:$problems (studies.log)${stopped:+; not finished:$stopped}"
-    elif [ -n "$stopped" ]; then step_result "$kind" incomplete "$ran run; not finished:$stopped"
+    elif [ -n "$stopped" ]; then step_result "$kind" incomplete "$ran; not finished:$stopped"
     else step_result "$kind" ok "$ran"; fi
 }
 
@@ -307,11 +307,14 @@ step_studies() {
 # launches_no_kernel NCU STUDY VARIANT: whether the variant launches no kernel at all (ncu without the
 # NVTX filter profiles none either), so that an empty NVTX range is what it should be
 launches_no_kernel() {
+    local rc
     bounded "$1" --launch-count 1 --section SpeedOfLight -f -o "$work/prof/ncu-any" \
         "$sl" run "$2" --variants "$3" --quick --reps 1 --out "$work/prof/runs" >"$work/prof/ncu-any.out" 2>&1
+    rc=$?
     { echo "==== ncu without the NVTX filter: $2 $3"; cat "$work/prof/ncu-any.out"; } >>"$work/prof/profilers.log"
-    grep -q "No kernels were profiled" "$work/prof/ncu-any.out"
-    local rc=$?
+    # stopped at the budget: not known (the caller's none); else whether ncu found no kernel at all
+    [ $rc -ne 124 ] && grep -q "No kernels were profiled" "$work/prof/ncu-any.out"
+    rc=$?
     rm -f "$work/prof/ncu-any.out" "$work/prof/ncu-any.ncu-rep"
     return $rc
 }
@@ -418,7 +421,6 @@ case_lines() {
                              first[key] = num("size"); ph[key] = "" ; vram[key] = -1 }
         cnt[key]++; last[key] = num("size")
         p = "-"; ext = $2 ~ /"traits":\[[^\]]*"external"/
-        if (ext) ext_row[s " " v] = 1
         if (match($2, /"kernel_ms":\[[^\]]*\]/)) p = (substr($2, RSTART, RLENGTH) ~ /null/) ? "part" : "yes"
         else if (st == "ok") p = ext ? "n/a" : run ~ /spans=0$/ ? "off" : "NO"
         if (ph[key] == "" || p == "NO" || (p == "part" && ph[key] == "yes")) ph[key] = p
@@ -439,10 +441,8 @@ case_lines() {
             if (kk[2] == "ok" && cnt[k] == 1) med1[nm[1] " " nm[2] " " nm[3]] = lo[k]
         }
         # what the per-step CUDA events cost: the quick run with them (spans=1) against without (spans=0)
-        # (not a framework row: it has no spans parameter, so its two runs differ by noise alone)
         for (c in med1) if (c ~ / quick spans=0$/) {
             on = c; sub(/ spans=0$/, "", on)
-            if (substr(on, 1, length(on) - 6) in ext_row) continue
             if (on in med1) evc[++ne] = sprintf("  %-24s spans=1 %.4g s, spans=0 %.4g s: events cost %+.1f %%", substr(on, 1, length(on) - 6), med1[on], med1[c], 100 * (med1[on] / med1[c] - 1))
         }
         if (ne) { print ""; print "per-step CUDA events (mlp, cnn; quick sizes):"; for (i = 1; i <= ne; i++) print evc[i] }

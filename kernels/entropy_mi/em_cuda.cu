@@ -95,6 +95,14 @@ extern "C" em_cuda_ctx *em_cuda_alloc(long B, long D)
         cudaMalloc((void **)&c->dY, in) != cudaSuccess || cudaMalloc((void **)&c->dh, out) != cudaSuccess ||
         cudaMalloc((void **)&c->dmi, out) != cudaSuccess) {
         em_cuda_free(c);
+        (void)cudaGetLastError(); /* not left for a later launch's check to find */
+        return NULL;
+    }
+    /* NaN everywhere (0xff bytes): a copy or kernel that writes nothing gives NaN, which the checks
+     * reject, never another call's results left in reused memory */
+    if (cudaMemset(c->dX, 0xff, in) != cudaSuccess || cudaMemset(c->dY, 0xff, in) != cudaSuccess ||
+        cudaMemset(c->dh, 0xff, out) != cudaSuccess || cudaMemset(c->dmi, 0xff, out) != cudaSuccess) {
+        em_cuda_free(c);
         return NULL;
     }
     return c;
@@ -105,9 +113,15 @@ extern "C" em_cuda_ctx *em_cuda_alloc(long B, long D)
 extern "C" int em_cuda_pin_inputs(em_cuda_ctx *c, const float *X, const float *Y)
 {
     size_t in = (size_t)(c->B * c->D) * sizeof(float);
-    if (c->pX || cudaMallocHost((void **)&c->pX, in) != cudaSuccess ||
-        cudaMallocHost((void **)&c->pY, in) != cudaSuccess)
+    if (c->pX)
         return -1;
+    if (cudaMallocHost((void **)&c->pX, in) != cudaSuccess || cudaMallocHost((void **)&c->pY, in) != cudaSuccess) {
+        if (c->pX)
+            cudaFreeHost(c->pX);
+        c->pX = c->pY = NULL; /* the context stays whole: copy_in copies from X and Y */
+        (void)cudaGetLastError();
+        return -1;
+    }
     memcpy(c->pX, X, in);
     memcpy(c->pY, Y, in);
     return 0;
@@ -155,8 +169,10 @@ extern "C" void em_cuda_free(em_cuda_ctx *c)
     cudaFree(c->dY);
     cudaFree(c->dh);
     cudaFree(c->dmi);
-    cudaFreeHost(c->pX); /* NULL: nothing */
-    cudaFreeHost(c->pY);
+    if (c->pX)
+        cudaFreeHost(c->pX);
+    if (c->pY)
+        cudaFreeHost(c->pY);
     free(c->hh);
     free(c->hmi);
     free(c);

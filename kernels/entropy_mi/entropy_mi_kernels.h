@@ -36,7 +36,8 @@ void em_softmax_row(const float *x, long D, float *p);
 typedef struct em_cuda_ctx em_cuda_ctx;
 em_cuda_ctx *em_cuda_alloc(long B, long D);             /* NULL when allocation fails */
 /* Copies X and Y into pinned host memory (cudaMallocHost) owned by c, once, outside the timed runs;
- * copy_in then copies from there. 0, or -1 when pinning fails (or was done already). */
+ * copy_in then copies from there. 0, or -1 when pinning fails (c is then as before: unpinned) or was
+ * done already. em_cuda_alloc fills the device buffers with NaN, so nothing stale passes a check. */
 int em_cuda_pin_inputs(em_cuda_ctx *c, const float *X, const float *Y);
 /* X and Y to the device: from their pinned copies if em_cuda_pin_inputs made them, else from X and Y */
 int em_cuda_copy_in(em_cuda_ctx *c, const float *X, const float *Y);

@@ -31,8 +31,9 @@ static void test_entropy_mi_cuda(void **st)
                 X[e] = rnd(&s);
             double h, mi, rh, rmi;
             assert_int_equal(em_naive(X, Y, B, D, &rh, &rmi, 1), 0);
-            /* the three rows: cuda; cuda_pinned (the pinned copies, X overwritten after pinning must not
-             * matter); cuda_factorized (pinned, the O(D) kernel) */
+            /* the three rows: cuda; cuda_pinned (copy_in must read the pinned copies: the arguments it is
+             * given are zeros); cuda_factorized (pinned, the O(D) kernel). Each context starts with NaN in
+             * its device buffers (em_cuda_alloc), so nothing left by the previous mode can pass. */
             for (int mode = 0; mode < 3; mode++) {
                 em_cuda_ctx *c = em_cuda_alloc(B, D);
                 assert_non_null(c);

@@ -36,6 +36,7 @@ typedef struct em_device {
     int (*prepare)(em_state *s, const struct em_device *d, sl_error *err);
     int (*run)(em_state *s, const struct em_device *d, sl_record *rec, sl_error *err);
     void (*release)(em_state *s);
+    const char *name; /* the variant's, for errors */
     int pinned, factorized;
 } em_device;
 
@@ -154,13 +155,13 @@ static int em_prepare_cuda(em_state *s, const em_device *d, sl_error *err)
 {
     s->cuda = em_cuda_alloc(s->B, s->D);
     if (!s->cuda) {
-        sl_error_set(err, "%s:%d: entropy_mi cuda: device allocation failed for B = %ld, D = %ld",
-                     __FILE__, __LINE__, s->B, s->D);
+        sl_error_set(err, "%s:%d: entropy_mi %s: device allocation failed for B = %ld, D = %ld",
+                     __FILE__, __LINE__, d->name, s->B, s->D);
         return -1;
     }
     if (d->pinned && em_cuda_pin_inputs(s->cuda, s->X, s->Y) != 0) {
-        sl_error_set(err, "%s:%d: entropy_mi cuda: pinned host memory (cudaMallocHost) failed for 2 x %ld "
-                     "floats; the cuda row copies from pageable memory instead", __FILE__, __LINE__, s->B * s->D);
+        sl_error_set(err, "%s:%d: entropy_mi %s: pinned host memory (cudaMallocHost) failed for 2 x %ld "
+                     "floats (the cuda row is the form without it)", __FILE__, __LINE__, d->name, s->B * s->D);
         em_release_cuda(s);
         return -1;
     }
@@ -187,7 +188,7 @@ static int em_run_cuda(em_state *s, const em_device *d, sl_record *rec, sl_error
     const double d2h = prof_gpu_end();
     prof_end("d2h");
     if (rc != 0) {
-        sl_error_set(err, "%s:%d: entropy_mi cuda: a CUDA call failed (B = %ld)", __FILE__, __LINE__, s->B);
+        sl_error_set(err, "%s:%d: entropy_mi %s: a CUDA call failed (B = %ld)", __FILE__, __LINE__, d->name, s->B);
         return -1;
     }
     if (h2d >= 0.0 && k >= 0.0 && d2h >= 0.0)
@@ -197,9 +198,9 @@ static int em_run_cuda(em_state *s, const em_device *d, sl_record *rec, sl_error
 #else /* the row stays complete; the runner reports the variant unavailable and never calls these */
 static int em_prepare_cuda(em_state *s, const em_device *d, sl_error *err)
 {
-    (void)s, (void)d;
-    sl_error_set(err, "%s:%d: entropy_mi cuda: built without CUDA (configure with -Dcuda=enabled)",
-                 __FILE__, __LINE__);
+    (void)s;
+    sl_error_set(err, "%s:%d: entropy_mi %s: built without CUDA (configure with -Dcuda=enabled)",
+                 __FILE__, __LINE__, d->name);
     return -1;
 }
 static void em_release_cuda(em_state *s) { (void)s; }
@@ -209,10 +210,11 @@ static int em_run_cuda(em_state *s, const em_device *d, sl_record *rec, sl_error
     return em_prepare_cuda(s, d, err);
 }
 #endif
-static const em_device em_cuda_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, .pinned = 0},
-                       em_cuda_pinned_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, .pinned = 1},
-                       em_cuda_factorized_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, .pinned = 1,
-                                                  .factorized = 1};
+static const em_device em_cuda_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, "cuda", .pinned = 0},
+                       em_cuda_pinned_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, "cuda_pinned",
+                                              .pinned = 1},
+                       em_cuda_factorized_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, "cuda_factorized",
+                                                  .pinned = 1, .factorized = 1};
 
 static int em_prepare(void *state, int v, sl_error *err)
 {
