@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpu_timing.h"
 #include "prec_cuda.h"
 #include "sl_config.h"
 
@@ -41,6 +42,7 @@ struct prec_cuda {
     int *good, *flag;
     long long *skipped;
     unsigned long long *count;
+    gpu_spans *span[PREC_SPANS]; /* the steps' index copies and kernels, the read-backs (gpu_timing.h) */
     size_t bytes;
     char err[256];
 };
@@ -176,6 +178,8 @@ static int fail(prec_cuda *c, const char *what, const char *why)
     do { cublasStatus_t s_ = (call); \
          if (s_ != CUBLAS_STATUS_SUCCESS) return fail(c, what, cublasGetStatusString(s_)); } while (0)
 #define LAUNCHED(what) CK(cudaGetLastError(), "launch " what)
+#define TIMED(call, what) \
+    do { int r_ = (call); if (r_) return fail(c, what, gpu_timing_error(r_)); } while (0)
 
 static unsigned grid_for(size_t n)
 {
@@ -251,7 +255,10 @@ template <typename T> static int step(prec_cuda *c, const int32_t *idx, int B, f
 {
     const mlp_dims *d = &c->d;
     const mlp_layout *L = &c->L;
+    TIMED(gpu_spans_begin(c->span[PREC_SPAN_H2D], c->s), "indices up: span");
     CK(cudaMemcpyAsync(c->idx, idx, (size_t)B * sizeof *idx, cudaMemcpyHostToDevice, c->s), "indices up");
+    TIMED(gpu_spans_end(c->span[PREC_SPAN_H2D], c->s), "indices up: span");
+    TIMED(gpu_spans_begin(c->span[PREC_SPAN_KERNEL], c->s), "step: span"); /* to the scaler's end */
     k_gather<T><<<grid_for((size_t)B * d->n0), THREADS, 0, c->s>>>((T *)c->X, c->y, c->tr_x, c->tr_y, c->idx, 0, B, d->n0);
     LAUNCHED("gather");
     if (forward<T>(c, B))
@@ -267,6 +274,7 @@ template <typename T> static int step(prec_cuda *c, const int32_t *idx, int B, f
     k_update<<<grid_for(L->n), THREADS, 0, c->s>>>(c->P, c->G, L->n, lr, c->scale, c->flag);
     k_scaler<<<1, 1, 0, c->s>>>(c->scale, c->good, c->skipped, c->flag, c->type != PREC_CUDA_F32);
     LAUNCHED("update");
+    TIMED(gpu_spans_end(c->span[PREC_SPAN_KERNEL], c->s), "step: span");
     return 0;
 }
 
@@ -285,7 +293,9 @@ template <typename T> static int evaluate(prec_cuda *c, long *correct)
         LAUNCHED("correct");
     }
     unsigned long long n = 0;
+    TIMED(gpu_spans_begin(c->span[PREC_SPAN_D2H], c->s), "count down: span");
     CK(cudaMemcpyAsync(&n, c->count, sizeof n, cudaMemcpyDeviceToHost, c->s), "count down");
+    TIMED(gpu_spans_end(c->span[PREC_SPAN_D2H], c->s), "count down: span");
     CK(cudaStreamSynchronize(c->s), "evaluate");
     *correct = (long)n;
     return 0;
@@ -338,6 +348,13 @@ static int init(prec_cuda *c, const uint8_t *tx, const uint8_t *ty, const uint8_
     CK(cudaMemset(c->flag, 0, sizeof(int)), "flag");
     CK(cudaMemset(c->skipped, 0, sizeof(long long)), "skipped");
     CK(cudaMemset(c->loss, 0, sizeof(double)), "loss");
+    /* the spans' events for an epoch's steps are made now, not in the timed steps: enough pairs for the
+     * smallest batch the study runs (16) */
+    int rc = 0;
+    long steps = c->n_train / 16 + 2, reserve[PREC_SPANS] = {steps, steps, 4};
+    for (int i = 0; i < PREC_SPANS; i++)
+        if (!(c->span[i] = gpu_spans_create(reserve[i], &rc)))
+            return fail(c, "span events", gpu_timing_error(rc));
     return 0;
 }
 
@@ -385,6 +402,7 @@ extern "C" void prec_cuda_destroy(prec_cuda *c)
             cudaFree(bufs[i]);
     if (c->Pq && c->Pq != c->P)
         cudaFree(c->Pq);
+    gpu_spans_destroy_all(c->span, PREC_SPANS);
     if (c->h)
         cublasDestroy(c->h);
     if (c->s)
@@ -427,7 +445,9 @@ extern "C" int prec_cuda_sync(prec_cuda *c)
 
 extern "C" int prec_cuda_take_loss(prec_cuda *c, double *loss_sum)
 {
+    TIMED(gpu_spans_begin(c->span[PREC_SPAN_D2H], c->s), "loss down: span");
     CK(cudaMemcpyAsync(loss_sum, c->loss, sizeof *loss_sum, cudaMemcpyDeviceToHost, c->s), "loss down");
+    TIMED(gpu_spans_end(c->span[PREC_SPAN_D2H], c->s), "loss down: span");
     CK(cudaMemsetAsync(c->loss, 0, sizeof(double), c->s), "loss reset");
     CK(cudaStreamSynchronize(c->s), "loss");
     return 0;
@@ -454,3 +474,17 @@ extern "C" int prec_cuda_scaler(prec_cuda *c, double *scale, long *skipped)
 }
 
 extern "C" size_t prec_cuda_bytes(const prec_cuda *c) { return c->bytes; }
+
+extern "C" int prec_cuda_span_take(prec_cuda *c, int which, double *ms)
+{
+    if (!c || which < 0 || which >= PREC_SPANS)
+        return -1;
+    TIMED(gpu_spans_take(c->span[which], ms), "span time");
+    return 0;
+}
+
+extern "C" void prec_cuda_span_drop(prec_cuda *c)
+{
+    if (c)
+        gpu_spans_drop_all(c->span, PREC_SPANS);
+}

@@ -11,7 +11,8 @@
  *     double it. The update divides by the scale. fp32 does not scale (scale 1, never changed).
  * The training and test images are uploaded once by prec_cuda_create; the scaler lives on the device,
  * so a step never waits for the host. Calls return 0, or -1 with the reason in prec_cuda_error().
- * Compiled and linked in every CUDA build; no measured run on a device exists yet.
+ * Every step's index copy and kernels, and every read-back, are timed by CUDA events (the spans: the
+ * record's device phases), as mlp's device rows are.
  */
 #ifndef SL_KERNELS_PREC_CUDA_H
 #define SL_KERNELS_PREC_CUDA_H
@@ -26,6 +27,9 @@ extern "C" {
 #include "mlp/mlp_kernels.h" /* C declarations, also for the .cu file that includes this */
 
 enum { PREC_CUDA_F32 = 0, PREC_CUDA_F16 = 1, PREC_CUDA_BF16 = 2 };
+/* The spans (train.h's TRAIN_H2D, TRAIN_KERNEL, TRAIN_D2H): a step's index copy; its kernels, gather to
+ * the scaler; the loss and count read-backs. */
+enum { PREC_SPAN_H2D = 0, PREC_SPAN_KERNEL = 1, PREC_SPAN_D2H = 2, PREC_SPANS = 3 };
 
 typedef struct prec_cuda prec_cuda;
 
@@ -53,6 +57,11 @@ int prec_cuda_evaluate(prec_cuda *c, long *correct);
 int prec_cuda_scaler(prec_cuda *c, double *scale, long *skipped);
 /* Device memory this context has allocated (bytes). */
 size_t prec_cuda_bytes(const prec_cuda *c);
+/* *ms = the ms of the completed spans of kind `which` since the last take or drop, summed; call after
+ * the stream drained (sync, take_loss, evaluate). 0, or -1 (not measured: *ms NAN, or which out of
+ * range) with prec_cuda_error. drop forgets them all (before a repetition). */
+int prec_cuda_span_take(prec_cuda *c, int which, double *ms);
+void prec_cuda_span_drop(prec_cuda *c);
 
 #ifdef __cplusplus
 }

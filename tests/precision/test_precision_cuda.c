@@ -108,6 +108,14 @@ static void one_type(int type, const char *name, double loss_tol, double param_t
     long cpu_correct = mlp_correct(&dims, ws.z3, vy, N_TEST);
     EXPECT(prec_cuda_evaluate(c, &correct) == 0 && labs(correct - cpu_correct) <= N_TEST / 10,
            "%s: %ld test rows right, the CPU %ld", name, correct, cpu_correct);
+    /* the spans of every step, read-back and the evaluation's count: each kind measured, positive */
+    for (int k = 0; k < PREC_SPANS; k++) {
+        double ms = NAN;
+        EXPECT(prec_cuda_span_take(c, k, &ms) == 0 && ms > 0 && ms < 1e4, "%s: span %d: %g ms (%s)", name, k, ms,
+               prec_cuda_error(c));
+        EXPECT(prec_cuda_span_take(c, k, &ms) == 0 && ms == 0, "%s: span %d not emptied by its take: %g ms", name, k,
+               ms);
+    }
     prec_cuda_destroy(c);
     free(P), free(Pc), free(G), free(Pg), free(X), free(block);
 }

@@ -110,9 +110,21 @@ static int dev_epoch_end(void *ctx, double *loss_sum, long *correct, sl_error *e
     return 0;
 }
 
+/* The seam train_run reads the device's event times through (train_timer, train.h): no per-phase
+ * samples (the step is one region), so no poll. */
+static int dev_take(void *ctx, int which, double *ms)
+{
+    return prec_cuda_span_take(ctx, which, ms);
+}
+static void dev_drop(void *ctx) { prec_cuda_span_drop(ctx); }
+
 train_model prec_dev_model(prec_state *s)
 {
-    return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end};
+    _Static_assert((int)PREC_SPAN_H2D == (int)TRAIN_H2D && (int)PREC_SPAN_KERNEL == (int)TRAIN_KERNEL &&
+                   (int)PREC_SPAN_D2H == (int)TRAIN_D2H, "prec_cuda.h's spans are train.h's");
+    s->timer = (train_timer){.ctx = s->dev, .take = dev_take, .drop = dev_drop};
+    return (train_model){.ctx = s, .step = dev_step, .sync = dev_sync, .epoch_end = dev_epoch_end,
+                         .timer = &s->timer};
 }
 
 int prec_dev_prepare(prec_state *s, int v, sl_error *err)

@@ -61,6 +61,7 @@ typedef struct prec_state {
     int v;              /* the row the CPU model runs */
     void *dev;          /* prec_cuda * of a GPU row (prepare/release) */
     int dev_per_step;   /* device model: read the loss every step (the check) */
+    train_timer timer;  /* device model: its spans, the record's phases (prec_dev_model) */
     double peak_dev_bytes;
     train_series series;
     int nreps;
