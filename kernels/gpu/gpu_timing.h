@@ -1,6 +1,7 @@
 /*
- * kernels/gpu/gpu_timing.h: device time by CUDA events, shared by the mlp and cnn device variants
- * (kernels/mlp/mlp_cuda.cu, kernels/cnn/cnn_cuda.cu). Two tools, neither of which waits in a step:
+ * kernels/gpu/gpu_timing.h: device time by CUDA events, shared by the mlp, cnn and precision device
+ * variants (kernels/mlp/mlp_cuda.cu, kernels/cnn/cnn_cuda.cu, kernels/precision/prec_cuda.cu). Two
+ * tools, neither of which waits in a step:
  *
  *   - gpu_spans: a log of event pairs (begin, end) recorded on a stream around work of one kind (the
  *     host-to-device copies of a step, its kernels, a read-back). gpu_spans_take, called where the

@@ -27,7 +27,7 @@
 struct prec_cuda {
     mlp_dims d;
     mlp_layout L;
-    int type, max_batch;
+    int type, max_batch, train_batch;
     long n_train, n_test;
     cudaDataType dt; /* the storage type as cuBLAS names it */
     size_t esz;      /* its bytes */
@@ -42,6 +42,8 @@ struct prec_cuda {
     int *good, *flag;
     long long *skipped;
     unsigned long long *count;
+    double *h_loss;               /* pinned: the read-backs' host ends (a copy into pageable memory */
+    unsigned long long *h_count;  /* would wait on the host inside the span) */
     gpu_spans *span[PREC_SPANS]; /* the steps' index copies and kernels, the read-backs (gpu_timing.h) */
     size_t bytes;
     char err[256];
@@ -292,12 +294,11 @@ template <typename T> static int evaluate(prec_cuda *c, long *correct)
         k_correct<<<(B + THREADS - 1) / THREADS, THREADS, 0, c->s>>>(c->Z, c->P + c->L.b3, c->y, B, d->n3, c->count);
         LAUNCHED("correct");
     }
-    unsigned long long n = 0;
     TIMED(gpu_spans_begin(c->span[PREC_SPAN_D2H], c->s), "count down: span");
-    CK(cudaMemcpyAsync(&n, c->count, sizeof n, cudaMemcpyDeviceToHost, c->s), "count down");
+    CK(cudaMemcpyAsync(c->h_count, c->count, sizeof *c->h_count, cudaMemcpyDeviceToHost, c->s), "count down");
     TIMED(gpu_spans_end(c->span[PREC_SPAN_D2H], c->s), "count down: span");
     CK(cudaStreamSynchronize(c->s), "evaluate");
-    *correct = (long)n;
+    *correct = (long)*c->h_count;
     return 0;
 }
 
@@ -348,25 +349,28 @@ static int init(prec_cuda *c, const uint8_t *tx, const uint8_t *ty, const uint8_
     CK(cudaMemset(c->flag, 0, sizeof(int)), "flag");
     CK(cudaMemset(c->skipped, 0, sizeof(long long)), "skipped");
     CK(cudaMemset(c->loss, 0, sizeof(double)), "loss");
-    /* the spans' events for an epoch's steps are made now, not in the timed steps: enough pairs for the
-     * smallest batch the study runs (16) */
+    CK(cudaMallocHost((void **)&c->h_loss, sizeof *c->h_loss), "pinned loss");
+    CK(cudaMallocHost((void **)&c->h_count, sizeof *c->h_count), "pinned count");
+    /* the spans' events for an epoch's steps are made now, not in the timed steps */
     int rc = 0;
-    long steps = c->n_train / 16 + 2, reserve[PREC_SPANS] = {steps, steps, 4};
+    long steps = c->n_train / c->train_batch + 2, reserve[PREC_SPANS] = {steps, steps, 4};
     for (int i = 0; i < PREC_SPANS; i++)
         if (!(c->span[i] = gpu_spans_create(reserve[i], &rc)))
             return fail(c, "span events", gpu_timing_error(rc));
     return 0;
 }
 
-extern "C" prec_cuda *prec_cuda_create(const mlp_dims *d, int type, int max_batch, const uint8_t *train_x,
-                                       const uint8_t *train_y, long n_train, const uint8_t *test_x,
-                                       const uint8_t *test_y, long n_test, char *msg, size_t msg_len)
+extern "C" prec_cuda *prec_cuda_create(const mlp_dims *d, int type, int max_batch, int train_batch,
+                                       const uint8_t *train_x, const uint8_t *train_y, long n_train,
+                                       const uint8_t *test_x, const uint8_t *test_y, long n_test, char *msg,
+                                       size_t msg_len)
 {
     static const cudaDataType dts[] = {CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF};
     static const size_t eszs[] = {4, 2, 2};
-    if (type < 0 || type > 2 || max_batch < 1 || n_train < 1 || n_test < 0) {
-        snprintf(msg, msg_len, "precision cuda: bad arguments (type %d, max_batch %d, %ld train, %ld test rows)",
-                 type, max_batch, n_train, n_test);
+    if (type < 0 || type > 2 || max_batch < 1 || train_batch < 1 || train_batch > max_batch || n_train < 1 ||
+        n_test < 0) {
+        snprintf(msg, msg_len, "precision cuda: bad arguments (type %d, max_batch %d, train_batch %d, %ld train, "
+                 "%ld test rows)", type, max_batch, train_batch, n_train, n_test);
         return NULL;
     }
     for (long i = 0; i < n_train + n_test; i++) {
@@ -381,7 +385,7 @@ extern "C" prec_cuda *prec_cuda_create(const mlp_dims *d, int type, int max_batc
         snprintf(msg, msg_len, "precision cuda: out of memory");
         return NULL;
     }
-    c->d = *d, c->L = mlp_layout_of(d), c->type = type, c->max_batch = max_batch;
+    c->d = *d, c->L = mlp_layout_of(d), c->type = type, c->max_batch = max_batch, c->train_batch = train_batch;
     c->n_train = n_train, c->n_test = n_test, c->dt = dts[type], c->esz = eszs[type];
     if (init(c, train_x, train_y, test_x, test_y) != 0) {
         snprintf(msg, msg_len, "%s", c->err);
@@ -403,6 +407,10 @@ extern "C" void prec_cuda_destroy(prec_cuda *c)
     if (c->Pq && c->Pq != c->P)
         cudaFree(c->Pq);
     gpu_spans_destroy_all(c->span, PREC_SPANS);
+    if (c->h_loss)
+        cudaFreeHost(c->h_loss);
+    if (c->h_count)
+        cudaFreeHost(c->h_count);
     if (c->h)
         cublasDestroy(c->h);
     if (c->s)
@@ -446,10 +454,11 @@ extern "C" int prec_cuda_sync(prec_cuda *c)
 extern "C" int prec_cuda_take_loss(prec_cuda *c, double *loss_sum)
 {
     TIMED(gpu_spans_begin(c->span[PREC_SPAN_D2H], c->s), "loss down: span");
-    CK(cudaMemcpyAsync(loss_sum, c->loss, sizeof *loss_sum, cudaMemcpyDeviceToHost, c->s), "loss down");
+    CK(cudaMemcpyAsync(c->h_loss, c->loss, sizeof *c->h_loss, cudaMemcpyDeviceToHost, c->s), "loss down");
     TIMED(gpu_spans_end(c->span[PREC_SPAN_D2H], c->s), "loss down: span");
     CK(cudaMemsetAsync(c->loss, 0, sizeof(double), c->s), "loss reset");
     CK(cudaStreamSynchronize(c->s), "loss");
+    *loss_sum = *c->h_loss;
     return 0;
 }
 
@@ -477,8 +486,11 @@ extern "C" size_t prec_cuda_bytes(const prec_cuda *c) { return c->bytes; }
 
 extern "C" int prec_cuda_span_take(prec_cuda *c, int which, double *ms)
 {
-    if (!c || which < 0 || which >= PREC_SPANS)
+    *ms = NAN;
+    if (!c)
         return -1;
+    if (which < 0 || which >= PREC_SPANS)
+        return fail(c, "span time", "no such span kind");
     TIMED(gpu_spans_take(c->span[which], ms), "span time");
     return 0;
 }

@@ -11,8 +11,9 @@
  *     double it. The update divides by the scale. fp32 does not scale (scale 1, never changed).
  * The training and test images are uploaded once by prec_cuda_create; the scaler lives on the device,
  * so a step never waits for the host. Calls return 0, or -1 with the reason in prec_cuda_error().
- * Every step's index copy and kernels, and every read-back, are timed by CUDA events (the spans: the
- * record's device phases), as mlp's device rows are.
+ * Every step's index copy (from the caller's pageable array) and kernels, and the loss and count
+ * read-backs (into pinned memory), are timed by CUDA events (the spans: the record's device phases), as
+ * mlp's device rows are; set/get_params and the scaler's read-back are not.
  */
 #ifndef SL_KERNELS_PREC_CUDA_H
 #define SL_KERNELS_PREC_CUDA_H
@@ -34,8 +35,10 @@ enum { PREC_SPAN_H2D = 0, PREC_SPAN_KERNEL = 1, PREC_SPAN_D2H = 2, PREC_SPANS = 
 typedef struct prec_cuda prec_cuda;
 
 /* type: PREC_CUDA_*. max_batch: the largest B of any step (the evaluation works in chunks of it).
- * NULL with msg on failure (no device, no cuBLAS, out of memory, a label out of range). */
-prec_cuda *prec_cuda_create(const mlp_dims *d, int type, int max_batch, const uint8_t *train_x,
+ * train_batch: the training steps' B (<= max_batch), which sizes the spans' events made here, so that
+ * an epoch's steps make none. NULL with msg on failure (no device, no cuBLAS, out of memory, a label
+ * out of range). */
+prec_cuda *prec_cuda_create(const mlp_dims *d, int type, int max_batch, int train_batch, const uint8_t *train_x,
                             const uint8_t *train_y, long n_train, const uint8_t *test_x, const uint8_t *test_y,
                             long n_test, char *msg, size_t msg_len);
 void prec_cuda_destroy(prec_cuda *c);

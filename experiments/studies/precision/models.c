@@ -132,8 +132,9 @@ int prec_dev_prepare(prec_state *s, int v, sl_error *err)
     char msg[512];
     int chunk = s->cfg.batch > PREC_EVAL_CHUNK ? s->cfg.batch : PREC_EVAL_CHUNK;
     prec_dev_release(s);
-    s->dev = prec_cuda_create(&s->dims, prec_kernels_of(v)->cuda_type, chunk, s->train.images, s->train.labels,
-                              s->train.n, s->test.images, s->test.labels, s->cfg.n_test, msg, sizeof msg);
+    s->dev = prec_cuda_create(&s->dims, prec_kernels_of(v)->cuda_type, chunk, s->cfg.batch, s->train.images,
+                              s->train.labels, s->train.n, s->test.images, s->test.labels, s->cfg.n_test, msg,
+                              sizeof msg);
     if (!s->dev) {
         sl_error_set(err, "precision: %s", msg);
         return -1;
