@@ -20,8 +20,9 @@ from harness import main  # noqa: E402
 def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
     """The torch forms' training. channels_last: model and batches in NHWC memory; compiled: the network
     under torch.compile, one network whose weights each training resets, so its graph is compiled once;
-    device: where model and data live (on a GPU the training set is copied there once, as bytes, and
-    each batch is gathered there, as the suite's cuda variant does)."""
+    device: where model and data live (on a GPU the training set is copied there once, as bytes, each
+    batch is gathered there and the losses are summed there, read once an epoch, as the suite's cuda
+    variant does)."""
     import numpy as np
     import torch
     import torch.nn as nn
@@ -70,7 +71,7 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
 
     def batch(idx):
         if device != "cpu":
-            i = torch.from_numpy(idx).to(device)
+            i = torch.tensor(idx, dtype=torch.int64).to(device)  # int64: older torch indexes with no other
             X = (images[i].float() * float(scale)).reshape(-1, 1, *hw)
             return X.contiguous(memory_format=memory), labels[i]
         X = torch.from_numpy(images[idx].astype(np.float32) * scale).reshape(-1, 1, *hw)
@@ -82,7 +83,8 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
         loss = F.cross_entropy(forward(X), y)
         loss.backward()
         opt.step()
-        return loss.item()
+        # on a device the loss stays there, summed, and is read once an epoch: no wait per step
+        return loss.item() if device == "cpu" else loss.detach()
 
     def accuracy(net):
         with torch.no_grad():
@@ -97,6 +99,7 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
             for s in range(0, n_train, B):  # the last partial batch is a smaller step
                 losses += step(model, *batch(perm[s:min(s + B, n_train)]))
                 steps += 1
+            losses = float(losses)  # a device sum: read here (epoch_s includes the wait)
             out["epoch_s"].append(time.perf_counter() - e0)
             out["train_loss"].append(losses / steps)
             out["test_acc_series"].append(accuracy(model[0]))
@@ -105,7 +108,7 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
 
     def check():  # the first step from P0 with zero momentum: update = -lr G
         model = new_model()
-        loss = step(model, *batch(inp["perms"][0][:B]))
+        loss = float(step(model, *batch(inp["perms"][0][:B])))
         return {"loss0": loss, "update0": flat(model[0]).astype(np.float64) - inp["P0"].astype(np.float64)}
     return call, (lambda r: r), check
 

@@ -32,14 +32,17 @@ def split(P, inp):
     return out
 
 
-def make_training(inp, np, new_model, step, accuracy, flat):
-    """The shared schedule: epochs of the given shuffles, the C variants' steps, test accuracy per epoch."""
+def make_training(inp, np, new_model, step, accuracy, flat, batch=None):
+    """The shared schedule: epochs of the given shuffles, the C variants' steps, test accuracy per epoch.
+    batch: the rows idx as (X, y) (default: gathered and scaled on the host, as train_gather). A step
+    returns its loss as a number, or as a device tensor, summed there and read once an epoch."""
     B, n_train = int(inp["batch"]), int(inp["n_train"])
     images, labels = inp["images"], inp["labels"]
     scale = np.float32(1.0 / 255.0)  # as train_gather scales a byte
 
-    def batch(idx):
+    def host_batch(idx):
         return images[idx].astype(np.float32) * scale, labels[idx].astype(np.int64)
+    batch = batch or host_batch
 
     def call():
         model, t0 = new_model(), time.perf_counter()
@@ -48,6 +51,7 @@ def make_training(inp, np, new_model, step, accuracy, flat):
             e0, losses = time.perf_counter(), 0.0
             for s in range(n_train // B):
                 losses += step(model, *batch(perm[s * B:(s + 1) * B]), float(lr))
+            losses = float(losses)  # a device sum: read here, once an epoch (epoch_s includes the wait)
             out["epoch_s"].append(time.perf_counter() - e0)
             out["train_loss"].append(losses / (n_train // B))
             out["test_acc_series"].append(accuracy(model))
@@ -57,7 +61,7 @@ def make_training(inp, np, new_model, step, accuracy, flat):
 
     def check():  # the first step of epoch 0 from P0: its loss and its update
         model = new_model()
-        loss = step(model, *batch(inp["perms"][0][:B]), float(inp["lr"][0]))
+        loss = float(step(model, *batch(inp["perms"][0][:B]), float(inp["lr"][0])))
         return {"loss0": loss, "update0": flat(model).astype(np.float64) - inp["P0"].astype(np.float64)}
     return call, (lambda r: r), check
 
@@ -149,9 +153,11 @@ def torch_net(torch, inp):
                                torch.nn.ReLU(), torch.nn.Linear(n[2], n[3]))
 
 
-def torch_training(inp, compiled, device="cpu"):
+def torch_training(inp, compiled, device="cpu", resident=False):
     """The torch forms' training. compiled: the network's forward (and so its backward) by torch.compile,
-    one network whose weights each training resets, so that its graph is compiled once."""
+    one network whose weights each training resets, so that its graph is compiled once. resident: the
+    training set on `device` once, as bytes, each batch gathered and scaled there (only the row indices
+    cross per step), and the losses summed there (no wait per step)."""
     import numpy as np
     import torch
     import torch.nn.functional as F
@@ -176,10 +182,21 @@ def torch_training(inp, compiled, device="cpu"):
         for g in opt.param_groups:
             g["lr"] = lr
         opt.zero_grad()
-        loss = F.cross_entropy(forward(torch.from_numpy(X).to(device)), torch.from_numpy(y).to(device))
+        if not resident:
+            X, y = torch.from_numpy(X).to(device), torch.from_numpy(y).to(device)
+        loss = F.cross_entropy(forward(X), y)
         loss.backward()
         opt.step()
-        return loss.item()
+        return loss.detach() if resident else loss.item()
+
+    batch = None
+    if resident:
+        images = torch.tensor(inp["images"], device=device)
+        labels = torch.tensor(inp["labels"].astype(np.int64), device=device)
+
+        def batch(idx):
+            i = torch.tensor(idx, dtype=torch.int64).to(device)  # int64: older torch indexes with no other
+            return images[i].float() * (1.0 / 255.0), labels[i]
 
     def accuracy(model):
         with torch.no_grad():
@@ -190,7 +207,7 @@ def torch_training(inp, compiled, device="cpu"):
         for layer in model[0][::2]:
             parts += [layer.weight.detach().cpu().numpy().T.ravel(), layer.bias.detach().cpu().numpy()]
         return np.concatenate(parts)
-    return make_training(inp, np, new_model, step, accuracy, flat)
+    return make_training(inp, np, new_model, step, accuracy, flat, batch)
 
 
 def torch_eager(inp, settings):
@@ -211,9 +228,16 @@ def torch_cuda_eager(inp, settings):
     return torch_training(inp, compiled=False, device=settings.get("device") or "cuda")
 
 
+def torch_cuda_resident(inp, settings):
+    """The eager training with the training set resident on the GPU: the bytes copied there once, each
+    batch gathered and scaled there from the study's shuffle, the loss summed there and read once an
+    epoch: the feed of the suite's cuda and cublas rows (feed=resident)."""
+    return torch_training(inp, compiled=False, device=settings.get("device") or "cuda", resident=True)
+
+
 if __name__ == "__main__":
     main({
         "numpy": {"by-hand": numpy_by_hand, "out-buffers": numpy_out_buffers},
         "torch": {"eager": torch_eager, "compile": torch_compile_form},
-        "torch-cuda": {"eager": torch_cuda_eager},
+        "torch-cuda": {"eager": torch_cuda_eager, "resident": torch_cuda_resident},
     })
