@@ -4,6 +4,10 @@
 #
 #   scripts/results-page.sh add RUNDIR NAME   copy RUNDIR's records (results.jsonl, and those of its
 #                                             extra/ runs) into docs/results/NAME/results/, then render
+#   scripts/results-page.sh add-gpu DIR NAME  the same from a GPU node's check (scripts/gpu-check.sh):
+#                                             DIR is its output folder or its runs.tar.gz; the default
+#                                             runs' records are the page's, each quick run an extra/ run
+#                                             (not the spans=0 reruns: the same cases without phases)
 #   scripts/results-page.sh render [NAME...]  render docs/results/NAME/report/ from its records again
 #                                             (every NAME without arguments)
 #   scripts/results-page.sh check [NAME...]   render into a temporary and compare every text file (md,
@@ -52,6 +56,29 @@ add)
     done
     render_to "$3" "$here/$pages/$3/report" || { say "report of $3 failed"; exit 1; }
     say "docs/results/$3: $(find "$dst" -name results.jsonl | wc -l) results files, report in docs/results/$3/report/REPORT.md"
+    ;;
+add-gpu)
+    [ $# -eq 3 ] || usage
+    tgz=$2
+    [ -d "$tgz" ] && tgz=$tgz/runs.tar.gz
+    [ -f "$tgz" ] || { say "no $tgz: give gpu-check's output folder or its runs.tar.gz"; exit 2; }
+    tmp=$(mktemp -d) || exit 1
+    trap 'rm -rf "$tmp"' EXIT
+    tar -xzf "$tgz" -C "$tmp" 2>/dev/null && [ -d "$tmp/runs" ] ||
+        { say "$tgz: not gpu-check's runs.tar.gz (no runs/ inside)"; exit 2; }
+    mkdir -p "$tmp/page" || exit 1
+    : >"$tmp/page/results.jsonl"
+    for f in "$tmp"/runs/default/run-*/results.jsonl; do
+        [ -f "$f" ] && cat "$f" >>"$tmp/page/results.jsonl"
+    done
+    for f in "$tmp"/runs/quick/run-*/results.jsonl; do
+        [ -f "$f" ] || continue
+        grep -q '"spans":"0"' "$f" && continue
+        d=$tmp/page/extra/$(basename "$(dirname "$f")")
+        mkdir -p "$d" && cp "$f" "$d/" || exit 1
+    done
+    sh "$0" add "$tmp/page" "$3"
+    exit $?
     ;;
 render)
     shift
