@@ -69,11 +69,13 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
     def flat(net):
         return np.concatenate([(p.detach().T if t else p.detach()).cpu().numpy().ravel() for p, t in layers(net)])
 
+    def order(perm):  # on a device, the epoch's shuffle there at once: a copy per step would wait for it
+        return perm if device == "cpu" else torch.tensor(perm, dtype=torch.int64).to(device)  # int64: older torch
+
     def batch(idx):
-        if device != "cpu":
-            i = torch.tensor(idx, dtype=torch.int64).to(device)  # int64: older torch indexes with no other
-            X = (images[i].float() * float(scale)).reshape(-1, 1, *hw)
-            return X.contiguous(memory_format=memory), labels[i]
+        if device != "cpu":  # idx: a slice of order(perm), on the device
+            X = (images[idx].float() * float(scale)).reshape(-1, 1, *hw)
+            return X.contiguous(memory_format=memory), labels[idx]
         X = torch.from_numpy(images[idx].astype(np.float32) * scale).reshape(-1, 1, *hw)
         return X.contiguous(memory_format=memory), torch.from_numpy(labels[idx].astype(np.int64))
 
@@ -84,7 +86,7 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
         loss.backward()
         opt.step()
         # on a device the loss stays there, summed, and is read once an epoch: no wait per step
-        return loss.item() if device == "cpu" else loss.detach()
+        return loss.item() if device == "cpu" else loss.detach().double()
 
     def accuracy(net):
         with torch.no_grad():
@@ -96,8 +98,9 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
         out = {"train_loss": [], "test_acc_series": [], "epoch_s": []}
         for perm in inp["perms"]:
             e0, losses, steps = time.perf_counter(), 0.0, 0
+            rows = order(perm)
             for s in range(0, n_train, B):  # the last partial batch is a smaller step
-                losses += step(model, *batch(perm[s:min(s + B, n_train)]))
+                losses += step(model, *batch(rows[s:min(s + B, n_train)]))
                 steps += 1
             losses = float(losses)  # a device sum: read here (epoch_s includes the wait)
             out["epoch_s"].append(time.perf_counter() - e0)
@@ -108,7 +111,7 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
 
     def check():  # the first step from P0 with zero momentum: update = -lr G
         model = new_model()
-        loss = float(step(model, *batch(inp["perms"][0][:B])))
+        loss = float(step(model, *batch(order(inp["perms"][0])[:B])))
         return {"loss0": loss, "update0": flat(model[0]).astype(np.float64) - inp["P0"].astype(np.float64)}
     return call, (lambda r: r), check
 

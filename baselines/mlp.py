@@ -32,25 +32,27 @@ def split(P, inp):
     return out
 
 
-def make_training(inp, np, new_model, step, accuracy, flat, batch=None):
+def make_training(inp, np, new_model, step, accuracy, flat, batch=None, order=None):
     """The shared schedule: epochs of the given shuffles, the C variants' steps, test accuracy per epoch.
-    batch: the rows idx as (X, y) (default: gathered and scaled on the host, as train_gather). A step
-    returns its loss as a number, or as a device tensor, summed there and read once an epoch."""
+    order: an epoch's shuffle as the steps slice it (default: the host array itself); batch: a slice of
+    it as (X, y) (default: gathered and scaled on the host, as train_gather). A step returns its loss
+    as a number, or as a device tensor, summed there and read once an epoch."""
     B, n_train = int(inp["batch"]), int(inp["n_train"])
     images, labels = inp["images"], inp["labels"]
     scale = np.float32(1.0 / 255.0)  # as train_gather scales a byte
 
     def host_batch(idx):
         return images[idx].astype(np.float32) * scale, labels[idx].astype(np.int64)
-    batch = batch or host_batch
+    batch, order = batch or host_batch, order or (lambda perm: perm)
 
     def call():
         model, t0 = new_model(), time.perf_counter()
         out = {"train_loss": [], "test_acc_series": [], "epoch_s": []}
         for perm, lr in zip(inp["perms"], inp["lr"]):
             e0, losses = time.perf_counter(), 0.0
+            rows = order(perm)
             for s in range(n_train // B):
-                losses += step(model, *batch(perm[s * B:(s + 1) * B]), float(lr))
+                losses += step(model, *batch(rows[s * B:(s + 1) * B]), float(lr))
             losses = float(losses)  # a device sum: read here, once an epoch (epoch_s includes the wait)
             out["epoch_s"].append(time.perf_counter() - e0)
             out["train_loss"].append(losses / (n_train // B))
@@ -61,7 +63,7 @@ def make_training(inp, np, new_model, step, accuracy, flat, batch=None):
 
     def check():  # the first step of epoch 0 from P0: its loss and its update
         model = new_model()
-        loss = float(step(model, *batch(inp["perms"][0][:B]), float(inp["lr"][0])))
+        loss = float(step(model, *batch(order(inp["perms"][0])[:B]), float(inp["lr"][0])))
         return {"loss0": loss, "update0": flat(model).astype(np.float64) - inp["P0"].astype(np.float64)}
     return call, (lambda r: r), check
 
@@ -156,8 +158,9 @@ def torch_net(torch, inp):
 def torch_training(inp, compiled, device="cpu", resident=False):
     """The torch forms' training. compiled: the network's forward (and so its backward) by torch.compile,
     one network whose weights each training resets, so that its graph is compiled once. resident: the
-    training set on `device` once, as bytes, each batch gathered and scaled there (only the row indices
-    cross per step), and the losses summed there (no wait per step)."""
+    training set on `device` once, as bytes, each epoch's shuffle copied there once, each batch gathered
+    and scaled there, and the losses summed there: nothing crosses, and the host waits for nothing, in a
+    step."""
     import numpy as np
     import torch
     import torch.nn.functional as F
@@ -187,15 +190,17 @@ def torch_training(inp, compiled, device="cpu", resident=False):
         loss = F.cross_entropy(forward(X), y)
         loss.backward()
         opt.step()
-        return loss.detach() if resident else loss.item()
+        return loss.detach().double() if resident else loss.item()  # summed in double, as the C rows
 
-    batch = None
+    batch = order = None
     if resident:
         images = torch.tensor(inp["images"], device=device)
         labels = torch.tensor(inp["labels"].astype(np.int64), device=device)
 
-        def batch(idx):
-            i = torch.tensor(idx, dtype=torch.int64).to(device)  # int64: older torch indexes with no other
+        def order(perm):  # the epoch's shuffle there at once: a copy per step would wait for the GPU
+            return torch.tensor(perm, dtype=torch.int64).to(device)  # int64: older torch indexes with no other
+
+        def batch(i):
             return images[i].float() * (1.0 / 255.0), labels[i]
 
     def accuracy(model):
@@ -207,7 +212,7 @@ def torch_training(inp, compiled, device="cpu", resident=False):
         for layer in model[0][::2]:
             parts += [layer.weight.detach().cpu().numpy().T.ravel(), layer.bias.detach().cpu().numpy()]
         return np.concatenate(parts)
-    return make_training(inp, np, new_model, step, accuracy, flat, batch)
+    return make_training(inp, np, new_model, step, accuracy, flat, batch, order)
 
 
 def torch_eager(inp, settings):

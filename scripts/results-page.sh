@@ -7,7 +7,9 @@
 #   scripts/results-page.sh add-gpu DIR NAME  the same from a GPU node's check (scripts/gpu-check.sh):
 #                                             DIR is its output folder or its runs.tar.gz; the default
 #                                             runs' records are the page's, each quick run an extra/ run
-#                                             (not the spans=0 reruns: the same cases without phases)
+#                                             (not the spans=0 reruns: the same cases without phases);
+#                                             a page from quick runs alone where the budget stopped
+#                                             the check before its default step
 #   scripts/results-page.sh render [NAME...]  render docs/results/NAME/report/ from its records again
 #                                             (every NAME without arguments)
 #   scripts/results-page.sh check [NAME...]   render into a temporary and compare every text file (md,
@@ -77,7 +79,9 @@ add-gpu)
         d=$tmp/page/extra/$(basename "$(dirname "$f")")
         mkdir -p "$d" && cp "$f" "$d/" || exit 1
     done
-    sh "$0" add "$tmp/page" "$3"
+    [ -s "$tmp/page/results.jsonl" ] || [ -d "$tmp/page/extra" ] ||
+        { say "$tgz: no records in its runs (the check ran no study): no page made"; exit 2; }
+    sh "$here/scripts/results-page.sh" add "$tmp/page" "$3"
     exit $?
     ;;
 render)

@@ -3,7 +3,8 @@
  * the SciPy-style nonlinear CG (experiments/optim/cg.c) for max_iter iterations. One repetition = one
  * whole training from the same seeded initial weights. Regions: line_search, cost_function and
  * gradient (valgrad: cost_and_gradient)
- * (for `default` also its statement groups: forward, error3, error2, accumulate), predict.
+ * (for `default` also its statement groups: forward, error3, error2, accumulate). The accuracies are
+ * computed once after the repetitions (finish), outside the profile.
  * Variants: default, layout (kernels/galaxy/{default,layout}.c), simd, omp, blas (fused blocks,
  * kernels/galaxy/fused.h), valgrad (omp's pass giving cost and gradient at once: cost_grad_cb), cuda
  * (kernels/galaxy/galaxy_cuda.h: X uploaded in prepare).
@@ -315,9 +316,7 @@ static int iter_cb(int k, const double *x, double f, void *ctx)
 
 static double accuracy(gstate *s, const galaxy_problem *p, double *ws)
 {
-    prof_begin("predict");
     galaxy_predict(p, s->theta, s->pred, ws);
-    prof_end("predict");
     long ok = 0;
     for (long i = 0; i < p->m; i++) ok += s->pred[i] == p->y[i];
     return (double)ok / (double)p->m;
