@@ -265,36 +265,36 @@ run_study() {
     return 1
 }
 
+# run_tallied NAME LABEL STUDY VARIANTS ARGS...: run_study, unless the budget has no room to start it; a
+# stop, a failure or the skip goes into the caller's `stopped` or `problems` under NAME. 1 when skipped.
+run_tallied() {
+    local name=$1 rc
+    shift
+    if [ "$(left)" -lt $((reserve + 20)) ]; then stopped="$stopped $name(budget)"; return 1; fi
+    run_study "$@"
+    rc=$?
+    [ $rc -eq 124 ] && stopped="$stopped $name(stopped at the budget)"
+    [ $rc -eq 1 ] && problems="$problems $name"
+    return 0
+}
+
 # step_studies quick|default: every study's own GPU variants first, then the framework rows, so that a
 # short budget is spent on the suite's own rows (a framework row starts its interpreter each time and
 # runs its training in Python); mlp's and cnn's own rows again with spans=0 in the quick step
 step_studies() {
-    local kind=$1 s own fw problems="" stopped="" n=0 nf=0 rc args=()
+    local kind=$1 s own fw problems="" stopped="" n=0 nf=0 args=()
     [ "$kind" = quick ] && args=(--quick)
     while read -r s own fw; do
         [ "$own" = - ] && continue
-        if [ "$(left)" -lt $((reserve + 20)) ]; then stopped="$stopped $s(budget)"; continue; fi
+        run_tallied "$s" "$kind" "$s" "$own" "${args[@]}" --trace "$work/runs/$kind/trace-$s.json" || continue
         n=$((n + 1))
-        run_study "$kind" "$s" "$own" "${args[@]}" --trace "$work/runs/$kind/trace-$s.json"
-        rc=$?
-        [ $rc -eq 124 ] && stopped="$stopped $s(stopped at the budget)"
-        [ $rc -eq 1 ] && problems="$problems $s"
         if [ "$kind" = quick ] && { [ "$s" = mlp ] || [ "$s" = cnn ]; }; then
-            if [ "$(left)" -lt $((reserve + 20)) ]; then stopped="$stopped $s-spans=0(budget)"; continue; fi
-            run_study "$kind spans=0" "$s" "$own" "${args[@]}" --param spans=0
-            rc=$?
-            [ $rc -eq 124 ] && stopped="$stopped $s-spans=0(stopped at the budget)"
-            [ $rc -eq 1 ] && problems="$problems $s-spans=0"
+            run_tallied "$s-spans=0" "$kind spans=0" "$s" "$own" "${args[@]}" --param spans=0
         fi
     done < <(studies_with_gpu)
     while read -r s own fw; do
         [ "$fw" = - ] && continue
-        if [ "$(left)" -lt $((reserve + 20)) ]; then stopped="$stopped $s-frameworks(budget)"; continue; fi
-        nf=$((nf + 1))
-        run_study "$kind frameworks" "$s" "$fw" "${args[@]}"
-        rc=$?
-        [ $rc -eq 124 ] && stopped="$stopped $s-frameworks(stopped at the budget)"
-        [ $rc -eq 1 ] && problems="$problems $s-frameworks"
+        run_tallied "$s-frameworks" "$kind frameworks" "$s" "$fw" "${args[@]}" && nf=$((nf + 1))
     done < <(studies_with_gpu)
     local ran="studies: $n, with framework rows: $nf"
     if [ -z "$(studies_with_gpu)" ]; then step_result "$kind" failed "speedlab list names no GPU variant (built without CUDA?)"
