@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import main  # noqa: E402
+from harness import PROBE_STEPS, main  # noqa: E402
 
 
 def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
@@ -113,7 +113,16 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
         model = new_model()
         loss = float(step(model, *batch(order(inp["perms"][0])[:B])))
         return {"loss0": loss, "update0": flat(model[0]).astype(np.float64) - inp["P0"].astype(np.float64)}
-    return call, (lambda r: r), check
+    state = {}
+
+    def probe():  # PROBE_STEPS steps of epoch 0, its shuffle made once (a per-epoch cost), loss read at the end
+        if not state:
+            state.update(model=new_model(), rows=order(inp["perms"][0]))
+        losses = 0.0
+        for s in range(0, min(PROBE_STEPS * B, n_train), B):
+            losses += step(state["model"], *batch(state["rows"][s:min(s + B, n_train)]))
+        return float(losses)
+    return call, (lambda r: r), check, probe
 
 
 def torch_eager(inp, settings):
@@ -139,14 +148,14 @@ def torch_cuda(benchmark):
         algorithm search (torch.backends.cudnn.benchmark) off or on: off takes cuDNN's heuristic choice,
         on times the candidates at each new shape (the suite's cudnn and cudnn-heuristic rows)."""
         import torch
-        call, outputs, check = torch_training(inp, device=settings.get("device") or "cuda")
+        call, outputs, check, probe = torch_training(inp, device=settings.get("device") or "cuda")
 
         def with_flag(f):  # one flag for the process: set by each call, since both forms are made first
             def run():
                 torch.backends.cudnn.benchmark = benchmark
                 return f()
             return run
-        return with_flag(call), outputs, with_flag(check)
+        return with_flag(call), outputs, with_flag(check), with_flag(probe)
     return make
 
 

@@ -2,12 +2,14 @@
 
 A study's program (entropy_mi.py, ...) defines its rows' forms and calls main(ROWS): ROWS maps a row's
 name (the C variant's: numpy, torch ...) to its forms, {form name -> make}. A form is one way a user of
-the framework writes the study's computation; make(inputs, settings) -> (call, outputs) or (call,
-outputs, check): call() does the study's work once on the inputs (the timed part); outputs(result)
-turns its result into numbers for speedlab. A kernel study's outputs of the first call are what
-speedlab checks. A training study's call is a whole training, so it gives check(): its cheap first step
-(galaxy: cost and gradient at the initial weights) whose outputs speedlab checks before the first
-training runs, and which stands for the call when the form and the thread count are picked.
+the framework writes the study's computation; make(inputs, settings) -> (call, outputs), (call,
+outputs, check) or (call, outputs, check, probe): call() does the study's work once on the inputs (the
+timed part); outputs(result) turns its result into numbers for speedlab. A kernel study's outputs of the
+first call are what speedlab checks. A training study's call is a whole training, so it gives check():
+its cheap first step (galaxy: cost and gradient at the initial weights) whose outputs speedlab checks
+before the first training runs; probe(), where given, is a few steps of the first epoch as the
+training runs them, and stands for the call when the form and the thread count are picked (else the
+check does): one step cannot show a cost that a form pays per step and another per epoch.
 
 speedlab writes one line of settings on stdin. We make every form of the row (or the one --param
 form=NAME names), call each once and answer with one JSON line: each form's outputs, or why it could
@@ -162,6 +164,11 @@ def pick_threads(call, candidates):
 
 PROTOCOL = 2
 
+# Steps in a training form's probe: enough that a per-step wait (a loss read each step, a batch copied
+# from the host) shows against a form without one, few enough that probing every form at every thread
+# count stays a small part of a case.
+PROBE_STEPS = 8
+
 
 def make_forms(forms, names, inputs, settings):
     """Makes each named form and calls it once (untimed: JIT compilation and lazy set-up happen here).
@@ -171,9 +178,10 @@ def make_forms(forms, names, inputs, settings):
     for name in names:
         t0 = time.perf_counter()
         try:
-            call, outputs, *check = forms[name](inputs, settings)
-            probe = check[0] if check else call
-            out = clean(check[0]() if check else outputs(call()))
+            call, outputs, *steps = forms[name](inputs, settings)
+            check = steps[0] if steps else None
+            probe = steps[1] if len(steps) > 1 else check or call
+            out = clean(check() if check else outputs(call()))
         except Exception as e:  # the form cannot run here (an old framework, no compiler): say why
             traceback.print_exc()
             report[name] = {"error": f"{type(e).__name__}: {e}"}

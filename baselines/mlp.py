@@ -12,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import main  # noqa: E402
+from harness import PROBE_STEPS, main  # noqa: E402
 
 
 def shapes(inp):
@@ -65,7 +65,16 @@ def make_training(inp, np, new_model, step, accuracy, flat, batch=None, order=No
         model = new_model()
         loss = float(step(model, *batch(order(inp["perms"][0])[:B]), float(inp["lr"][0])))
         return {"loss0": loss, "update0": flat(model).astype(np.float64) - inp["P0"].astype(np.float64)}
-    return call, (lambda r: r), check
+    state = {}
+
+    def probe():  # PROBE_STEPS steps of epoch 0, its shuffle made once (a per-epoch cost), loss read at the end
+        if not state:
+            state.update(model=new_model(), rows=order(inp["perms"][0]))
+        losses = 0.0
+        for s in range(min(PROBE_STEPS, n_train // B)):
+            losses += step(state["model"], *batch(state["rows"][s * B:(s + 1) * B]), float(inp["lr"][0]))
+        return float(losses)
+    return call, (lambda r: r), check, probe
 
 
 def numpy_by_hand(inp, settings):
