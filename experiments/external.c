@@ -4,7 +4,8 @@
  * The program is the study's baselines/STUDY.py, run by the interpreter sl_external_python() names. A
  * row (numpy, torch ...) has one or more forms there: the ways a user of that framework writes the
  * computation. The protocol (docs/baselines.md, "Protocol"), in order:
- *   1. the study writes its set-up inputs (external_inputs) into CASE_DIR: raw arrays and inputs.json;
+ *   1. the study writes its set-up inputs (external_inputs) into CASE_DIR: raw arrays (in
+ *      CASE_DIR/arrays) and inputs.json;
  *   2. speedlab starts the program with CASE_DIR/stderr.txt as its stderr and writes one JSON line of
  *      settings (row, the form --param form= forces if any, inputs, repetitions, thread candidates);
  *   3. the program imports its framework, reads the inputs, makes each form and calls it once (the
@@ -39,7 +40,8 @@
 #define EXT_MAX_REPS 100000 /* the C runner's cap is higher; a Python call is never that short */
 
 struct sl_inputs {
-    char dir[4200];
+    char dir[4200];    /* CASE_DIR */
+    char arrays[4300]; /* CASE_DIR/arrays: the raw arrays alone, so a pack or a cleanup can name them */
     json_t *manifest; /* name -> {"file", "dtype", "shape"} or a number or a string */
 };
 
@@ -59,7 +61,7 @@ static int input_array(sl_inputs *in, const char *name, const void *data, size_t
         count *= (size_t)shape[d];
         json_array_append_new(dims, json_integer(shape[d]));
     }
-    snprintf(path, sizeof path, "%s/%s.%s", in->dir, name, dtype);
+    snprintf(path, sizeof path, "%s/%s.%s", in->arrays, name, dtype);
     FILE *f = fopen(path, "wb");
     int ok = f && fwrite(data, elem, count, f) == count;
     if (f && fclose(f) != 0)
@@ -165,7 +167,8 @@ static json_t *device_of(const sl_variant *var)
 
 /* ---- one case ----------------------------------------------------------------------------------- */
 
-/* CASE_DIR = RUN_DIR/baselines/STUDY-VARIANT-SIZE, created, with the study's inputs and inputs.json. */
+/* CASE_DIR = RUN_DIR/baselines/STUDY-VARIANT-SIZE, created, with the study's input arrays in
+ * CASE_DIR/arrays and their manifest CASE_DIR/inputs.json. */
 static int write_inputs(sl_run_ctx *c, const sl_study *s, void *state, const char *variant, long size,
                         sl_inputs *in, sl_error *err)
 {
@@ -176,10 +179,13 @@ static int write_inputs(sl_run_ctx *c, const sl_study *s, void *state, const cha
         sl_error_set(err, "the run directory's path is too long for the baseline's inputs");
         return -1;
     }
-    if ((mkdir(base, 0777) != 0 && errno != EEXIST) || (mkdir(in->dir, 0777) != 0 && errno != EEXIST)) {
-        sl_error_set(err, "cannot create %s: %s", in->dir, strerror(errno));
-        return -1;
-    }
+    snprintf(in->arrays, sizeof in->arrays, "%s/arrays", in->dir);
+    const char *dirs[] = {base, in->dir, in->arrays};
+    for (int i = 0; i < 3; i++)
+        if (mkdir(dirs[i], 0777) != 0 && errno != EEXIST) {
+            sl_error_set(err, "cannot create %s: %s", dirs[i], strerror(errno));
+            return -1;
+        }
     in->manifest = json_object();
     if (s->external_inputs(state, in, err) != 0)
         return -1;
@@ -202,6 +208,7 @@ static void remove_inputs(const sl_inputs *in)
         if (file)
             unlink(file);
     }
+    rmdir(in->arrays);
 }
 
 const char *sl_external_forced_form(const sl_opts *o)

@@ -482,8 +482,7 @@ pack() {
     for f in node.txt tests.log studies.log; do [ -f "$work/$f" ] && mv "$work/$f" "$out/$f"; done
     # not the input arrays a failed framework row keeps for a rerun by hand (Fashion-MNIST as float32 is
     # hundreds of MB); the seed makes them again
-    tar -C "$work" -czf "$out/runs.tar.gz" --exclude='*/baselines/*.float32' --exclude='*/baselines/*.float64' \
-        --exclude='*/baselines/*.int32' --exclude='*/baselines/*.uint8' runs || ok=0
+    tar -C "$work" -czf "$out/runs.tar.gz" --exclude='*/baselines/*/arrays' runs || ok=0
     if [ -d "$work/report" ]; then tar -C "$work" -czf "$out/report.tar.gz" report || ok=0; fi
     (cd "$work/prof" && tar -czf "$out/profiles.tar.gz" --exclude runs ./*) 2>/dev/null || ok=0
     if [ $ok -eq 1 ]; then rm -rf "$work"; else say "packing failed: everything is still in $work"; fi

@@ -8,6 +8,7 @@
  * hangs, recorded as failed with the reason; a missing interpreter "unavailable" with the command that
  * installs the baselines (that one runs without NumPy too).
  */
+#include <dirent.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -156,12 +157,33 @@ static void plant_program(const char *body)
     setenv("SPEEDLAB_BASELINES", dir, 1);
 }
 
-/* A program that raises: the record says what its stderr ended with. */
+/* The files in the latest run's CASE_DIR/arrays of entropy_mi's numpy row at 256 (-1: no such folder). */
+static int latest_case_arrays(void)
+{
+    char path[PATH_MAX + 96];
+    snprintf(path, sizeof path, "%s/latest/baselines/entropy_mi-numpy-256/arrays", rt_out_dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A program that raises: the record says what its stderr ended with; the case keeps its input arrays
+ * (in their own folder, which a pack can leave out) for a rerun by hand, and an ok case removes them. */
 static void test_program_error_recorded(void **state)
 {
     (void)state;
     plant_program("import sys\nsys.stdin.readline()\nraise ValueError('planted failure 42')\n");
     expect_failed("entropy_mi", "numpy", "256", "ValueError: planted failure 42");
+    assert_true(latest_case_arrays() >= 2); /* X and Y at least, with the manifest beside the folder */
+    unsetenv("SPEEDLAB_BASELINES");
+    expect_ok("entropy_mi", "numpy", "256");
+    assert_int_equal(latest_case_arrays(), -1);
+    plant_program("import sys\nsys.stdin.readline()\nraise ValueError('planted failure 42')\n");
     /* one that hangs: ended at the time limit */
     setenv("SPEEDLAB_BASELINE_TIMEOUT", "1", 1);
     plant_program("import time\ntime.sleep(60)\n");
