@@ -1,8 +1,9 @@
 #!/bin/sh
 # scripts/gpu-check.sh's logic on a node with a (fake) GPU, without one: a fake bundle whose speedlab
 # writes the records a GPU node would (tests/bundle/fake/speedlab), two CUDA tests (one passes, one
-# fails), and an nvidia-smi that lists a GPU. The summary must show each GPU case with its status,
-# phases, VRAM and the error of the failed one, the events' cost from the spans=0 run, the failed test;
+# fails), an nvidia-smi that lists a GPU and an ncu. The summary must show each GPU case with its status,
+# phases, VRAM and the error of the failed one, the events' cost from the spans=0 run, the failed test,
+# ncu's kernel in range and a copies-only study (and a failed ncu step for kernels outside the range);
 # the verdict FAILED with exit 1; eight output files. Then a budget too small for the studies: they are
 # skipped and said to be. TAP output. Usage: test_gpu_check.sh SOURCE_ROOT
 set -u
@@ -46,15 +47,39 @@ esac
 SMI
 chmod +x "$tmp/path/nvidia-smi"
 export PATH="$tmp/path:$PATH"
+# Nsight Compute, on PATH for the first check only: mlp's kernel inside speedlab's NVTX range (outside
+# it with FAKE_NCU_OUTSIDE=1: a range that misses the kernels), h2d launching no kernel at all
+mkdir -p "$tmp/ncu"
+cat >"$tmp/ncu/ncu" <<'NCU'
+#!/bin/sh
+filtered=0 rep="" study=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --nvtx) filtered=1 ;;
+        -o) rep=$2; shift ;;
+        run) study=$2; break ;;
+    esac
+    shift
+done
+if [ "$study" = h2d ] || { [ "$study" = mlp ] && [ $filtered = 1 ] && [ "${FAKE_NCU_OUTSIDE:-0}" = 1 ]; }; then
+    echo "==PROF== No kernels were profiled."
+else
+    : >"$rep.ncu-rep"
+    echo "==PROF== Report: $rep.ncu-rep"
+fi
+NCU
+chmod +x "$tmp/ncu/ncu"
 
-echo "1..23"
-"$b/gpu-check.sh" --out "$tmp/out" --budget 120 >"$tmp/stdout" 2>"$tmp/stderr"
+echo "1..25"
+PATH="$tmp/ncu:$PATH" "$b/gpu-check.sh" --out "$tmp/out" --budget 120 >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 s=$tmp/out/summary.txt
 if [ $rc -eq 1 ]; then ok "exit 1 when a test and a case failed"; else not_ok "exit 1 when a test and a case failed (got $rc)"; sed 's/^/#   /' "$tmp/stderr"; fi
 has "the node's GPU and driver" "$s" '^node: GPU: Fake H100, 81559 MiB, 9.0; driver: 580.65 \(CUDA 13.0\)'
 has "the failed CUDA test named" "$s" '^  tests +failed +1 passed; failed: test_bad_cuda\(exit 1\)'
-has "a tool the node lacks is skipped" "$s" '^  (memcheck|ncu|nsys) +skipped +no [a-z-]+'
+has "a tool the node lacks is skipped" "$s" '^  (memcheck|nsys) +skipped +no [a-z-]+'
+has "ncu: a kernel in mlp's range, h2d named copies only" "$s" \
+    '^  ncu +ok +1 studies, a kernel each inside speedlab.s NVTX range; no kernel launched at all \(copies only\): h2d$'
 has "mlp cuda: ok, phases, VRAM, median" "$s" '^  quick +mlp +cuda +batch=64 +ok +yes +100 MiB +1\.1 s$'
 has "mlp cuda spans=0: phases off" "$s" '^  quick spans=0 +mlp +cuda +batch=64 +ok +off +100 MiB +1 s$'
 has "mlp torch-cuda: a framework row's phases n/a" "$s" '^  quick +mlp +torch-cuda +batch=64 +ok +n/a +1 MiB +0\.3 s$'
@@ -78,6 +103,11 @@ esac
 files=$(ls "$tmp/out" | tr '\n' ' ')
 if [ "$files" = "node.txt profiles.tar.gz records.jsonl report.tar.gz runs.tar.gz studies.log summary.txt tests.log " ]; then
     ok "eight output files"; else not_ok "eight output files (got: $files)"; fi
+
+# kernels that run outside speedlab's NVTX range: the ncu step fails and names the variant
+FAKE_NCU_OUTSIDE=1 PATH="$tmp/ncu:$PATH" "$b/gpu-check.sh" --out "$tmp/out5" --budget 120 >/dev/null 2>&1
+has "ncu: no kernel inside mlp's range fails the step" "$tmp/out5/summary.txt" \
+    "^  ncu +failed +0 studies profiled; no kernel inside speedlab.s NVTX range for: mlp/cuda "
 
 # a budget with 30 s for the studies after the reserve: each study run would take 40 s, so the first
 # is stopped at the budget and the rest do not start; the whole check keeps to the budget
