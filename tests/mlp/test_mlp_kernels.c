@@ -11,7 +11,8 @@
  * runs. omp with 1, 2 and 3 threads agrees with simd to the same tolerance (it runs the same blocks).
  * The fused steps (mlp_step_simd, mlp_step_omp: forward, loss, backward with the update in the
  * gradient's store, omp gathering the batch itself) against naive's forward, loss, backward and
- * mlp_sgd, at B = 130 too, where the fusion gives way to the separate calls.
+ * mlp_sgd, at B = 130 and 1026 too, where the fusion gives way to the separate calls (over one
+ * reduction block: 128 floats at AVX-512, 1024 at AVX2).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +29,9 @@
 #include "sl_config.h"
 
 #define TOL 1e-5
+/* mlp_simd.h's reduction block at its largest (AVX2's; 128 at other widths). Not taken from the header:
+ * this file is compiled for the baseline ISA, and a dispatch build runs it at every level. */
+#define MAX_KC 1024
 
 typedef struct variant {
     const char *name;
@@ -185,14 +189,16 @@ static void test_mid_odd_shape(void **state)
         run_case(&d, Bs[i], 20u + (uint32_t)i);
 }
 
-/* Longer than one reduction block (KC = 128) in every layer and wider than one column block: the
- * forward's carry-over of partial sums through C and the delta's, with tails in both. */
+/* Wider than one column block, with tails; and longer than one reduction block in every layer at every
+ * width (MAX_KC): the forward's carry-over of partial sums through C and the delta's, with tails in
+ * both. */
 static void test_wide_odd_shape(void **state)
 {
     (void)state;
-    mlp_dims d = {300, 141, 133, 17};
+    mlp_dims d = {300, 141, 133, 17}, deep = {MAX_KC + 172, MAX_KC + 13, MAX_KC + 5, 17};
     run_case(&d, 33, 30);
     run_case(&d, 130, 31);
+    run_case(&deep, 33, 32);
 }
 
 typedef struct stepper {
@@ -267,7 +273,8 @@ static void test_fused_step(void **state)
     run_step_case(&study, 7, 41);
     run_step_case(&odd, 33, 42);
     run_step_case(&wide, 33, 43);
-    run_step_case(&wide, 130, 44); /* over one reduction block: the unfused path */
+    run_step_case(&wide, 130, 44);         /* over one reduction block at KC = 128 */
+    run_step_case(&odd, MAX_KC + 2, 45);   /* over one reduction block at any width: the unfused path */
 }
 
 int main(void)
