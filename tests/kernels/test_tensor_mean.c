@@ -1,11 +1,15 @@
 /* tensor_mean kernels against a double reference at odd sizes (D not a multiple of the vector width
- * (16 lanes with AVX-512, 8 with AVX2) or of the j block; N not a multiple of the 64-triplet chunk; fewer rows than threads). */
+ * (16 lanes with AVX-512, 8 with AVX2) or of the j block; N not a multiple of the 64-triplet chunk;
+ * fewer rows than threads). Every kernel of the build list (tm_variant_kernels.h, generated from
+ * kernels/tensor_mean/meson.build) is a test of its own, named tm_NAME: a new variant is tested here
+ * without a line in this file. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -78,20 +82,33 @@ static void check_variant(tm_fn f, tm_workspace_fn *workspace)
         }
 }
 
-static void test_naive(void **st) { (void)st; check_variant(tm_naive, tm_naive_workspace); }
-static void test_loop(void **st) { (void)st; check_variant(tm_loop, tm_loop_workspace); }
-static void test_simd(void **st) { (void)st; check_variant(tm_simd, tm_simd_workspace); }
-static void test_omp(void **st) { (void)st; check_variant(tm_omp, tm_omp_workspace); }
+/* The build list's kernels, each with its name. */
+typedef struct listed_kernel {
+    const char *name;
+    tm_fn run;
+    tm_workspace_fn *workspace;
+} listed_kernel;
 
-static void test_blas(void **st)
+#define TM_KERNEL(name) static listed_kernel kernel_##name = {#name, tm_##name, tm_##name##_workspace};
+#include "tm_variant_kernels.h"
+#undef TM_KERNEL
+
+static listed_kernel *const listed[] = {
+#define TM_KERNEL(name) &kernel_##name,
+#include "tm_variant_kernels.h"
+#undef TM_KERNEL
+};
+
+/* One listed kernel (the test's state) against the reference; blas built without BLAS refuses
+ * (documented) instead. */
+static void test_listed_kernel(void **st)
 {
-    (void)st;
-#if SL_HAVE_BLAS
-    check_variant(tm_blas, tm_blas_workspace);
-#else
+    const listed_kernel *k = *st;
     float x[4] = {0}, A[1], ws[64];
-    assert_int_equal(tm_blas(x, x, x, 2, 1, A, ws, 1), -1); /* built without BLAS: refuses, documented */
-#endif
+    if (!SL_HAVE_BLAS && strcmp(k->name, "blas") == 0)
+        assert_int_equal(k->run(x, x, x, 2, 1, A, ws, 1), -1);
+    else
+        check_variant(k->run, k->workspace);
 }
 
 /* The vector tanh against libm's double tanh, over the whole useful range and every tail length. */
@@ -129,21 +146,22 @@ static void test_tanh_fast_extremes(void **st)
 static void test_bad_arguments(void **st)
 {
     (void)st;
-    const tm_fn fns[] = {tm_naive, tm_loop, tm_simd, tm_omp};
     float x[8] = {0}, A[8], ws[64];
-    for (int k = 0; k < 4; k++) {
-        assert_int_equal(fns[k](x, x, x, 0, 2, A, ws, 1), -1);
-        assert_int_equal(fns[k](x, x, x, 2, 0, A, ws, 1), -1);
-        assert_int_equal(fns[k](x, x, x, 2, 2, A, NULL, 1), -1);
+    for (size_t k = 0; k < sizeof listed / sizeof *listed; k++) {
+        tm_fn run = listed[k]->run;
+        assert_int_equal(run(x, x, x, 0, 2, A, ws, 1), -1);
+        assert_int_equal(run(x, x, x, 2, 0, A, ws, 1), -1);
+        assert_int_equal(run(x, x, x, 2, 2, A, NULL, 1), -1);
     }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_naive),      cmocka_unit_test(test_loop),
-        cmocka_unit_test(test_simd),       cmocka_unit_test(test_omp),
-        cmocka_unit_test(test_blas),       cmocka_unit_test(test_tanh_fast),
+#define TM_KERNEL(name) {"tm_" #name, test_listed_kernel, NULL, NULL, &kernel_##name},
+#include "tm_variant_kernels.h"
+#undef TM_KERNEL
+        cmocka_unit_test(test_tanh_fast),
         cmocka_unit_test(test_tanh_fast_extremes),
         cmocka_unit_test(test_bad_arguments),
     };
