@@ -166,7 +166,8 @@ PROTOCOL = 2
 
 # Steps in a training form's probe: enough that a per-step wait (a loss read each step, a batch copied
 # from the host) shows against a form without one, few enough that probing every form at every thread
-# count stays a small part of a case.
+# count stays a small part of a case at the study's sizes (under 1 %; at --quick sizes the probes can
+# take longer than the one training they pick for).
 PROBE_STEPS = 8
 
 

@@ -11,8 +11,8 @@
  * runs. omp with 1, 2 and 3 threads agrees with simd to the same tolerance (it runs the same blocks).
  * The fused steps (mlp_step_simd, mlp_step_omp: forward, loss, backward with the update in the
  * gradient's store, omp gathering the batch itself) against naive's forward, loss, backward and
- * mlp_sgd, at B = 130 and 1026 too, where the fusion gives way to the separate calls (over one
- * reduction block: 128 floats at AVX-512, 1024 at AVX2).
+ * mlp_sgd, at B = 130 too (over one reduction block of 128 rows at AVX-512: the separate calls) and at
+ * B = 1026 (over one block at every width: the separate calls at AVX2 too, whose block is 1024 rows).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -273,7 +273,7 @@ static void test_fused_step(void **state)
     run_step_case(&study, 7, 41);
     run_step_case(&odd, 33, 42);
     run_step_case(&wide, 33, 43);
-    run_step_case(&wide, 130, 44);         /* over one reduction block at KC = 128 */
+    run_step_case(&wide, 130, 44);         /* over one reduction block of 128 (AVX-512, SSE) */
     run_step_case(&odd, MAX_KC + 2, 45);   /* over one reduction block at any width: the unfused path */
 }
 
