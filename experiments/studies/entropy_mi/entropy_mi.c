@@ -30,22 +30,17 @@ typedef struct em_state {
     int threads;          /* --threads */
 } em_state;
 
-/* A device variant's path: it owns its device buffers between prepare and release. pinned: X and Y
- * are copied from pinned host memory (staged once, in prepare); factorized: the O(D) rows on the GPU. */
-typedef struct em_device {
-    int (*prepare)(em_state *s, const struct em_device *d, sl_error *err);
-    int (*run)(em_state *s, const struct em_device *d, sl_record *rec, sl_error *err);
-    void (*release)(em_state *s);
-    const char *name; /* the variant's, for errors */
-    int pinned, factorized;
-} em_device;
+/* A device variant's form (em_kernels.device): EM_GPU runs on the GPU, owning its device buffers between
+ * prepare and release; EM_PINNED copies X and Y from pinned host memory (staged once, in prepare);
+ * EM_FACTORIZED computes the O(D) rows there. 0: a CPU variant. */
+enum { EM_GPU = 1, EM_PINNED = 2, EM_FACTORIZED = 4 };
 
 /* What a variant row's `kernels` points to: a CPU variant's kernel (entropy_mi_kernels.h), or an SL_DEVICE
- * variant's path. `own_flops`: for a variant that does less work than the study's nominal count (an
+ * variant's form (EM_GPU and its options). `own_flops`: for a variant that does less work than the study's nominal count (an
  * algorithmic change), the work it does, which its records carry instead. */
 typedef struct em_kernels {
     em_kernel_fn *run;
-    const em_device *device;
+    int device;
     double (*own_flops)(long B, long D);
     const char *own_work_note;
 } em_kernels;
@@ -151,17 +146,17 @@ static void em_release_cuda(em_state *s)
     s->cuda = NULL;
 }
 
-static int em_prepare_cuda(em_state *s, const em_device *d, sl_error *err)
+static int em_prepare_cuda(em_state *s, const char *name, int form, sl_error *err)
 {
     s->cuda = em_cuda_alloc(s->B, s->D);
     if (!s->cuda) {
         sl_error_set(err, "%s:%d: entropy_mi %s: device allocation failed for B = %ld, D = %ld",
-                     __FILE__, __LINE__, d->name, s->B, s->D);
+                     __FILE__, __LINE__, name, s->B, s->D);
         return -1;
     }
-    if (d->pinned && em_cuda_pin_inputs(s->cuda, s->X, s->Y) != 0) {
+    if ((form & EM_PINNED) && em_cuda_pin_inputs(s->cuda, s->X, s->Y) != 0) {
         sl_error_set(err, "%s:%d: entropy_mi %s: pinned host memory (cudaMallocHost) failed for 2 x %ld "
-                     "floats (the cuda row is the form without it)", __FILE__, __LINE__, d->name, s->B * s->D);
+                     "floats (the cuda row is the form without it)", __FILE__, __LINE__, name, s->B * s->D);
         em_release_cuda(s);
         return -1;
     }
@@ -169,7 +164,7 @@ static int em_prepare_cuda(em_state *s, const em_device *d, sl_error *err)
 }
 
 /* One repetition on the GPU: copy in, kernel, copy out; each phase a profiler region and device time. */
-static int em_run_cuda(em_state *s, const em_device *d, sl_record *rec, sl_error *err)
+static int em_run_cuda(em_state *s, const char *name, int form, sl_record *rec, sl_error *err)
 {
     int rc;
     prof_begin("h2d");
@@ -179,7 +174,7 @@ static int em_run_cuda(em_state *s, const em_device *d, sl_record *rec, sl_error
     prof_end("h2d");
     prof_begin("kernel");
     prof_gpu_begin(NULL);
-    rc |= d->factorized ? em_cuda_compute_factorized(s->cuda) : em_cuda_compute(s->cuda);
+    rc |= (form & EM_FACTORIZED) ? em_cuda_compute_factorized(s->cuda) : em_cuda_compute(s->cuda);
     const double k = prof_gpu_end();
     prof_end("kernel");
     prof_begin("d2h");
@@ -188,7 +183,7 @@ static int em_run_cuda(em_state *s, const em_device *d, sl_record *rec, sl_error
     const double d2h = prof_gpu_end();
     prof_end("d2h");
     if (rc != 0) {
-        sl_error_set(err, "%s:%d: entropy_mi %s: a CUDA call failed (B = %ld)", __FILE__, __LINE__, d->name, s->B);
+        sl_error_set(err, "%s:%d: entropy_mi %s: a CUDA call failed (B = %ld)", __FILE__, __LINE__, name, s->B);
         return -1;
     }
     if (h2d >= 0.0 && k >= 0.0 && d2h >= 0.0)
@@ -196,37 +191,31 @@ static int em_run_cuda(em_state *s, const em_device *d, sl_record *rec, sl_error
     return 0;
 }
 #else /* the row stays complete; the runner reports the variant unavailable and never calls these */
-static int em_prepare_cuda(em_state *s, const em_device *d, sl_error *err)
+static int em_prepare_cuda(em_state *s, const char *name, int form, sl_error *err)
 {
-    (void)s;
+    (void)s, (void)form;
     sl_error_set(err, "%s:%d: entropy_mi %s: built without CUDA (configure with -Dcuda=enabled)",
-                 __FILE__, __LINE__, d->name);
+                 __FILE__, __LINE__, name);
     return -1;
 }
 static void em_release_cuda(em_state *s) { (void)s; }
-static int em_run_cuda(em_state *s, const em_device *d, sl_record *rec, sl_error *err)
+static int em_run_cuda(em_state *s, const char *name, int form, sl_record *rec, sl_error *err)
 {
     (void)rec;
-    return em_prepare_cuda(s, d, err);
+    return em_prepare_cuda(s, name, form, err);
 }
 #endif
-static const em_device em_cuda_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, "cuda", .pinned = 0},
-                       em_cuda_pinned_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, "cuda_pinned",
-                                              .pinned = 1},
-                       em_cuda_factorized_path = {em_prepare_cuda, em_run_cuda, em_release_cuda, "cuda_factorized",
-                                                  .pinned = 1, .factorized = 1};
 
 static int em_prepare(void *state, int v, sl_error *err)
 {
     const em_kernels *k = em_kernels_of(v);
-    return k->device ? k->device->prepare(state, k->device, err) : 0;
+    return k->device ? em_prepare_cuda(state, em_variant(v)->name, k->device, err) : 0;
 }
 
 static void em_release(void *state, int v)
 {
-    const em_kernels *k = em_kernels_of(v);
-    if (k->device)
-        k->device->release(state);
+    if (em_kernels_of(v)->device)
+        em_release_cuda(state);
 }
 
 static int em_run(void *state, int v, sl_record *rec, sl_error *err)
@@ -234,7 +223,7 @@ static int em_run(void *state, int v, sl_record *rec, sl_error *err)
     em_state *s = state;
     const em_kernels *k = em_kernels_of(v);
     if (k->device)
-        return k->device->run(s, k->device, rec, err);
+        return em_run_cuda(s, em_variant(v)->name, k->device, rec, err);
     if (k->run(s->X, s->Y, s->B, s->D, &s->h, &s->mi, sl_variant_threads(em_variant(v), s->threads))) {
         sl_error_set(err, "%s:%d: entropy_mi %s: kernel rejected B = %ld, D = %ld", __FILE__, __LINE__,
                      em_variant(v)->name, s->B, s->D);
@@ -293,17 +282,16 @@ static int em_external_outputs(void *state, int v, const sl_outputs *out, sl_err
     return sl_output_number(out, "H", &s->h, err) || sl_output_number(out, "MI", &s->mi, err) ? -1 : 0;
 }
 
-/* What a row lacks: a CPU variant its kernel, a device variant its path. */
+/* What a row lacks: a CPU variant its kernel, a device variant its form. */
 static const char *em_incomplete(const sl_variant *v)
 {
     const em_kernels *k = v->kernels;
     if (v->traits & SL_EXTERNAL) /* run by baselines/entropy_mi.py: no functions of ours */
         return NULL;
     if (v->traits & SL_DEVICE)
-        return k->device && k->device->prepare && k->device->run && k->device->release
-                   ? NULL : "an SL_DEVICE row needs .device with prepare, run and release";
+        return (k->device & EM_GPU) && !k->run ? NULL : "an SL_DEVICE row needs .device = EM_GPU (and no .run)";
     if (k->device)
-        return "a .device path on a row that is not SL_DEVICE";
+        return "a .device form on a row that is not SL_DEVICE";
     if (k->own_flops && !k->own_work_note)
         return ".own_flops without .own_work_note (the record's note says why the work differs)";
     return k->run ? NULL : "a CPU row needs .run (its kernel)";
@@ -317,12 +305,12 @@ static const sl_variant em_variants[] = {
     {"omp", "openmp", "simd with rows split across OpenMP threads", "simd", SL_THREADED,
      &(const em_kernels){.run = em_omp}},
     {"cuda", "cuda", "one block per batch row (as written up); time includes copies", "omp", SL_DEVICE,
-     &(const em_kernels){.device = &em_cuda_path}},
+     &(const em_kernels){.device = EM_GPU}},
     {"cuda_pinned", "cuda", "cuda with X and Y copied from pinned host memory (staged once, untimed), as "
-     "the torch-cuda forms copy", "cuda", SL_DEVICE, &(const em_kernels){.device = &em_cuda_pinned_path}},
+     "the torch-cuda forms copy", "cuda", SL_DEVICE, &(const em_kernels){.device = EM_GPU | EM_PINNED}},
     {"cuda_factorized", "cuda", "factorized on the GPU: a warp per row, O(D); copies as cuda_pinned "
      "(the GPU counterpart of the framework forms, which factorise)", "cuda_pinned", SL_DEVICE,
-     &(const em_kernels){.device = &em_cuda_factorized_path, .own_flops = em_factorized_flops,
+     &(const em_kernels){.device = EM_GPU | EM_PINNED | EM_FACTORIZED, .own_flops = em_factorized_flops,
                          .own_work_note = "algorithmic change: O(D) per row; its own work, B (16 D + 2) "
                                           "flops, is recorded"}},
     {"factorized", NULL, "algorithmic change: sum_ij (p_i q_j)^2 = (sum p_i^2)(sum q_j^2), O(D) per row",
