@@ -43,6 +43,11 @@
 #endif
 #define CNNS_CL (SIMD_NREGS >= 32 ? 1 : 2) /* vectors of output channels of a channel-lanes tile */
 #define CNNS_CW (CNNS_CL * CNNS_VL)        /* its output channels: 16 at AVX-512 and AVX2 */
+/* The input gradient by scatter at AVX2, where it was measured, by gather (the full correlation) at
+ * AVX-512 and SSE: cnns_dx_image (-Dc_args=-DCNNS_DX_SCATTER=0 keeps the gather at AVX2). */
+#ifndef CNNS_DX_SCATTER
+#define CNNS_DX_SCATTER (CNNS_VL == 8 && SIMD_NREGS < 32)
+#endif
 
 
 #define CNNS_ALWAYS_INLINE static inline __attribute__((always_inline))
@@ -293,6 +298,14 @@ typedef struct cnns_area {
     size_t dzts; /* floats of one image's dz transposed */
 } cnns_area;
 
+/* Floats per channel of the wide input gradient: its h w positions, rounded to whole vectors; the
+ * scatter's last tile adds up to L + k - 2 past them (cnns_dx_scatter). */
+static inline size_t cnns_dx_ldo(const cnn_conv *c)
+{
+    const size_t hw = (size_t)c->h * c->w;
+    return CNNS_DX_SCATTER ? cnns_up(hw + CNNS_VL + (size_t)c->k - 2, CNNS_VL) : cnns_up(hw, CNNS_VL);
+}
+
 static inline cnns_area cnns_area_of(const cnn_conv *c)
 {
     cnns_area a;
@@ -313,7 +326,7 @@ static inline cnns_area cnns_area_of(const cnn_conv *c)
         a.dzts = a.dzt = 0;
         a.dzw = CNNS_NB * cnns_dzw_of(c).size;
     }
-    a.dxwide = cnns_up((size_t)c->cin * cnns_up(h * w, L) + L, 16);
+    a.dxwide = cnns_up((size_t)c->cin * cnns_dx_ldo(c) + L, 16);
     return a;
 }
 

@@ -6,8 +6,10 @@
  * into the layouts below from L1; fused with the pool (cnns_pool_conv_backward_range), dz is built from
  * the pooled gradient instead (cnns_dz_unpool).
  *
- * Backward data is cnn_simd.h's forward convolution run on dz zero-padded by k-1 on every side, with the
- * weights transposed (cin <-> cout) and flipped (ky, kx -> k-1-ky, k-1-kx): the "full" correlation.
+ * Backward data (cnns_dx_image): at AVX-512 and SSE cnn_simd.h's forward convolution run on dz
+ * zero-padded by k-1 on every side, with the weights transposed (cin <-> cout) and flipped (ky, kx ->
+ * k-1-ky, k-1-kx): the "full" correlation; at AVX2 a scatter of dz's positions by tap, which does not
+ * multiply the padding's zeros.
  *
  * Backward weights, dW[co][ci][ky][kx] = sum over images and output positions p of
  * dz[co][p] x[ci][p + (ky, kx)], summed per thread into accumulators in its work area (omp's threads
@@ -400,12 +402,101 @@ static inline void cnns_wgrad_out(const cnn_conv *c, const float *acc, int pos, 
 
 /* ---- the backward of a range of images ------------------------------------------------------------- */
 
-/* The data gradient of one image from its dz in the wide layout (zw: cnns_dzw's block): the forward
- * convolution of the padded dz with the flipped, transposed weights (wp), at positions q = iy w + ix:
- * tap (ky, kx) of the flipped kernel reads dz row iy - (k-1) + ky, column ix - (k-1) + kx, which is
- * q + ky w + kx - (k-1) from row 0 of the padding, and a column before 0 lands on the previous row's
- * zero columns (w - wo = k - 1 of them). So every position is a valid one: 169 of 176 lanes kept for
- * conv2, against 169 of 208 with dz padded on every side (1.3 ms of conv2's backward then). */
+/* The data gradient of one image from its dz in the wide layout (zw: cnns_dzw's block), into dx through
+ * the wide buffer dxwide (cnns_dx_ldo floats per channel); wp: the weights as cnns_pack_dx packed them.
+ *
+ * Gather (AVX-512): the forward convolution of the padded dz with the flipped, transposed weights, at
+ * positions q = iy w + ix: tap (ky, kx) of the flipped kernel reads dz row iy - (k-1) + ky, column
+ * ix - (k-1) + kx, which is q + ky w + kx - (k-1) from row 0 of the padding, and a column before 0 lands
+ * on the previous row's zero columns (w - wo = k - 1 of them). So every position is a valid one: 169 of
+ * 176 lanes kept for conv2, against 169 of 208 with dz padded on every side (1.3 ms of conv2's backward
+ * then). But of its taps, those that read the padding add zeros: conv2 executes 176 x 9 lane-taps per
+ * channel pair for 121 x 9 that count.
+ *
+ * Scatter (AVX2): each of dz's positions q (oy w + ox: 144 lanes for conv2's 121, its zero columns
+ * included) adds W[co][ci][ky][kx] dz[co][q] to dx at q + ky w + kx, a shift by the tap. Per tap, a tile
+ * of MR input channels x 2 vectors of q sums the cout channels in registers (4 x 2: 8 accumulators,
+ * 4 broadcast weights, one dz vector, as the forward's tile), then adds into dxwide at the tap's shift.
+ * The taps are the outer loop, so a tile's read-modify-write never meets the previous tap's stores to
+ * overlapping, differently aligned places (a load spanning two recent unaligned stores waits for them).
+ * conv2 at batch 512, one thread, Zen 3: 2.5 ms against the gather's 3.1 (dx alone, medians of 9);
+ * conv2+pool2's backward in cnn_layers 4.29 ms against 4.58 (-DCNNS_DX_SCATTER=0). */
+#if CNNS_DX_SCATTER
+CNNS_ALWAYS_INLINE void cnns_dx_tile(const int mr, const int nv, const cnn_conv *c, const float *dz, size_t plane,
+                                     const float *wt, float *o, size_t ldo)
+{
+    vf32 acc[CNNS_MR][2];
+    for (int i = 0; i < mr; i++)
+        for (int v = 0; v < nv; v++)
+            acc[i][v] = (vf32){0};
+    for (int co = 0; co < c->cout; co++, dz += plane, wt += mr) {
+        vf32 wv[CNNS_MR];
+        for (int i = 0; i < mr; i++)
+            wv[i] = vf32_bcast(wt + i);
+        for (int v = 0; v < nv; v++) {
+            vf32 x = vf32_load(dz + v * CNNS_VL);
+            SIMD_KEEP_IN_REG(x);
+            for (int i = 0; i < mr; i++)
+                acc[i][v] += wv[i] * x;
+        }
+    }
+    for (int i = 0; i < mr; i++)
+        for (int v = 0; v < nv; v++) {
+            float *p = o + (size_t)i * ldo + v * CNNS_VL;
+            vf32_store(p, vf32_load(p) + acc[i][v]);
+        }
+}
+
+/* Every tile of mr input channels from ci for tap t: pairs of vectors of q, then the odd one. */
+CNNS_ALWAYS_INLINE void cnns_dx_taps(const int mr, const cnn_conv *c, const float *dz0, size_t plane,
+                                     const float *wp, int ci, float *dxwide, size_t ldo, int nq)
+{
+    const int k = c->k, w = c->w;
+    for (int t = 0; t < k * k; t++) {
+        const float *wt = wp + ((size_t)ci * k * k + (size_t)t * mr) * c->cout;
+        float *o = dxwide + (size_t)ci * ldo + (size_t)(t / k) * w + (size_t)(t % k);
+        int q = 0;
+        for (; q + 2 <= nq; q += 2)
+            cnns_dx_tile(mr, 2, c, dz0 + (size_t)q * CNNS_VL, plane, wt, o + (size_t)q * CNNS_VL, ldo);
+        if (q < nq)
+            cnns_dx_tile(mr, 1, c, dz0 + (size_t)q * CNNS_VL, plane, wt, o + (size_t)q * CNNS_VL, ldo);
+    }
+}
+
+static inline void cnns_dx_image(const cnn_conv *c, const float *zw, const float *wp, float *dxwide, float *dx)
+{
+    const cnns_dzw z = cnns_dzw_of(c);
+    const size_t ldo = cnns_dx_ldo(c);
+    const int nq = (int)(cnns_up((size_t)cnn_conv_ho(c) * c->w, CNNS_VL) / CNNS_VL);
+    const float *dz0 = zw + z.margin + (size_t)(c->k - 1) * c->w; /* dz's row 0 (below its k - 1 zero rows) */
+    memset(dxwide, 0, (size_t)c->cin * ldo * sizeof(float));
+    for (int ci = 0, mr; ci < c->cin; ci += mr) {
+        mr = cnns_rows_at(ci, c->cin);
+        if (mr == CNNS_MR)
+            cnns_dx_taps(CNNS_MR, c, dz0, z.plane, wp, ci, dxwide, ldo, nq);
+        else if (mr == 2)
+            cnns_dx_taps(2, c, dz0, z.plane, wp, ci, dxwide, ldo, nq);
+        else
+            cnns_dx_taps(1, c, dz0, z.plane, wp, ci, dxwide, ldo, nq);
+    }
+    cnns_compact(dx, dxwide, c->cin, 1, c->h * c->w, ldo, 0);
+}
+
+/* The weights for cnns_dx_image: for input channels ci..ci+mr-1 (cnns_rows_at's tiles), tap t, channel
+ * co, the mr weights W[co][ci + i][t] adjacent, at wp + (ci k k + t mr) cout + co mr. */
+static inline void cnns_pack_dx(const float *W, int cout, int cin, int k, float *wp)
+{
+    const int kk = k * k;
+    for (int ci = 0, mr; ci < cin; ci += mr) {
+        mr = cnns_rows_at(ci, cin);
+        for (int t = 0; t < kk; t++)
+            for (int co = 0; co < cout; co++)
+                for (int i = 0; i < mr; i++)
+                    wp[((size_t)ci * kk + (size_t)t * mr) * cout + (size_t)co * mr + i] =
+                        W[((size_t)co * cin + ci + i) * kk + t];
+    }
+}
+#else
 static inline void cnns_dx_image(const cnn_conv *c, const float *zw, const float *wp, float *dxwide, float *dx)
 {
     const cnns_dzw z = cnns_dzw_of(c);
@@ -416,6 +507,12 @@ static inline void cnns_dx_image(const cnn_conv *c, const float *zw, const float
     cnns_conv_wide(&od);
     cnns_compact(dx, dxwide, c->cin, 1, (int)hw, ldo, 0);
 }
+
+static inline void cnns_pack_dx(const float *W, int cout, int cin, int k, float *wp)
+{
+    cnns_pack_w(W, cout, cin, k, 1, wp);
+}
+#endif
 
 /* The backward's parts of one thread's work area and the weight-gradient operand over them, the same
  * for the plain and the pool-fused backward: the partial dw and db, the accumulators and dz's layouts
@@ -443,7 +540,7 @@ static inline void cnns_bwd_init(cnns_bwd *s, const cnn_conv *c, const float *W,
                        .acc = acc};
     memset(area, 0, (s->a.part + s->a.acc + s->a.dzt + s->a.dzw) * sizeof(float));
     if (dx)
-        cnns_pack_w(W, c->cout, c->cin, k, 1, s->wp);
+        cnns_pack_dx(W, c->cout, c->cin, k, s->wp);
 }
 
 /* The weight gradient's sums over the chunk of s->ow.nb images whose dz is in place. */
