@@ -44,9 +44,13 @@
 #define CNNS_CL (SIMD_NREGS >= 32 ? 1 : 2) /* vectors of output channels of a channel-lanes tile */
 #define CNNS_CW (CNNS_CL * CNNS_VL)        /* its output channels: 16 at AVX-512 and AVX2 */
 /* The input gradient by scatter at AVX2, where it was measured, by gather (the full correlation) at
- * AVX-512 and SSE: cnns_dx_image (-Dc_args=-DCNNS_DX_SCATTER=0 keeps the gather at AVX2). */
+ * every other level: cnns_dx_image (-Dc_args=-DCNNS_DX_SCATTER=0 keeps the gather at AVX2). */
 #ifndef CNNS_DX_SCATTER
-#define CNNS_DX_SCATTER (CNNS_VL == 8 && SIMD_NREGS < 32)
+#if defined(__AVX2__) && !defined(__AVX512F__)
+#define CNNS_DX_SCATTER 1
+#else
+#define CNNS_DX_SCATTER 0
+#endif
 #endif
 
 
@@ -299,7 +303,7 @@ typedef struct cnns_area {
 } cnns_area;
 
 /* Floats per channel of the wide input gradient: its h w positions, rounded to whole vectors; the
- * scatter's last tile adds up to L + k - 2 past them (cnns_dx_scatter). */
+ * scatter's last tile adds up to L + k - 2 past them (cnns_dx_image). */
 static inline size_t cnns_dx_ldo(const cnn_conv *c)
 {
     const size_t hw = (size_t)c->h * c->w;

@@ -405,7 +405,7 @@ static inline void cnns_wgrad_out(const cnn_conv *c, const float *acc, int pos, 
 /* The data gradient of one image from its dz in the wide layout (zw: cnns_dzw's block), into dx through
  * the wide buffer dxwide (cnns_dx_ldo floats per channel); wp: the weights as cnns_pack_dx packed them.
  *
- * Gather (AVX-512): the forward convolution of the padded dz with the flipped, transposed weights, at
+ * Gather (AVX-512, SSE and the other targets): the forward convolution of the padded dz with the flipped, transposed weights, at
  * positions q = iy w + ix: tap (ky, kx) of the flipped kernel reads dz row iy - (k-1) + ky, column
  * ix - (k-1) + kx, which is q + ky w + kx - (k-1) from row 0 of the padding, and a column before 0 lands
  * on the previous row's zero columns (w - wo = k - 1 of them). So every position is a valid one: 169 of
@@ -416,9 +416,10 @@ static inline void cnns_wgrad_out(const cnn_conv *c, const float *acc, int pos, 
  * Scatter (AVX2): each of dz's positions q (oy w + ox: 144 lanes for conv2's 121, its zero columns
  * included) adds W[co][ci][ky][kx] dz[co][q] to dx at q + ky w + kx, a shift by the tap. Per tap, a tile
  * of MR input channels x 2 vectors of q sums the cout channels in registers (4 x 2: 8 accumulators,
- * 4 broadcast weights, one dz vector, as the forward's tile), then adds into dxwide at the tap's shift.
- * The taps are the outer loop, so a tile's read-modify-write never meets the previous tap's stores to
- * overlapping, differently aligned places (a load spanning two recent unaligned stores waits for them).
+ * 4 broadcast weights and 2 dz vectors loaded per 8 FMAs, as the forward's tile), then adds into dxwide
+ * at the tap's shift. The taps are the outer loop, so a tile's read-modify-write does not meet the
+ * previous tap's stores to overlapping, differently aligned places (a load spanning two recent unaligned
+ * stores waits for them) once a tap sweeps more than one tile (conv2: 9).
  * conv2 at batch 512, one thread, Zen 3: 2.5 ms against the gather's 3.1 (dx alone, medians of 9);
  * conv2+pool2's backward in cnn_layers 4.29 ms against 4.58 (-DCNNS_DX_SCATTER=0). */
 #if CNNS_DX_SCATTER
@@ -474,6 +475,10 @@ static inline void cnns_dx_image(const cnn_conv *c, const float *zw, const float
         mr = cnns_rows_at(ci, c->cin);
         if (mr == CNNS_MR)
             cnns_dx_taps(CNNS_MR, c, dz0, z.plane, wp, ci, dxwide, ldo, nq);
+#if CNNS_MR > 4
+        else if (mr == 4)
+            cnns_dx_taps(4, c, dz0, z.plane, wp, ci, dxwide, ldo, nq);
+#endif
         else if (mr == 2)
             cnns_dx_taps(2, c, dz0, z.plane, wp, ci, dxwide, ldo, nq);
         else

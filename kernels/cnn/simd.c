@@ -1,7 +1,7 @@
 /*
  * kernels/cnn/simd.c: explicit vectors on one thread (16 floats with AVX-512, 8 with AVX2). The
  * convolutions are cnn_simd.h's direct ones over wide positions (forward; backward data on the padded
- * dz) and cnn_simd_bwd.h's weight gradient; at AVX2 conv1's shape has its own kernels
+ * dz, or at AVX2 a scatter of dz by tap) and cnn_simd_bwd.h's weight gradient; at AVX2 conv1's shape has its own kernels
  * (cnn_conv1_simd.h: the output channels as the lanes forward, pooling windows as the lanes for the
  * weight gradient), and so has conv2's forward (cnn_conv2_simd.h: the output channels as the lanes);
  * the dense layers are mlp's register-blocked products. What is fused: bias and

@@ -253,9 +253,10 @@ static void test_conv_study_shapes(void **state)
 static void test_conv_odd_shapes(void **state)
 {
     (void)state;
-    const int cins[] = {1, 3, 8}, ks[] = {3, 1, 2}, couts[] = {1, 5, 8, 16, 17, 19}; /* 8: one AVX2 vector */
+    /* 8: one AVX2 vector; 13: channel tiles with tails of every size (8 + 4 + 1, 4 + 4 + 4 + 1) */
+    const int cins[] = {1, 3, 8, 13}, ks[] = {3, 1, 2}, couts[] = {1, 5, 8, 16, 17, 19};
     uint32_t seed = 100;
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < 4; a++)
         for (int kk = 0; kk < 3; kk++)
             for (int o = 0; o < 6; o++)
                 for (int h = 7; h <= 13; h += 3) {
