@@ -420,8 +420,9 @@ static inline void cnns_wgrad_out(const cnn_conv *c, const float *acc, int pos, 
  * at the tap's shift. The taps are the outer loop, so a tile's read-modify-write does not meet the
  * previous tap's stores to overlapping, differently aligned places (a load spanning two recent unaligned
  * stores waits for them) once a tap sweeps more than one tile (conv2: 9).
- * conv2 at batch 512, one thread, Zen 3: 2.5 ms against the gather's 3.1 (dx alone, medians of 9);
- * conv2+pool2's backward in cnn_layers 4.29 ms against 4.58 (-DCNNS_DX_SCATTER=0). */
+ * A fifth less work for conv2 (144 lanes a tap for the gather's 176); its conv2+pool2 backward at batch
+ * 512, one thread, a Zen 3 VM: `build/kernels/cnn_layers 1` 4.29 ms against 4.58 in a build with
+ * -Dc_args=-DCNNS_DX_SCATTER=0 (medians of 3 interleaved runs). */
 #if CNNS_DX_SCATTER
 CNNS_ALWAYS_INLINE void cnns_dx_tile(const int mr, const int nv, const cnn_conv *c, const float *dz, size_t plane,
                                      const float *wt, float *o, size_t ldo)

@@ -21,10 +21,10 @@
  *     Copied, a panel is contiguous: the small ones stay in L1, the large ones (layer 1's forward: 784
  *     lines, 49 KB, more than L1) are one sequential stream from L2. One reduction
  *     block of up to 1024 covers every layer and batch of the studies, so a C tile is loaded and stored
- *     once (layer 1's 784 inputs were 7 blocks) and the update is fused at every batch. The step's
- *     products alone, each timed in a loop against KC = 128 read in place: layer 1's forward and
- *     weight gradient 5-8 % faster each, all eight 3-5 % at batch 64 and 11 % at batch 256; the
- *     study's epoch about 4 % (simd) and 3 % (omp, 2 threads).
+ *     once (layer 1's 784 inputs were 7 blocks) and the update is fused at every batch. The study on a
+ *     2-vCPU Zen 3 VM, against a build with -Dc_args="-DMLPS_KC=128 -DMLPS_B_IN_PLACE=1" (AVX-512's
+ *     choice at AVX2), 3 interleaved rounds of `speedlab run mlp --variants simd|omp --reps 1`: about
+ *     4 % less time (simd) and 3 % (omp, 2 threads).
  * The micro-kernel keeps an MR x NV tile of C in vector registers: MR = 6 rows x NV vectors (AVX-512:
  * 6 x 4 zmm = 24 accumulators + 4 panel vectors + 1 broadcast of 32 registers; AVX2: 6 x 2 ymm + 2 + 1
  * of 16). Each reduction step is NV vector loads, MR broadcasts of A and MR*NV independent FMAs, enough
@@ -48,12 +48,16 @@
 #define MLPS_NV (SIMD_NREGS >= 32 ? 4 : 2)
 #define MLPS_MR 6
 #define MLPS_NC (MLPS_VL * MLPS_NV)
-#if MLPS_VL == 8 /* AVX2: see the file's comment (AVX without AVX2 takes the same, unmeasured) */
+/* The blocking per width (the file's comment); either can be set with -Dc_args to compare. */
+#ifndef MLPS_KC
+#if MLPS_VL == 8 /* AVX2 (AVX without AVX2 takes the same, unmeasured) */
 #define MLPS_KC 1024
-#define MLPS_B_IN_PLACE 0
 #else
 #define MLPS_KC 128
-#define MLPS_B_IN_PLACE 1
+#endif
+#endif
+#ifndef MLPS_B_IN_PLACE
+#define MLPS_B_IN_PLACE (MLPS_VL != 8)
 #endif
 
 /* One product C = A B (+ bias, then ReLU or mask), element (r, c) of each operand at the strides below.
