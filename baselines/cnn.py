@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PROBE_STEPS, main  # noqa: E402
+from harness import main, training_probe  # noqa: E402
 
 
 def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
@@ -93,16 +93,20 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
             return float(sum(int((net(Xt[i:i + B]).argmax(dim=1) == yt[i:i + B]).sum())
                              for i in range(0, len(yt), B)) / len(yt))
 
+    steps = -(-n_train // B)  # an epoch's: the last partial batch is a smaller step
+
+    def run_steps(model, rows, n):  # the first n of an epoch's steps, their loss sum
+        losses = 0.0
+        for s in range(0, min(n * B, n_train), B):
+            losses += step(model, *batch(rows[s:min(s + B, n_train)]))
+        return losses
+
     def call():
         model, t0 = new_model(), time.perf_counter()
         out = {"train_loss": [], "test_acc_series": [], "epoch_s": []}
         for perm in inp["perms"]:
-            e0, losses, steps = time.perf_counter(), 0.0, 0
-            rows = order(perm)
-            for s in range(0, n_train, B):  # the last partial batch is a smaller step
-                losses += step(model, *batch(rows[s:min(s + B, n_train)]))
-                steps += 1
-            losses = float(losses)  # a device sum: read here (epoch_s includes the wait)
+            e0 = time.perf_counter()
+            losses = float(run_steps(model, order(perm), steps))  # a device sum: read here (epoch_s includes the wait)
             out["epoch_s"].append(time.perf_counter() - e0)
             out["train_loss"].append(losses / steps)
             out["test_acc_series"].append(accuracy(model[0]))
@@ -113,16 +117,7 @@ def torch_training(inp, channels_last=False, compiled=False, device="cpu"):
         model = new_model()
         loss = float(step(model, *batch(order(inp["perms"][0])[:B])))
         return {"loss0": loss, "update0": flat(model[0]).astype(np.float64) - inp["P0"].astype(np.float64)}
-    state = {}
-
-    def probe():  # PROBE_STEPS steps of epoch 0, its shuffle made once (a per-epoch cost), loss read at the end
-        if not state:
-            state.update(model=new_model(), rows=order(inp["perms"][0]))
-        losses = 0.0
-        for s in range(0, min(PROBE_STEPS * B, n_train), B):
-            losses += step(state["model"], *batch(state["rows"][s:min(s + B, n_train)]))
-        return float(losses)
-    return call, (lambda r: r), check, probe
+    return call, (lambda r: r), check, training_probe(new_model, lambda: order(inp["perms"][0]), run_steps)
 
 
 def torch_eager(inp, settings):

@@ -171,6 +171,21 @@ PROTOCOL = 2
 PROBE_STEPS = 8
 
 
+def training_probe(new_model, first_rows, run_steps):
+    """A training form's probe (make()'s fourth callable): run_steps(model, rows, n) runs the first n
+    steps of an epoch over rows and returns their summed loss (a number, or a device tensor); the probe
+    runs PROBE_STEPS of them on one model, made on the first call with first_rows() (the epoch's shuffle
+    as the steps slice it: a per-epoch cost, outside the timed calls), and reads the loss at the end, as
+    an epoch does."""
+    state = {}
+
+    def probe():
+        if not state:
+            state.update(model=new_model(), rows=first_rows())
+        return float(run_steps(state["model"], state["rows"], PROBE_STEPS))
+    return probe
+
+
 def make_forms(forms, names, inputs, settings):
     """Makes each named form and calls it once (untimed: JIT compilation and lazy set-up happen here).
     Returns {name: (call, outputs, probe_call)} and {name: report entry}; a form that raises is left

@@ -12,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PROBE_STEPS, main  # noqa: E402
+from harness import main, training_probe  # noqa: E402
 
 
 def shapes(inp):
@@ -45,15 +45,19 @@ def make_training(inp, np, new_model, step, accuracy, flat, batch=None, order=No
         return images[idx].astype(np.float32) * scale, labels[idx].astype(np.int64)
     batch, order = batch or host_batch, order or (lambda perm: perm)
 
+    def run_steps(model, rows, n, lr):  # the first n of an epoch's steps (whole batches), their loss sum
+        losses = 0.0
+        for s in range(min(n, n_train // B)):
+            losses += step(model, *batch(rows[s * B:(s + 1) * B]), lr)
+        return losses
+
     def call():
         model, t0 = new_model(), time.perf_counter()
         out = {"train_loss": [], "test_acc_series": [], "epoch_s": []}
         for perm, lr in zip(inp["perms"], inp["lr"]):
-            e0, losses = time.perf_counter(), 0.0
-            rows = order(perm)
-            for s in range(n_train // B):
-                losses += step(model, *batch(rows[s * B:(s + 1) * B]), float(lr))
-            losses = float(losses)  # a device sum: read here, once an epoch (epoch_s includes the wait)
+            e0 = time.perf_counter()
+            # a device sum: read here, once an epoch (epoch_s includes the wait)
+            losses = float(run_steps(model, order(perm), n_train // B, float(lr)))
             out["epoch_s"].append(time.perf_counter() - e0)
             out["train_loss"].append(losses / (n_train // B))
             out["test_acc_series"].append(accuracy(model))
@@ -65,15 +69,8 @@ def make_training(inp, np, new_model, step, accuracy, flat, batch=None, order=No
         model = new_model()
         loss = float(step(model, *batch(order(inp["perms"][0])[:B]), float(inp["lr"][0])))
         return {"loss0": loss, "update0": flat(model).astype(np.float64) - inp["P0"].astype(np.float64)}
-    state = {}
-
-    def probe():  # PROBE_STEPS steps of epoch 0, its shuffle made once (a per-epoch cost), loss read at the end
-        if not state:
-            state.update(model=new_model(), rows=order(inp["perms"][0]))
-        losses = 0.0
-        for s in range(min(PROBE_STEPS, n_train // B)):
-            losses += step(state["model"], *batch(state["rows"][s * B:(s + 1) * B]), float(inp["lr"][0]))
-        return float(losses)
+    probe = training_probe(new_model, lambda: order(inp["perms"][0]),
+                           lambda model, rows, n: run_steps(model, rows, n, float(inp["lr"][0])))
     return call, (lambda r: r), check, probe
 
 
