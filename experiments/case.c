@@ -102,6 +102,10 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
     json_object_set_new(rec, "seed", sl_seed_json(c->cfg->seed));
     json_object_set_new(rec, "threads", json_integer(sl_variant_threads(var, c->cfg->threads)));
     json_object_set_new(rec, "warmup", json_integer(warmup));
+    if (c->cfg->rounds > 1) { /* reports pool a run's rounds of a case (reports/pool.c) */
+        json_object_set_new(rec, "round", json_integer(c->round));
+        json_object_set_new(rec, "rounds", json_integer(c->cfg->rounds));
+    }
     json_object_set_new(rec, "reps", json_integer(0));
     json_t *work = json_object();
     if (s->flops)
@@ -133,7 +137,10 @@ int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary)
     }
     if (c->tty)
         fprintf(stderr, "\r\033[K");
-    printf("%s\n", summary);
+    if (c->cfg->rounds > 1)
+        printf("%s  [round %d of %d]\n", summary, c->round, c->cfg->rounds);
+    else
+        printf("%s\n", summary);
     fflush(stdout);
     c->done++;
     return rc;

@@ -23,7 +23,8 @@ typedef struct sl_run_ctx {
     int tty;                 /* progress only on a terminal */
     sl_progress progress;    /* the status line inside the running case (used when tty) */
     uint64_t t0_ns;
-    int n_cases, done;
+    int n_cases, done;       /* every round's */
+    int round;               /* 1..cfg->rounds while running */
     int n_ok, n_failed, n_unavailable, n_skipped; /* records on disk, by status */
     int write_errors;        /* records that could not be written (not in the counts above) */
     char **names;            /* region names kept alive until prof_shutdown */

@@ -25,6 +25,10 @@ static const char run_usage[] =
     "  --warmup N            untimed calls before timing (default: kernels 1, training 0)\n"
     "  --min-time SECONDS    keep repeating until the timed reps add up to this (default: kernels 0.2,\n"
     "                        training 0; --quick 0)\n"
+    "  --rounds N            run the whole list of cases N times over, each case once per round, so a\n"
+    "                        slow spell of a shared machine falls on every variant alike; each round's\n"
+    "                        records say which round (round, rounds), and `speedlab report` pools a\n"
+    "                        case's rounds: medians over all their repetitions (default 1)\n"
     "  --threads N           threads for variants marked [uses --threads] in `speedlab list`\n"
     "                        (default: online CPUs)\n"
     "  --counters SPEC       PAPI events or groups (cache, branch, ipc), comma-separated\n"
@@ -324,6 +328,8 @@ static int parse_option(sl_run_cfg *c, int argc, char **argv, int *i)
         return parse_sizes(c, val);
     if (strcmp(name, "--reps") == 0)
         return sl_parse_long(name, val, 1, 1000000, &x) ? -1 : (c->reps = (int)x, 0);
+    if (strcmp(name, "--rounds") == 0)
+        return sl_parse_long(name, val, 1, 1000, &x) ? -1 : (c->rounds = (int)x, 0);
     if (strcmp(name, "--warmup") == 0)
         return sl_parse_long(name, val, 0, 1000000, &x) ? -1 : (c->warmup = (int)x, 0);
     if (strcmp(name, "--threads") == 0)
@@ -350,6 +356,7 @@ int sl_parse_run(int argc, char **argv, const sl_study *const *studies, int n_st
 {
     memset(c, 0, sizeof *c);
     c->reps = c->warmup = -1;
+    c->rounds = 1;
     c->min_time = -1;
     c->threads = sl_online_cpus();
     c->seed = 42;

@@ -15,6 +15,7 @@ typedef struct sl_run_cfg {
     long *sizes;                /* --sizes, NULL: the study's (quick) sizes */
     int n_sizes;
     int reps;                   /* -1: the study's default_reps, else the runner default */
+    int rounds;                 /* --rounds: the whole list of cases this many times over (1: once) */
     int warmup;                 /* -1: runner default by kind */
     double min_time;            /* -1: runner default by kind */
     int threads;

@@ -210,6 +210,12 @@ int sl_plan_parse(int argc, char **argv, const sl_study *const *studies, int n_s
     free(run_argv);
     if (rc != 0)
         return rc;
+    if (p->cfg.rounds > 1) {
+        fprintf(stderr, "speedlab: --rounds is speedlab run's (the list of cases again in one process); a plan "
+                "runs each case once: run the plan once per round into one results directory and read it "
+                "with speedlab report --pool\n");
+        return SL_EXIT_USAGE;
+    }
     for (int k = 0; k < p->cfg.n_params; k++)
         if (!sl_plain_word(p->cfg.param_values[k])) {
             fprintf(stderr, "speedlab: plan: --param %s='%s': the cases file passes values unquoted, so "

@@ -84,8 +84,11 @@ static void progress(sl_run_ctx *c, const sl_study *s, const char *variant, long
     double el = (double)(prof_now_ns() - c->t0_ns) * 1e-9;
     char a[32], b[32];
     sl_progress_duration(a, sizeof a, el);
-    fprintf(stderr, "\r\033[Kcase %d of %d: %s %s %s=%ld — %s elapsed", c->done + 1, c->n_cases,
-            s->name, variant, s->size_name ? s->size_name : "size", size, a);
+    fprintf(stderr, "\r\033[K");
+    if (c->cfg->rounds > 1)
+        fprintf(stderr, "round %d of %d, ", c->round, c->cfg->rounds);
+    fprintf(stderr, "case %d of %d: %s %s %s=%ld — %s elapsed", c->done + 1, c->n_cases, s->name, variant,
+            s->size_name ? s->size_name : "size", size, a);
     if (c->done > 0) {
         /* A plain average: cases differ a lot, so this is a rough guide and says so. */
         sl_progress_duration(b, sizeof b, el / c->done * (c->n_cases - c->done));
@@ -211,19 +214,22 @@ static int count_cases(const sl_run_ctx *c)
         const sl_study *s = c->cfg->studies[i];
         n += study_sizes(c, s, sizes) * study_variants(c, s, vs);
     }
-    return n;
+    return n * c->cfg->rounds;
 }
 
+/* Every case, once per round: round r runs the whole list before round r + 1 begins, so the rounds of
+ * one case are as far apart as the run allows. */
 static void run_all(sl_run_ctx *c)
 {
-    for (int i = 0; i < c->cfg->n_studies; i++) {
-        const sl_study *s = c->cfg->studies[i];
-        long sizes[SL_MAX_SIZES];
-        int vs[SL_MAX_VARIANTS];
-        int ns = study_sizes(c, s, sizes), nv = study_variants(c, s, vs);
-        for (int k = 0; k < ns; k++)
-            run_size(c, s, sizes[k], vs, nv);
-    }
+    for (c->round = 1; c->round <= c->cfg->rounds; c->round++)
+        for (int i = 0; i < c->cfg->n_studies; i++) {
+            const sl_study *s = c->cfg->studies[i];
+            long sizes[SL_MAX_SIZES];
+            int vs[SL_MAX_VARIANTS];
+            int ns = study_sizes(c, s, sizes), nv = study_variants(c, s, vs);
+            for (int k = 0; k < ns; k++)
+                run_size(c, s, sizes[k], vs, nv);
+        }
 }
 
 /* Opens the run directory's files and the profiler; 0, or -1 after a message. */
@@ -319,8 +325,11 @@ static void print_timerstats(const sl_run_ctx *c)
 /* The counts are of records on disk: a case whose record was lost to a full disk is not "ok". */
 static void print_summary(const sl_run_ctx *c)
 {
-    printf("speedlab: %d cases: %d ok, %d failed, %d unavailable, %d skipped", c->done, c->n_ok, c->n_failed,
-           c->n_unavailable, c->n_skipped);
+    printf("speedlab: %d cases", c->done);
+    if (c->cfg->rounds > 1) /* a record per case and round: report pools them */
+        printf(" (%d rounds)", c->cfg->rounds);
+    printf(": %d ok, %d failed, %d unavailable, %d skipped", c->n_ok, c->n_failed, c->n_unavailable,
+           c->n_skipped);
     if (c->write_errors)
         printf("; %d records NOT written (see the errors above), %d on disk", c->write_errors,
                c->done - c->write_errors);

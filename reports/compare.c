@@ -18,12 +18,13 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: speedlab compare A B [--format md|csv|tex] [--out FILE]\n"
+    fputs("usage: speedlab compare A B [--format md|csv|tex] [--out FILE] [--pool]\n"
           "  A, B: results directories or files (as for `speedlab report`). For each case in both: the\n"
           "  ratio of medians B/A, a two-sided Mann-Whitney U test over the repetitions (p < 0.05 is a\n"
           "  difference), a noise flag when either side's CV exceeds 5 %, and a warning when either side\n"
-          "  has fewer than 9 repetitions. Exit status: 0, 3 when input was skipped, 2 usage, 1 nothing to\n"
-          "  compare or the output not written.\n", f);
+          "  has fewer than 9 repetitions. --pool: a case measured in several runs on a side counts all\n"
+          "  their repetitions (rounds), not the latest run's (as speedlab report --pool). Exit status: 0,\n"
+          "  3 when input was skipped, 2 usage, 1 nothing to compare or the output not written.\n", f);
 }
 
 /* Compare matches a case by study, variant and size, on any machine (it says when machines differ). */
@@ -141,7 +142,7 @@ int rep_compare_main(int argc, char **argv)
 {
     rep_out_cleanup_on_signals();
     char *paths[2];
-    int np = 0, fmt = REP_MD;
+    int np = 0, fmt = REP_MD, pool = 0;
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -156,6 +157,8 @@ int rep_compare_main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             out = argv[++i];
+        } else if (!strcmp(argv[i], "--pool")) {
+            pool = 1;
         } else if (argv[i][0] == '-' || np == 2) {
             fprintf(stderr, "speedlab compare: unexpected argument %s\n", argv[i]);
             usage(stderr);
@@ -169,7 +172,7 @@ int rep_compare_main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    rep_set sa = {0}, sb = {0};
+    rep_set sa = {.pool = pool}, sb = {.pool = pool};
     rep_load(&sa, 1, &paths[0], stderr);
     rep_load(&sb, 1, &paths[1], stderr);
     int status = (sa.nerrors || sb.nerrors) ? 3 : 0;

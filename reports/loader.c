@@ -171,30 +171,42 @@ static void fill_case(rep_case *c, json_t *r, const char *file, int line, int en
     c->gflops = rep_jnum(rates, "gflops");
     c->gbs = rep_jnum(rates, "gbs");
     c->ai = rep_jnum(rates, "ai");
+    c->pooled = 1;
     json_t *t = json_object_get(r, "times_s");
     if (strcmp(c->status, "ok") == 0 && json_is_array(t)) {
-        c->ntimes = (int)json_array_size(t);
-        c->times = malloc(sizeof *c->times * (size_t)c->ntimes);
+        c->times = malloc(sizeof *c->times * json_array_size(t));
+        c->ntimes = c->times ? (int)json_array_size(t) : 0;
         for (int i = 0; i < c->ntimes; i++)
             c->times[i] = json_number_value(json_array_get(t, (size_t)i));
-        rep_sort(c->times, c->ntimes);
-        c->median = rep_quantile(c->times, c->ntimes, 0.5);
-        c->p25 = rep_quantile(c->times, c->ntimes, 0.25);
-        c->p75 = rep_quantile(c->times, c->ntimes, 0.75);
-        c->mean = rep_mean(c->times, c->ntimes);
-        c->std = rep_std(c->times, c->ntimes);
-        c->min = c->times[0];
-        c->max = c->times[c->ntimes - 1];
-        c->cv = c->mean > 0 ? c->std / c->mean : NAN;
+        rep_case_stats(c);
     }
 }
 
-static void free_case(rep_case *c)
+void rep_case_stats(rep_case *c)
 {
+    if (c->ntimes <= 0)
+        return;
+    rep_sort(c->times, c->ntimes);
+    c->median = rep_quantile(c->times, c->ntimes, 0.5);
+    c->p25 = rep_quantile(c->times, c->ntimes, 0.25);
+    c->p75 = rep_quantile(c->times, c->ntimes, 0.75);
+    c->mean = rep_mean(c->times, c->ntimes);
+    c->std = rep_std(c->times, c->ntimes);
+    c->min = c->times[0];
+    c->max = c->times[c->ntimes - 1];
+    c->cv = c->mean > 0 ? c->std / c->mean : NAN;
+}
+
+void rep_case_free(rep_case *c)
+{
+    for (int i = 0; i < c->nheld; i++)
+        rep_case_free(&c->held[i]);
+    free(c->held);
     free(c->file);
     free(c->times);
     free(c->pkey);
     json_decref(c->rec);
+    c->held = NULL, c->nheld = 0, c->times = NULL, c->rec = NULL, c->file = c->pkey = NULL;
 }
 
 /* The environment lists the runs of its case records, replaced ones included. */
@@ -250,11 +262,22 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
     if (at >= 0) {
         s->envs[env].nreplaced++;
         note_threads(&s->envs[env], &s->cases[at], &c);
-        if (strcmp(c.time, s->cases[at].time) >= 0) { /* later, or as late and read later: it wins */
-            free_case(&s->cases[at]);
+        int later = strcmp(c.time, s->cases[at].time) >= 0; /* or as late and read later: it wins */
+        if (rep_pools(s, &s->cases[at], &c)) { /* kept until rep_pool_cases: the latest in front */
+            if (later) {
+                rep_case keep = c;
+                c = s->cases[at];
+                s->cases[at] = keep;
+                if (rep_hold(&s->cases[at], &c) != 0)
+                    rep_case_free(&c);
+            } else if (rep_hold(&s->cases[at], &c) != 0) {
+                rep_case_free(&c);
+            }
+        } else if (later) {
+            rep_case_free(&s->cases[at]);
             s->cases[at] = c;
         } else {
-            free_case(&c);
+            rep_case_free(&c);
         }
         free(key);
         return;
@@ -263,7 +286,7 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
         rep_hash_put(&s->keys, key, s->ncases) != 0) {
         fprintf(stderr, "speedlab: out of memory loading %s:%d; record skipped\n", file, line);
         s->nerrors++;
-        free_case(&c);
+        rep_case_free(&c);
         free(key);
         return;
     }
@@ -574,6 +597,7 @@ void rep_load(rep_set *s, int npaths, char **paths, FILE *err)
     seen sn = {0};
     for (int i = 0; i < npaths; i++)
         walk(s, paths[i], 1, &sn, err);
+    rep_pool_cases(s);
     count_param_sets(s);
     for (int i = 0; i < sn.n; i++)
         free(sn.paths[i]);
@@ -588,7 +612,7 @@ void rep_load(rep_set *s, int npaths, char **paths, FILE *err)
 void rep_set_free(rep_set *s)
 {
     for (int i = 0; i < s->ncases; i++)
-        free_case(&s->cases[i]);
+        rep_case_free(&s->cases[i]);
     rep_hash_free(&s->keys);
     for (int i = 0; i < s->nenvs; i++)
         rep_env_free(&s->envs[i]);

@@ -1,6 +1,7 @@
 /* reports/rep.h: the report generator's internal types, shared by its files.
  *
  * loader.c   reads results records (docs/results-schema.md) into rep_set, grouped by environment
+ * pool.c     a case measured in several runs or rounds shown with their repetitions pooled (--pool)
  * envs.c     the environments (machines): host + cpu_model + isa, their names and directories
  * stats.c    order statistics, mean/std, Mann-Whitney U
  * units.c    how a study's cases at one size are compared: per repetition, or per unit of work (sample,
@@ -51,6 +52,10 @@ typedef struct rep_env {
      * the first such case ("study variant: 1 -> 2 threads"). */
     int nthreads_replaced;
     char *threads_example;
+    /* Pooling (rep_set.pool, or the rounds of one run: pool.c): cases shown with the repetitions of
+     * several records, the records pooled into them, and cases that could not be pooled because one of
+     * their records failed (shown failed: a time measured beside a failed check is not shown). */
+    int npooled_cases, npooled_records, npool_failed;
 } rep_env;
 
 /* One case record, with its repetition statistics computed from times_s. */
@@ -74,6 +79,9 @@ typedef struct rep_case {
     int nsame;                /* cases of its environment, study and size with the same params: the
                                * size's main set (rep_find), against a side run's (a sweep's epochs=2) */
     json_t *rec;              /* the whole record: profile, metrics, series, phases, counters */
+    int pooled;               /* records whose repetitions it holds: 1, or more once pooled (pool.c) */
+    struct rep_case *held;    /* while loading, with pooling: the case's earlier records (pool.c) */
+    int nheld;
 } rep_case;
 
 /* A string -> int map (hash.c): the loader's case keys, compare's lookups. */
@@ -94,15 +102,28 @@ typedef struct rep_set {
     int nerrors;              /* records or files skipped because of bad input */
     int nfiles;
     rep_hash keys;            /* case key (env, size, study, variant, params) -> index in cases */
+    int pool;                 /* set before rep_load (--pool): a case measured in several runs shows
+                               * all their repetitions pooled, not the latest run's (pool.c) */
 } rep_set;
 
 /* Reads every *.jsonl file below each path (a run directory, a parent of runs, or a file). Symlinked
  * directories below a given path are not followed (`latest` points at a run that is read anyway);
  * a file reached twice is read once. Errors go to `err` as "file:line: what". A case measured again
  * keeps only its latest record (the later time; the later one read on a tie), in the place of the
- * case's first record: memory grows with the cases, not the records, and loading is linear. */
+ * case's first record: memory grows with the cases, not the records, and loading is linear. The
+ * exception is pooling (rep_set.pool, and the rounds of one run, `speedlab run --rounds`): then a
+ * case's records are held until the end and merged (rep_pool_cases), and memory grows with them. */
 void rep_load(rep_set *s, int npaths, char **paths, FILE *err);
 void rep_set_free(rep_set *s);
+void rep_case_free(rep_case *c);
+/* A case's repetition statistics (median, quartiles, mean, std, min, max, cv) from its times. */
+void rep_case_stats(rep_case *c);
+/* pool.c: whether two records of one case are pooled; keep takes other (and what other held) into its
+ * held records (0, or -1 out of memory, nothing moved); at the end of loading, each case with held
+ * records becomes what they pool to. */
+int rep_pools(const rep_set *s, const rep_case *a, const rep_case *b);
+int rep_hold(rep_case *keep, rep_case *other);
+void rep_pool_cases(rep_set *s);
 
 /* Studies in the set for one environment, in first-seen order; returns count, fills names (borrowed). */
 int rep_studies(const rep_set *s, int env, const char **names, int max);

@@ -1,4 +1,4 @@
-/* reports/report.c: `speedlab report RESULTS_DIR... [--out DIR] [--format md,csv,tex] [--no-plots]`.
+/* reports/report.c: `speedlab report RESULTS_DIR... [--out DIR] [--format md,csv,tex] [--no-plots] [--pool]`.
  *
  * Output (OUT, default `report`):
  *   OUT/REPORT.md                       what ran, where, how fast, what the bottleneck is; links all
@@ -29,11 +29,12 @@ typedef struct ropts {
     const char *out;
     int formats;
     int plots;
+    int pool;
 } ropts;
 
 static void usage(FILE *f)
 {
-    fputs("usage: speedlab report RESULTS_DIR... [--out DIR] [--format md,csv,tex] [--no-plots]\n"
+    fputs("usage: speedlab report RESULTS_DIR... [--out DIR] [--format md,csv,tex] [--no-plots] [--pool]\n"
           "  Reads every *.jsonl results file below each RESULTS_DIR (a run directory, a parent of runs,\n"
           "  or a file; the `latest` symlink is not followed twice) and writes, per machine and study,\n"
           "  speedup, crossover, GPU phases, summary, performance (seed 004's Table I), training, batch\n"
@@ -43,6 +44,9 @@ static void usage(FILE *f)
           "  --out DIR       output directory (default: report)\n"
           "  --format LIST   table files to write, any of md,csv,tex (default: all three)\n"
           "  --no-plots      write figure data files but do not run gnuplot\n"
+          "  --pool          a case measured in several runs is shown with all their repetitions pooled\n"
+          "                  (medians over interleaved rounds), not the latest run's alone; the rounds of\n"
+          "                  one run (speedlab run --rounds) are pooled without it\n"
           "  Figures use the gnuplot scripts in $SPEEDLAB_PLOTS_DIR (default: an installed speedlab's own\n"
           "  share/speedlab/plots, else the source tree's plots/).\n"
           "  Exit status: 0 ok, 3 some input skipped (see the errors), 2 usage, 1 nothing read or an\n"
@@ -87,6 +91,8 @@ static int parse_args(int argc, char **argv, ropts *o)
                 return 2;
         } else if (!strcmp(argv[i], "--no-plots")) {
             o->plots = 0;
+        } else if (!strcmp(argv[i], "--pool")) {
+            o->pool = 1;
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "speedlab report: unknown option %s (or missing value)\n", argv[i]);
             usage(stderr);
@@ -394,6 +400,15 @@ static void env_section(FILE *f, const rep_set *s, int env)
         fputs(" none with case records (calibration only)", f);
     if (e->nreplaced)
         fprintf(f, " (%d older records of cases measured again later are not shown)", e->nreplaced);
+    if (e->npooled_cases)
+        fprintf(f, "\n\n**Pooled**: %d case%s show%s the repetitions of %d records together (rounds of a run, "
+                "or `--pool`): medians and spreads over all of them", e->npooled_cases,
+                e->npooled_cases == 1 ? "" : "s", e->npooled_cases == 1 ? "s" : "", e->npooled_records);
+    if (e->npool_failed)
+        fprintf(f, "\n\n**%d case%s failed in one of %s pooled runs** and %s shown failed (the latest failure): "
+                "a time measured beside a failed check is not shown", e->npool_failed,
+                e->npool_failed == 1 ? "" : "s", e->npool_failed == 1 ? "its" : "their",
+                e->npool_failed == 1 ? "is" : "are");
     if (e->nthreads_replaced)
         fprintf(f, "\n\n**%d of them ran at another thread count** (%s): a report shows one record per case, "
                 "so report runs at different `--threads` from separate results directories to see both",
@@ -498,7 +513,7 @@ int rep_report_main(int argc, char **argv)
     char *errbuf = NULL;
     size_t errlen = 0;
     FILE *err = open_memstream(&errbuf, &errlen);
-    rep_set s = {0};
+    rep_set s = {.pool = o.pool};
     rep_load(&s, o.npaths, o.paths, err);
     fclose(err);
     if (errlen)

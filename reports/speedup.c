@@ -105,17 +105,22 @@ static void refs_at(sp_refs *R, const rep_set *s, int env, const char *study, lo
 static void note_cell(rep_table *t, int r, const sp_cols *L, const rep_case *c, const sp_refs *R, double tc)
 {
     const char *th = c->threads == 1 ? "" : "s";
+    char note[256] = "", desc[160];
     if (!isfinite(tc))
-        rep_cell_text(t, r, L->c_note, "not compared: %s run, no time per sample or epoch",
-                      c->reduced ? "reduced" : "extrapolated");
+        snprintf(note, sizeof note, "not compared: %s run, no time per sample or epoch",
+                 c->reduced ? "reduced" : "extrapolated");
     else if (c == R->best_cpu)
-        rep_cell_text(t, r, L->c_note, "best CPU");
+        snprintf(note, sizeof note, "best CPU");
     else if (rep_case_external(c)) {
-        char desc[160];
         rep_framework_desc(desc, sizeof desc, c);
-        rep_cell_text(t, r, L->c_note, "%sframework, %s%s%d thread%s", c == R->best_fw ? "best " : "", desc,
-                      desc[0] ? ", " : "", c->threads, th);
+        snprintf(note, sizeof note, "%sframework, %s%s%d thread%s", c == R->best_fw ? "best " : "", desc,
+                 desc[0] ? ", " : "", c->threads, th);
     }
+    if (c->pooled > 1) /* n is then every record's repetitions together (pool.c) */
+        snprintf(note + strlen(note), sizeof note - strlen(note), "%s%d records pooled", note[0] ? "; " : "",
+                 c->pooled);
+    if (note[0])
+        rep_cell_text(t, r, L->c_note, "%s", note);
 }
 
 static void ok_row(rep_table *t, int r, const sp_cols *L, const rep_set *s, const rep_case *c, const sp_refs *R)

@@ -297,6 +297,36 @@ static void test_sweep_sizes_only_when_named(void **state)
     json_decref(all);
 }
 
+/* --rounds 2: the whole list twice, round 1's cases before round 2's, each record saying its round;
+ * a run without it writes neither field; plan refuses it (a plan runs each case once). */
+static void test_rounds(void **state)
+{
+    (void)state;
+    assert_int_equal(speedlab("run", "fake", "--variants", "good,toy", "--sizes", "8,16", "--reps", "1",
+                              "--min-time", "0", "--rounds", "2", "--out", rt_out_dir, NULL), 0);
+    json_t *all = rt_read_latest(rt_out_dir);
+    assert_int_equal(json_array_size(all), 2 * 2 * 2);
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        json_t *r = json_array_get(all, i);
+        assert_int_equal(json_integer_value(json_object_get(r, "round")), i < 4 ? 1 : 2);
+        assert_int_equal(json_integer_value(json_object_get(r, "rounds")), 2);
+        assert_string_equal(rt_str(r, "status"), "ok");
+    }
+    const char *order[] = {"good", "toy", "good", "toy"}; /* each round: sizes, then variants */
+    for (size_t i = 0; i < 8; i++)
+        assert_string_equal(rt_str(json_array_get(all, i), "variant"), order[i % 4]);
+    json_decref(all);
+    assert_int_equal(speedlab("run", "fake", "--variants", "good", "--sizes", "8", "--reps", "1", "--min-time",
+                              "0", "--out", rt_out_dir, NULL), 0);
+    all = rt_read_latest(rt_out_dir);
+    assert_null(json_object_get(json_array_get(all, 0), "round"));
+    json_decref(all);
+    assert_int_equal(speedlab("run", "fake", "--rounds", "0", NULL), 2);
+    assert_non_null(strstr(rt_errbuf, "--rounds"));
+    assert_int_equal(speedlab("plan", "fake", "--rounds", "2", NULL), 2);
+    assert_non_null(strstr(rt_errbuf, "--pool"));
+}
+
 /* The 1 EB footprint of size 99 is refused before setup (whose call would abort the child). */
 static void test_footprint_refused_before_setup(void **state)
 {
@@ -547,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_bad_flag_values_exit_2),
         cmocka_unit_test(test_help_everywhere),
         cmocka_unit_test(test_sweep_sizes_only_when_named),
+        cmocka_unit_test(test_rounds),
         cmocka_unit_test(test_footprint_refused_before_setup),
         cmocka_unit_test(test_missing_data_unavailable),
         cmocka_unit_test(test_new_run_dir_each_time),
