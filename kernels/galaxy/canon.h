@@ -25,7 +25,7 @@
  * -Dmvec=disabled, v3 and v4 reach the same final cost, docs/isa-levels.md); within
  * one build every variant agrees. The scalar code says galaxy_fma() where it means one (below); simd.c's
  * vector `acc += a * b` becomes one only because the kernels are built with -ffp-contract=fast
- * (meson.build's kernel_base_args): without it the variants still agree to rounding, but not bit for bit (test_galaxy_fused.c's same-bits tests fail).
+ * (meson.build's kernel_base_args): without it the variants still agree to rounding, but not bit for bit (test_galaxy_kernels.c's same-bits checks fail).
  */
 #ifndef SL_KERNELS_GALAXY_CANON_H
 #define SL_KERNELS_GALAXY_CANON_H

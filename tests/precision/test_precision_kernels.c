@@ -3,10 +3,14 @@
  *   - conversions against known values: round to nearest even, ties, overflow to infinity, NaN,
  *     fp16 subnormals; the kernels' conversions (F16C where the build has it) against the software
  *     ones on every half and on many floats;
- *   - each row's loss and gradient against a double reference that rounds what the row stores (the
- *     weights, the input, a1 and a2) the same way: what remains is float32 accumulation, so the
- *     tolerance is tight, and a kernel that reads a wrong element or mis-converts fails it;
- *   - each row against the plain double reference: fp32's error far below fp16's, fp16's below bf16's.
+ *   - every row of the build list (precision_variant_kernels.h, generated from
+ *     kernels/precision/meson.build) is a test case of its own, named prec_NAME: its loss and gradient
+ *     against a double reference that rounds what the row stores (the weights, the input, a1 and a2) the
+ *     same way, where what remains is float32 accumulation, so the tolerance is tight and a kernel that
+ *     reads a wrong element or mis-converts fails it; and against the plain double reference, within
+ *     the row's bound. What the list cannot say (the type a row stores, that bound, an instruction set
+ *     it needs) is in the table `facts`; a listed row missing from it fails its case;
+ *   - the rows against each other: fp32's error far below fp16's, fp16's below bf16's.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -18,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "isa.h"
 #include "precision/prec_convert.h"
 #include "precision/precision_kernels.h"
 
@@ -100,15 +105,54 @@ typedef struct row {
     prec_convert_fn convert;
     prec_forward_fn forward;
     prec_backward_fn backward;
-    int type; /* PT_*: what the row stores */
 } row;
 
-static const row rows[] = {
-    {"fp32", prec_convert_fp32, prec_forward_fp32, prec_backward_fp32, PT_F32},
-    {"bf16", prec_convert_bf16, prec_forward_bf16, prec_backward_bf16, PT_BF16},
-    {"fp16", prec_convert_fp16, prec_forward_fp16, prec_backward_fp16, PT_F16},
-    {"bf16dp", prec_convert_bf16dp, prec_forward_bf16dp, prec_backward_bf16dp, PT_BF16},
+/* The build list's rows, one variable each (a test's state points at one). */
+#define PREC_KERNEL(name) \
+    static row row_##name = {#name, prec_convert_##name, prec_forward_##name, prec_backward_##name};
+#include "precision_variant_kernels.h"
+#undef PREC_KERNEL
+
+static const row *const listed[] = {
+#define PREC_KERNEL(name) &row_##name,
+#include "precision_variant_kernels.h"
+#undef PREC_KERNEL
 };
+
+/* What the list cannot say about a row: the type it stores (PT_*: the rounded reference rounds to it), its
+ * gradient's error bound against the exact reference on the study's shape (fp16's is implied by the
+ * ordering test's fp16 < bf16), and whether its code holds AVX512_BF16 instructions where the kernels can
+ * (KERN_CAN_AVX512BF16, kernels/isa.h), which a CPU may lack. fp16's F16C is no such case: prec_convert.h
+ * uses it only where the level compiled has it, and the level that runs is one the CPU has. */
+typedef struct fact {
+    const char *name;
+    int type;
+    double exact_tol;
+    int avx512bf16;
+} fact;
+
+static const fact facts[] = {
+    {"fp32", PT_F32, 1e-5, 0},
+    {"bf16", PT_BF16, 1e-1, 0},
+    {"fp16", PT_F16, 1e-1, 0},
+    {"bf16dp", PT_BF16, 1e-1, 1},
+};
+
+static const fact *fact_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof facts / sizeof *facts; i++)
+        if (strcmp(facts[i].name, name) == 0)
+            return &facts[i];
+    return NULL;
+}
+
+static const row *listed_row(const char *name)
+{
+    for (size_t i = 0; i < sizeof listed / sizeof *listed; i++)
+        if (strcmp(listed[i]->name, name) == 0)
+            return listed[i];
+    return NULL;
+}
 
 /* x rounded to type t and back (double in, double out). */
 static double rnd(int t, double x)
@@ -207,7 +251,7 @@ static double rel2(const float *g, const double *want, size_t n)
 
 /* Row r's gradient error on shape d at B rows (seeded inputs) against the rounded reference (q = 1) or
  * the exact one (q = 0); *loss_err gets the loss's relative error. */
-static double row_error(const row *r, const mlp_dims *d, int B, int q, double *loss_err)
+static double row_error(const row *r, int type, const mlp_dims *d, int B, int q, double *loss_err)
 {
     mlp_layout L = mlp_layout_of(d);
     float *P = malloc(L.n * sizeof *P), *G = malloc(L.n * sizeof *G), *X = malloc((size_t)B * d->n0 * sizeof *X);
@@ -230,7 +274,7 @@ static double row_error(const row *r, const mlp_dims *d, int B, int q, double *l
     r->forward(d, P, Pq, X, B, &ws);
     double loss = mlp_loss(d, y, B, &ws.f);
     r->backward(d, P, Pq, X, B, &ws, G);
-    double want = ref_loss_grad(d, P, X, y, B, r->type, q, Gref);
+    double want = ref_loss_grad(d, P, X, y, B, type, q, Gref);
     *loss_err = fabs(loss - want) / fabs(want);
     double e = rel2(G, Gref, L.n);
     free(P), free(G), free(X), free(Pq), free(block), free(Gref), free(y);
@@ -241,33 +285,99 @@ static double row_error(const row *r, const mlp_dims *d, int B, int q, double *l
 static const mlp_dims shapes[] = {{784, 128, 128, 10}, {37, 20, 13, 10}, {64, 70, 33, 17}};
 static const int batches[] = {64, 7, 13};
 
-static void test_rows_match_rounded_reference(void **state)
+/* Why row f cannot run on this machine, or NULL: AVX512_BF16 code in the kernels that run (a dispatch
+ * build's v4 copy has it) on a CPU without the instructions would fault (the study's "avx512bf16"
+ * requirement keeps the row from running there). */
+static const char *cannot_run(const fact *f)
 {
-    (void)state;
-    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
-        for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-            double le, e = row_error(&rows[i], &shapes[k], batches[k], 1, &le);
-            /* float32 accumulation against double; a stored activation within rounding of a tie may
-             * round the other way, which moves the gradient by about one 16-bit ulp of one term */
-            if (!(e < 2e-3 && le < 1e-4))
-                fail_msg("%s on %dx%dx%dx%d B=%d: gradient %g, loss %g against the rounded reference",
-                         rows[i].name, shapes[k].n0, shapes[k].n1, shapes[k].n2, shapes[k].n3, batches[k], e, le);
-        }
+    if (!f->avx512bf16 || !kern_isa_avx512bf16())
+        return NULL;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512bf16"))
+        return NULL;
+#endif
+    return "its AVX512_BF16 code needs a CPU with AVX512_BF16";
 }
 
-static void test_rows_against_exact_reference(void **state)
+/* What row f runs instead of its own code where the kernels have none of it, or NULL. */
+static const char *runs_instead(const fact *f)
+{
+    if (f->avx512bf16 && !kern_isa_avx512bf16())
+        return "the kernels that run have no AVX512_BF16 code: its forward is bf16's (the study reports the row "
+               "unavailable)";
+    return NULL;
+}
+
+/* Row r against the rounded reference on every shape. */
+static void check_rounded(const row *r, const fact *f)
+{
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        double le, e = row_error(r, f->type, &shapes[k], batches[k], 1, &le);
+        /* float32 accumulation against double; a stored activation within rounding of a tie may
+         * round the other way, which moves the gradient by about one 16-bit ulp of one term */
+        if (!(e < 2e-3 && le < 1e-4))
+            fail_msg("%s on %dx%dx%dx%d B=%d: gradient %g, loss %g against the rounded reference", r->name,
+                     shapes[k].n0, shapes[k].n1, shapes[k].n2, shapes[k].n3, batches[k], e, le);
+    }
+}
+
+/* Row r against the exact reference on the study's shape. */
+static void check_exact(const row *r, const fact *f)
+{
+    double le, e = row_error(r, f->type, &shapes[0], 64, 0, &le);
+    print_message("# %s: gradient relative error %.3g, loss %.3g (exact double reference)\n", r->name, e, le);
+    if (!(e < f->exact_tol))
+        fail_msg("%s: gradient relative error %g against the exact reference, over %g", r->name, e, f->exact_tol);
+}
+
+/* The test's state: one listed row. */
+static void test_listed_row(void **state)
+{
+    const row *r = *state;
+    const fact *f = fact_of(r->name);
+    if (!f)
+        fail_msg("%s: listed in kernels/precision/meson.build but not in this test's `facts` (its stored "
+                 "type and error bound)", r->name);
+    const char *why = cannot_run(f), *instead = runs_instead(f);
+    if (why) { /* Meson's TAP reader counts cmocka's skip() as a failure: say why and pass instead */
+        print_message("# SKIP %s: not run: %s\n", r->name, why);
+        return;
+    }
+    if (instead)
+        print_message("# %s: %s\n", r->name, instead);
+    check_rounded(r, f);
+    check_exact(r, f);
+}
+
+/* Every row of `facts` is listed: a row dropped from the build list (or a stale fact) is noticed here. */
+static void test_facts_listed(void **state)
 {
     (void)state;
-    double e[4], le;
-    for (size_t i = 0; i < 4; i++) {
-        e[i] = row_error(&rows[i], &shapes[0], 64, 0, &le);
-        print_message("# %s: gradient relative error %.3g, loss %.3g (exact double reference)\n", rows[i].name,
-                      e[i], le);
-    }
-    assert_true(e[0] < 1e-5);       /* fp32 */
-    assert_true(e[0] * 100 < e[2]); /* fp32 far below fp16 ... */
-    assert_true(e[2] < e[1]);       /* ... fp16 (11 bits) below bf16 (8 bits) */
-    assert_true(e[1] < 1e-1 && e[3] < 1e-1);
+    for (size_t i = 0; i < sizeof facts / sizeof *facts; i++)
+        if (!listed_row(facts[i].name))
+            fail_msg("%s: in this test's `facts` but not in kernels/precision/meson.build's list", facts[i].name);
+}
+
+/* The rows against each other on the study's shape (exact reference): fp32's error far below fp16's, and
+ * fp16 (11 bits) below bf16 (8 bits). */
+static double exact_error(const char *name)
+{
+    const row *r = listed_row(name);
+    if (!r)
+        fail_msg("%s: not in kernels/precision/meson.build's list", name);
+    const fact *f = fact_of(name);
+    assert_non_null(f);
+    double le;
+    return row_error(r, f->type, &shapes[0], 64, 0, &le);
+}
+
+static void test_rows_ordered(void **state)
+{
+    (void)state;
+    double fp32 = exact_error("fp32"), fp16 = exact_error("fp16"), bf16 = exact_error("bf16");
+    assert_true(fp32 * 100 < fp16);
+    assert_true(fp16 < bf16);
 }
 
 int main(void)
@@ -277,8 +387,11 @@ int main(void)
         cmocka_unit_test(test_f16_known),
         cmocka_unit_test(test_f16_all_halves),
         cmocka_unit_test(test_f16_random_floats),
-        cmocka_unit_test(test_rows_match_rounded_reference),
-        cmocka_unit_test(test_rows_against_exact_reference),
+#define PREC_KERNEL(name) {"prec_" #name, test_listed_row, NULL, NULL, &row_##name},
+#include "precision_variant_kernels.h"
+#undef PREC_KERNEL
+        cmocka_unit_test(test_facts_listed),
+        cmocka_unit_test(test_rows_ordered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
