@@ -162,6 +162,79 @@ static void not_the_same_work(void **state)
     free(cmd);
 }
 
+/* One record line of tensor_mean simd at N=1024 into f: run, time, status, env fields and extra members. */
+static void put(FILE *f, const char *run, const char *time, const char *status, const char *env_extra,
+                const char *extra)
+{
+    fprintf(f, "{\"schema\": \"speedlab-results\", \"schema_version\": 1, \"kind\": \"case\", \"run_id\": \"%s\", "
+               "\"time\": \"%s\", \"env\": {\"host\": \"h\", \"cpu_model\": \"c\"%s}, \"study\": \"tensor_mean\", "
+               "\"variant\": \"simd\", \"size\": 1024, \"size_name\": \"N\", \"status\": \"%s\", "
+               "\"baseline\": \"naive\", \"threads\": 1%s}\n",
+            run, time, env_extra, status, extra);
+}
+
+/* What may not be pooled even with --pool, and what is: two builds (the latest build's alone), a
+ * framework row's two forms, two reductions; a skipped round beside ok ones (the ok ones pooled); a copy
+ * of a results file (counted once); a mean and its _std (over every repetition, not a median). */
+static void pools_only_one_configuration(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/sl-pool-XXXXXX", *dir = mkdtemp(tmpl);
+    assert_non_null(dir);
+    char *p = rep_printf("%s/results.jsonl", dir);
+    rep_set s;
+    const char *pairs[][2] = {{", \"git_describe\": \"v1\"", ", \"git_describe\": \"v2\""},
+                              {"", ""},
+                              {"", ""}};
+    const char *extras[][2] = {{"", ""},
+                               {", \"baseline_form\": \"einsum\"", ", \"baseline_form\": \"khatri-rao\""},
+                               {", \"reduced\": true, \"reduced_reason\": \"a\"",
+                                ", \"reduced\": true, \"reduced_reason\": \"b\""}};
+    for (int k = 0; k < 3; k++) {
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        char a[256], b[256];
+        snprintf(a, sizeof a, "%s, \"times_s\": [1.0, 1.0]", extras[k][0]);
+        snprintf(b, sizeof b, "%s, \"times_s\": [0.5, 0.5]", extras[k][1]);
+        put(f, "run-1", "2026-11-28T10:00:00Z", "ok", pairs[k][0], a);
+        put(f, "run-2", "2026-11-28T11:00:00Z", "ok", pairs[k][1], b);
+        fclose(f);
+        load(&s, 1, dir);
+        assert_int_equal(find(&s, "simd")->pooled, 1);
+        assert_true(fabs(find(&s, "simd")->median - 0.5) < 1e-12);
+        rep_set_free(&s);
+    }
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    const char *ms = ", \"metrics\": {\"epoch_s_mean\": %g, \"epoch_s_std\": 0}, \"times_s\": [%g, %g, %g]";
+    char e[256];
+    for (int r = 1; r <= 3; r++) {
+        char t[32], rd[64];
+        snprintf(t, sizeof t, "2026-11-28T10:0%d:00Z", r);
+        snprintf(e, sizeof e, ms, (double)r, (double)r, (double)r, (double)r);
+        snprintf(rd, sizeof rd, ", \"round\": %d, \"rounds\": 4", r);
+        char all[512];
+        snprintf(all, sizeof all, "%s%s", rd, e);
+        put(f, "run-3", t, "ok", "", all);
+    }
+    put(f, "run-3", "2026-11-28T10:04:00Z", "skipped", "", ", \"round\": 4, \"rounds\": 4, \"error\": \"memory\"");
+    fclose(f);
+    char *copy = rep_printf("cp '%s' '%s/copy.jsonl'", p, dir);
+    assert_int_equal(system(copy), 0);
+    load(&s, 0, dir);
+    const rep_case *c = find(&s, "simd");
+    assert_string_equal(c->status, "ok");
+    assert_int_equal(c->pooled, 3);
+    assert_int_equal(c->ntimes, 9);
+    json_t *m = json_object_get(c->rec, "metrics");
+    assert_true(fabs(rep_jnum(m, "epoch_s_mean") - 2.0) < 1e-12);
+    assert_true(fabs(rep_jnum(m, "epoch_s_std") - sqrt(6.0 / 8.0)) < 1e-12); /* 3 * (1 + 0 + 1) / (9 - 1) */
+    rep_set_free(&s);
+    char *cmd = rep_printf("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd), free(copy), free(p);
+}
+
 /* compare --pool counts every round's repetitions on a side; without it a side's latest run. */
 static void compare_pools(void **state)
 {
@@ -232,6 +305,7 @@ int main(void)
         cmocka_unit_test(rounds_of_a_run),
         cmocka_unit_test(pool_across_runs),
         cmocka_unit_test(not_the_same_work),
+        cmocka_unit_test(pools_only_one_configuration),
         cmocka_unit_test(compare_pools),
         cmocka_unit_test(report_says_so),
     };
