@@ -415,31 +415,39 @@ static inline void cnns_wgrad_out(const cnn_conv *c, const float *acc, int pos, 
  *
  * Scatter (AVX2): each of dz's positions q (oy w + ox: 144 lanes for conv2's 121, its zero columns
  * included) adds W[co][ci][ky][kx] dz[co][q] to dx at q + ky w + kx, a shift by the tap. Per tap, a tile
- * of MR input channels x 2 vectors of q sums the cout channels in registers (4 x 2: 8 accumulators,
- * 4 broadcast weights and 2 dz vectors loaded per 8 FMAs, as the forward's tile), then adds into dxwide
- * at the tap's shift. The taps are the outer loop, so a tile's read-modify-write does not meet the
- * previous tap's stores to overlapping, differently aligned places (a load spanning two recent unaligned
- * stores waits for them) once a tap sweeps more than one tile (conv2: 9).
- * A fifth less work for conv2 (144 lanes a tap for the gather's 176); its conv2+pool2 backward at batch
- * 512, one thread, a Zen 3 VM: `build/kernels/cnn_layers 1` 4.29 ms against 4.58 in a build with
- * -Dc_args=-DCNNS_DX_SCATTER=0 (medians of 3 interleaved runs). */
+ * of MR input channels x DXNV vectors of q sums the cout channels in registers, then adds into dxwide
+ * at the tap's shift. At AVX2, 4 x 3: 12 accumulators, 3 dz vectors and 4 broadcast weights loaded per
+ * 12 FMAs, 16 registers in all. 4 x 2 (8 accumulators: just the 8 chains that two pipes of 4-cycle FMAs
+ * need, over a reduction of only cout = 16 steps, then 8 read-modify-writes) took 7 % longer for conv2's
+ * dx alone (median of 21 interleaved pairs of 512-image runs, one thread, a Zen 3 VM; -DCNNS_DXNV=2
+ * gives it back to compare). The taps are the outer loop, so a tile's read-modify-write does not meet
+ * the previous tap's stores to overlapping, differently aligned places (a load spanning two recent
+ * unaligned stores waits for them) once a tap sweeps more than one tile (conv2: 6).
+ * A fifth less work for conv2 than the gather (144 lanes a tap for its 176); its conv2+pool2 backward
+ * at batch 512, one thread, a Zen 3 VM: `build/kernels/cnn_layers 1` 4.29 ms against 4.58 in a build
+ * with -Dc_args=-DCNNS_DX_SCATTER=0 (medians of 3 interleaved runs, with the 4 x 2 tile). */
 #if CNNS_DX_SCATTER
+#ifndef CNNS_DXNV
+#define CNNS_DXNV 3 /* vectors of q per tile (at most 3: 4 x 3 accumulators and 4 operands fill 16 registers) */
+#endif
 CNNS_ALWAYS_INLINE void cnns_dx_tile(const int mr, const int nv, const cnn_conv *c, const float *dz, size_t plane,
                                      const float *wt, float *o, size_t ldo)
 {
-    vf32 acc[CNNS_MR][2];
+    vf32 acc[CNNS_MR][CNNS_DXNV];
     for (int i = 0; i < mr; i++)
         for (int v = 0; v < nv; v++)
             acc[i][v] = (vf32){0};
     for (int co = 0; co < c->cout; co++, dz += plane, wt += mr) {
-        vf32 wv[CNNS_MR];
-        for (int i = 0; i < mr; i++)
-            wv[i] = vf32_bcast(wt + i);
+        vf32 x[CNNS_DXNV];
         for (int v = 0; v < nv; v++) {
-            vf32 x = vf32_load(dz + v * CNNS_VL);
-            SIMD_KEEP_IN_REG(x);
-            for (int i = 0; i < mr; i++)
-                acc[i][v] += wv[i] * x;
+            x[v] = vf32_load(dz + v * CNNS_VL);
+            SIMD_KEEP_IN_REG(x[v]); /* one load each, not one folded into each of mr FMAs */
+        }
+        for (int i = 0; i < mr; i++) {
+            vf32 wv = vf32_bcast(wt + i);
+            SIMD_KEEP_IN_REG(wv);
+            for (int v = 0; v < nv; v++)
+                acc[i][v] += wv * x[v];
         }
     }
     for (int i = 0; i < mr; i++)
@@ -458,8 +466,14 @@ CNNS_ALWAYS_INLINE void cnns_dx_taps(const int mr, const cnn_conv *c, const floa
         const float *wt = wp + ((size_t)ci * k * k + (size_t)t * mr) * c->cout;
         float *o = dxwide + (size_t)ci * ldo + (size_t)(t / k) * w + (size_t)(t % k);
         int q = 0;
-        for (; q + 2 <= nq; q += 2)
+        for (; q + CNNS_DXNV <= nq; q += CNNS_DXNV)
+            cnns_dx_tile(mr, CNNS_DXNV, c, dz0 + (size_t)q * CNNS_VL, plane, wt, o + (size_t)q * CNNS_VL, ldo);
+#if CNNS_DXNV > 2
+        if (q + 2 <= nq) {
             cnns_dx_tile(mr, 2, c, dz0 + (size_t)q * CNNS_VL, plane, wt, o + (size_t)q * CNNS_VL, ldo);
+            q += 2;
+        }
+#endif
         if (q < nq)
             cnns_dx_tile(mr, 1, c, dz0 + (size_t)q * CNNS_VL, plane, wt, o + (size_t)q * CNNS_VL, ldo);
     }
