@@ -116,7 +116,12 @@ static void note_cell(rep_table *t, int r, const sp_cols *L, const rep_case *c, 
         snprintf(note, sizeof note, "%sframework, %s%s%d thread%s", c == R->best_fw ? "best " : "", desc,
                  desc[0] ? ", " : "", c->threads, th);
     }
-    if (c->pooled > 1) /* n is then every record's repetitions together (pool.c) */
+    json_t *nr = json_object_get(c->rec, "rounds");
+    int rounds = json_is_integer(nr) ? (int)json_integer_value(nr) : 0;
+    if (rounds > 1 && c->pooled < rounds) /* a run stopped early, or a round set aside (pool.c) */
+        snprintf(note + strlen(note), sizeof note - strlen(note), "%s%d of %d rounds", note[0] ? "; " : "",
+                 c->pooled, rounds);
+    else if (c->pooled > 1) /* n is then every record's repetitions together (pool.c) */
         snprintf(note + strlen(note), sizeof note - strlen(note), "%s%d records pooled", note[0] ? "; " : "",
                  c->pooled);
     if (note[0])

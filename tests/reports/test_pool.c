@@ -162,6 +162,18 @@ static void not_the_same_work(void **state)
     free(cmd);
 }
 
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *s = calloc(1, 1 << 20);
+    size_t n = s ? fread(s, 1, (1 << 20) - 1, f) : 0;
+    (void)n;
+    fclose(f);
+    return s;
+}
+
 /* One record line of tensor_mean simd at N=1024 into f: run, time, status, env fields and extra members. */
 static void put(FILE *f, const char *run, const char *time, const char *status, const char *env_extra,
                 const char *extra)
@@ -230,6 +242,13 @@ static void pools_only_one_configuration(void **state)
     assert_true(fabs(rep_jnum(m, "epoch_s_mean") - 2.0) < 1e-12);
     assert_true(fabs(rep_jnum(m, "epoch_s_std") - sqrt(6.0 / 8.0)) < 1e-12); /* 3 * (1 + 0 + 1) / (9 - 1) */
     rep_set_free(&s);
+    char *out = rep_printf("%s/report", dir), *tp = rep_printf("%s/h/tables/tensor_mean-speedup.md", out);
+    char *argv[] = {"report", dir, "--out", out, "--no-plots"};
+    rep_report_main(5, argv);
+    char *t = slurp(tp); /* the skipped fourth round: the note says how many rounds are in the median */
+    assert_non_null(t);
+    assert_non_null(strstr(t, "| 9 | best CPU; 3 of 4 rounds |"));
+    free(t), free(tp), free(out);
     char *cmd = rep_printf("rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
     free(cmd), free(copy), free(p);
@@ -261,18 +280,6 @@ static void compare_pools(void **state)
     char *cmd = rep_printf("rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
     free(cmd), free(out), free(a), free(b);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *s = calloc(1, 1 << 20);
-    size_t n = s ? fread(s, 1, (1 << 20) - 1, f) : 0;
-    (void)n;
-    fclose(f);
-    return s;
 }
 
 /* What a reader of report --pool sees: the Runs line's counts and the speedup table's note. */
