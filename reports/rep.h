@@ -12,6 +12,7 @@
  * findings.c REPORT.md's findings: per study, what each optimisation bought, in sentences
  * inversions.c variants slower than the variant they build on (record field builds_on)
  * roofline.c the roofline table, the per-call region roofline and the training table
+ * levels.c   one CPU at two ISA levels: each variant's time and fraction of bound at both
  * precision.c reduced precision: speed and accuracy by storage type
  * performance.c seed 004's Table I: a declared list of per-run metric columns, mean ± std
  * batch.c, pipeline.c, overlap.c, copies.c, algo_search.c  the data path: batch sweep, loading,
@@ -332,6 +333,8 @@ double rep_cmp_time(const rep_set *s, int env, const char *study, const rep_case
 
 /* ---- REPORT.md's findings (findings.c) -------------------------------------------------------- */
 
+/* levels.c: each CPU variant of a CPU measured at two ISA levels, side by side; NULL when none was. */
+rep_table *rep_tab_isa_levels(const rep_set *s);
 /* The fraction of its roofline bound a case reached (roofline.c): NAN without rates or a calibration. */
 double rep_fraction_of_bound(const rep_set *s, const rep_case *c);
 /* The "Findings" section: per machine and study, what the records say each optimisation bought. */

@@ -446,6 +446,24 @@ static void contents(FILE *f, const rep_set *s)
     fputc('\n', f);
 }
 
+/* A CPU measured at two ISA levels (levels.c): the one table that sets two machines side by side, in
+ * REPORT.md and as OUT/tables/isa-levels.*; nothing when no CPU has two levels. */
+static void levels_section(FILE *f, const rep_set *s, const ropts *o)
+{
+    rep_table *t = rep_tab_isa_levels(s);
+    if (!t)
+        return;
+    fputs("## ISA levels\n\n", f);
+    rep_write_md(t, f);
+    char *tdir = rep_printf("%s/tables", o->out);
+    if (rep_mkdirs(tdir) != 0)
+        fprintf(stderr, "speedlab report: cannot create %s: %s\n", tdir, strerror(errno));
+    write_table_files(t, o->out, o->formats);
+    table_links(f, t, o->formats);
+    free(tdir);
+    rep_table_free(t);
+}
+
 /* REPORT.md, and below it every machine's pages, tables and figures. */
 static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *errbuf)
 {
@@ -483,6 +501,7 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
           "sample or per epoch (the speedup table's column says which), or left out of the × columns "
           "where the records have neither; failed cases show their error and no time; the variants not "
           "run are listed once per study, with what to install or pass.\n\n", f);
+    levels_section(f, s, o);
     for (int e = 0; e < s->nenvs; e++) {
         env_section(f, s, e);
         char *dir = rep_printf("%s/%s", o->out, s->envs[e].slug);

@@ -314,6 +314,46 @@ static void isa_levels_and_inversions(void **state)
     free(rp), free(r), free(ap), free(a), free(bp), free(b), free(out);
 }
 
+/* One CPU at two levels, each calibrated (fixtures/levels): REPORT.md's ISA levels table sets each CPU
+ * variant side by side at the largest size where it ran at both (naive only at N=1024 there), with its
+ * fraction of bound at each level and their ratio; blas (one level only) and cuda (a GPU row) have no
+ * row; OUT/tables/isa-levels.* are written. Without a calibration (fixtures/isa) the fractions are
+ * dashes; a set with one level (fixtures/kernel) has no such section. Matches golden/levels/. */
+static void isa_levels_table(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"levels"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    golden_tree(out, "levels");
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "## ISA levels\n"));
+    assert_true(has_line(r, "|  | tensor_mean | simd | N=4096 | avx512 / avx2 | 25 ms | 40 ms | 1.6× | 80.0 % | 50.0 % "
+                            "| 0.625 |"));
+    assert_true(has_line(r, "|  | tensor_mean | omp | N=4096 | avx512 / avx2 | 12.5 ms | 14 ms | 1.12× | 80.0 % | "
+                            "71.4 % | 0.893 |"));
+    assert_non_null(strstr(r, "| devbox | tensor_mean | naive | N=1024 |"));
+    assert_null(strstr(r, "| blas | N="));
+    assert_null(strstr(r, "| cuda | N="));
+    char *cp = rep_printf("%s/tables/isa-levels.csv", out), *c = slurp(cp);
+    assert_non_null(c);
+    assert_non_null(strstr(c, "devbox,tensor_mean,simd,4096,avx512 / avx2,0.025,0.04,1.6,0.8,0.5,0.625\n"));
+    free(rp), free(r), free(cp), free(c), free(out);
+    out = tmpdir();
+    const char *isa[] = {"isa"};
+    assert_int_equal(run_report(out, 1, isa), 0);
+    rp = rep_printf("%s/REPORT.md", out), r = slurp(rp);
+    assert_true(has_line(r, "|  | entropy_mi | simd | B=16384 | avx512 / avx2 | 40 ms | 500 ms | 12.5× | — | — | — |"));
+    free(rp), free(r), free(out);
+    out = tmpdir();
+    const char *one[] = {"kernel"};
+    assert_int_equal(run_report(out, 1, one), 0);
+    rp = rep_printf("%s/REPORT.md", out), r = slurp(rp);
+    assert_null(strstr(r, "## ISA levels"));
+    free(rp), free(r), free(out);
+}
+
 /* A line of a text, to compare whole rows of a table. */
 static int has_line(const char *text, const char *line)
 {
@@ -921,6 +961,7 @@ int main(void)
         cmocka_unit_test(report_matches_golden),
         cmocka_unit_test(machines_are_grouped),
         cmocka_unit_test(isa_levels_and_inversions),
+        cmocka_unit_test(isa_levels_table),
         cmocka_unit_test(cnn_table_one),
         cmocka_unit_test(fresh_machine),
         cmocka_unit_test(framework_versions),
