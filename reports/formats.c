@@ -262,7 +262,8 @@ void rep_write_csv(const rep_table *t, FILE *f)
                 fputc(',', f);
             if (cell->has_num)
                 fprintf(f, "%.10g", cell->num);
-            else if (!status || !numeric_column(t, c)) /* a case's state goes to status, not here */
+            else if (!(t->colflags[c] & REP_COL_NUMERIC) && (!status || !numeric_column(t, c)))
+                /* a case's state goes to status, and a flagged column holds numbers only: not here */
                 csv_field(cell_text(t, r, c), f);
         }
         if (status) {

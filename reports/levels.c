@@ -12,11 +12,12 @@
 #define MAXV 64
 #define MAXS 256
 
-/* Higher is wider: the ISA levels env.isa names (docs/results-schema.md). 0: unknown, or not given. */
+/* Higher is wider: the x86 levels env.isa names (kernels/isa.h, docs/results-schema.md). 0: unknown, or not
+ * given. */
 static int isa_rank(const char *isa)
 {
-    static const char *const order[] = {"sse4.2", "avx2", "avx512"};
-    for (int i = 0; isa && i < 3; i++)
+    static const char *const order[] = {"sse2", "sse4.2", "avx", "avx2", "avx512"};
+    for (int i = 0; isa && i < (int)(sizeof order / sizeof *order); i++)
         if (!strcmp(isa, order[i]))
             return i + 1;
     return 0;
@@ -27,24 +28,23 @@ static int same_cpu(const rep_env *a, const rep_env *b)
     return !strcmp(a->host, b->host) && !strcmp(a->cpu_model, b->cpu_model);
 }
 
-/* The environment of env e's CPU (host and CPU model) at its widest ISA level: e itself, or another. */
-static int widest_of_cpu(const rep_set *s, int e)
+/* Whether env hi is env lo's CPU at a wider level. */
+static int wider_of_cpu(const rep_set *s, int hi, int lo)
 {
-    int best = e;
-    for (int k = 0; k < s->nenvs; k++)
-        if (same_cpu(&s->envs[k], &s->envs[e]) && isa_rank(s->envs[k].isa) > isa_rank(s->envs[best].isa))
-            best = k;
-    return best;
+    return hi != lo && same_cpu(&s->envs[hi], &s->envs[lo]) && isa_rank(s->envs[lo].isa) &&
+           isa_rank(s->envs[hi].isa) > isa_rank(s->envs[lo].isa);
 }
 
-/* The largest size where the variant ran ok, on the CPU, at both levels, doing the same work. */
+/* The largest size where the variant ran ok, on the CPU, at both levels, in the same configuration: the
+ * same work, thread count and params (rep_case.pkey), as pool.c pools records. */
 static long shared_size(const rep_set *s, int hi, int lo, const char *study, const char *variant)
 {
     long sizes[MAXS];
     int ns = rep_sizes(s, hi, study, sizes, MAXS);
     for (int i = ns - 1; i >= 0; i--) {
         const rep_case *a = rep_find(s, hi, study, variant, sizes[i]), *b = rep_find(s, lo, study, variant, sizes[i]);
-        if (rep_is_ok(a) && rep_is_ok(b) && !a->gpu && rep_same_work(a, b))
+        if (rep_is_ok(a) && rep_is_ok(b) && !a->gpu && !b->gpu && rep_same_work(a, b) && a->threads == b->threads &&
+            !strcmp(a->pkey, b->pkey))
             return sizes[i];
     }
     return -1;
@@ -61,8 +61,8 @@ static void add_row(rep_table *t, const rep_set *s, const rep_case *a, const rep
     rep_cell_text(t, r, 4, "%s / %s", s->envs[a->env].isa, s->envs[b->env].isa);
     rep_fmt_time(ta, sizeof ta, a->median);
     rep_fmt_time(tb, sizeof tb, b->median);
-    rep_cell_num(t, r, 5, a->median, "%s", ta);
-    rep_cell_num(t, r, 6, b->median, "%s", tb);
+    rep_cell_num(t, r, 5, a->median, "%s%s", ta, rep_case_mark(t, a));
+    rep_cell_num(t, r, 6, b->median, "%s%s", tb, rep_case_mark(t, b));
     rep_cell_num(t, r, 7, b->median / a->median, "%.3g×", b->median / a->median);
     double fa = rep_fraction_of_bound(s, a), fb = rep_fraction_of_bound(s, b);
     if (isfinite(fa))
@@ -76,7 +76,17 @@ static void add_row(rep_table *t, const rep_set *s, const rep_case *a, const rep
     rep_cell_num_or_dash(t, r, 10, fb / fa, "%.3g");
 }
 
-/* The rows of one (wider, narrower) pair of levels of a CPU; returns how many. */
+/* Whether the variant has a row with narrower level lo against a level of its CPU wider than hi. */
+static int paired_wider(const rep_set *s, int hi, int lo, const char *study, const char *variant)
+{
+    for (int k = 0; k < s->nenvs; k++)
+        if (wider_of_cpu(s, k, hi) && shared_size(s, k, lo, study, variant) >= 0)
+            return 1;
+    return 0;
+}
+
+/* The rows of one (wider, narrower) pair of levels of a CPU: each variant against the widest level where
+ * it ran with lo; returns how many. */
 static int level_pair(rep_table *t, const rep_set *s, int hi, int lo)
 {
     const char *studies[MAXV], *variants[MAXV];
@@ -85,7 +95,7 @@ static int level_pair(rep_table *t, const rep_set *s, int hi, int lo)
         int nv = rep_variants(s, hi, studies[i], variants, MAXV);
         for (int v = 0; v < nv; v++) {
             long size = shared_size(s, hi, lo, studies[i], variants[v]);
-            if (size < 0)
+            if (size < 0 || paired_wider(s, hi, lo, studies[i], variants[v]))
                 continue;
             add_row(t, s, rep_find(s, hi, studies[i], variants[v], size), rep_find(s, lo, studies[i], variants[v], size),
                     n == 0);
@@ -103,12 +113,11 @@ rep_table *rep_tab_isa_levels(const rep_set *s)
                          "time_ratio", "fraction_wide", "fraction_narrow", "fraction_ratio"};
     rep_table *t = rep_table_new("isa-levels", "One CPU at several ISA levels: each variant at both", 11, cols, csv);
     int rows = 0;
-    for (int e = 0; e < s->nenvs; e++) {
-        int hi = widest_of_cpu(s, e);
-        if (hi == e || !isa_rank(s->envs[e].isa) || isa_rank(s->envs[e].isa) >= isa_rank(s->envs[hi].isa))
-            continue;
-        rows += level_pair(t, s, hi, e);
-    }
+    for (int e = 0; e < s->nenvs; e++) /* each narrower level, against its CPU's wider ones, widest first */
+        for (int r = 5; r > 0; r--)
+            for (int hi = 0; hi < s->nenvs; hi++)
+                if (isa_rank(s->envs[hi].isa) == r && wider_of_cpu(s, hi, e))
+                    rows += level_pair(t, s, hi, e);
     if (!rows) {
         rep_table_free(t);
         return NULL;
@@ -116,11 +125,13 @@ rep_table *rep_tab_isa_levels(const rep_set *s)
     for (int c = 5; c <= 10; c++)
         rep_col_flags(t, c, REP_COL_NUMERIC);
     rep_table_note(t, "Each variant at the largest size where it ran at both levels of its CPU (a dispatch build, "
-                      "`SPEEDLAB_ISA`; CPU variants only), doing the same work at both. `time ×`: the narrower "
-                      "level's median ÷ the wider one's (above 1 = slower at the narrower level). `of bound`: "
+                      "`SPEEDLAB_ISA`; CPU variants only), doing the same work at the same thread count and "
+                      "params at both, against the widest level where it ran so. `time ×`: the narrower level's "
+                      "median ÷ the wider one's (above 1 = slower at the narrower level). `of bound`: "
                       "the fraction of the roofline bound at that level's own calibration (the roofline table's); "
                       "`fraction ×`: narrower ÷ wider, 1 when the narrower level's code uses as much of its "
                       "machine as the wider one's (on a CPU whose FMA peak is the same at both levels, as Zen 4's, "
-                      "the two ratios say the same thing). — where a level has no calibration record.");
+                      "the two ratios say the same thing). — where a level has no calibration record, or the "
+                      "case no rates.");
     return t;
 }

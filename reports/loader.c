@@ -171,7 +171,7 @@ static void fill_case(rep_case *c, json_t *r, const char *file, int line, int en
     c->gflops = rep_jnum(rates, "gflops");
     c->gbs = rep_jnum(rates, "gbs");
     c->ai = rep_jnum(rates, "ai");
-    c->pooled = 1;
+    c->pooled = c->pooled_rounds = 1;
     json_t *t = json_object_get(r, "times_s");
     if (strcmp(c->status, "ok") == 0 && json_is_array(t)) {
         c->times = malloc(sizeof *c->times * json_array_size(t));

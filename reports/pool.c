@@ -246,12 +246,18 @@ static void pool_case(rep_set *s, rep_case *c)
     if (!strcmp(all[pick].status, "failed")) {
         if (m > 1)
             e->npool_failed++;
-    } else if (m > 1 && merge(all, m) == 0) {
-        reborrow(&all[0]);
-        all[0].pooled = m;
-        e->npooled_cases++;
-        e->npooled_records += m;
-        e->nreplaced -= m - 1; /* shown, not set aside */
+    } else if (m > 1) {
+        int rounds = 0; /* the latest record's run's rounds: under --pool the set may hold other runs' too */
+        for (int i = 0; i < m; i++)
+            rounds += !strcmp(all[i].run_id, all[0].run_id) && json_object_get(all[i].rec, "round") != NULL;
+        if (merge(all, m) == 0) {
+            reborrow(&all[0]);
+            all[0].pooled = m;
+            all[0].pooled_rounds = rounds ? rounds : 1;
+            e->npooled_cases++;
+            e->npooled_records += m;
+            e->nreplaced -= m - 1; /* shown, not set aside */
+        }
     }
     *c = all[pick];
     for (int i = 0; i < n; i++)

@@ -81,6 +81,7 @@ typedef struct rep_case {
                                * size's main set (rep_find), against a side run's (a sweep's epochs=2) */
     json_t *rec;              /* the whole record: profile, metrics, series, phases, counters */
     int pooled;               /* records whose repetitions it holds: 1, or more once pooled (pool.c) */
+    int pooled_rounds;        /* of those, the rounds (record field round) of its latest record's run */
     struct rep_case *held;    /* while loading, with pooling: the case's earlier records (pool.c) */
     int nheld;
 } rep_case;

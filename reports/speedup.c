@@ -118,10 +118,11 @@ static void note_cell(rep_table *t, int r, const sp_cols *L, const rep_case *c, 
     }
     json_t *nr = json_object_get(c->rec, "rounds");
     int rounds = json_is_integer(nr) ? (int)json_integer_value(nr) : 0;
-    if (rounds > 1 && c->pooled < rounds) /* a run stopped early, or a round set aside (pool.c) */
+    int short_run = rounds > 1 && c->pooled_rounds < rounds; /* a run stopped early, or a round set aside */
+    if (short_run) /* of the latest record's run only: --pool may add other runs' records (pool.c) */
         snprintf(note + strlen(note), sizeof note - strlen(note), "%s%d of %d rounds", note[0] ? "; " : "",
-                 c->pooled, rounds);
-    else if (c->pooled > 1) /* n is then every record's repetitions together (pool.c) */
+                 c->pooled_rounds, rounds);
+    if (c->pooled > (short_run ? c->pooled_rounds : 1)) /* n is then every record's repetitions together */
         snprintf(note + strlen(note), sizeof note - strlen(note), "%s%d records pooled", note[0] ? "; " : "",
                  c->pooled);
     if (note[0])

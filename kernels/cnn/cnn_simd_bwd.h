@@ -457,7 +457,8 @@ CNNS_ALWAYS_INLINE void cnns_dx_tile(const int mr, const int nv, const cnn_conv 
         }
 }
 
-/* Every tile of mr input channels from ci for tap t: pairs of vectors of q, then the odd one. */
+/* Every tile of mr input channels from ci for tap t: CNNS_DXNV vectors of q at a time, then a pair and the
+ * odd one for what is left (conv2: nq = 18, no tail; the odd shapes of tests/cnn/test_cnn_kernels.c have both). */
 CNNS_ALWAYS_INLINE void cnns_dx_taps(const int mr, const cnn_conv *c, const float *dz0, size_t plane,
                                      const float *wp, int ci, float *dxwide, size_t ldo, int nq)
 {

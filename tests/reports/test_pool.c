@@ -248,6 +248,18 @@ static void pools_only_one_configuration(void **state)
     char *t = slurp(tp); /* the skipped fourth round: the note says how many rounds are in the median */
     assert_non_null(t);
     assert_non_null(strstr(t, "| 9 | best CPU; 3 of 4 rounds |"));
+    free(t);
+    /* --pool with another run's record: still 3 of run-3's 4 rounds, and 4 records in the median */
+    f = fopen(p, "a");
+    assert_non_null(f);
+    put(f, "run-0", "2026-11-28T09:00:00Z", "ok", "", ", \"metrics\": {\"epoch_s_mean\": 2, \"epoch_s_std\": 0}, "
+                                                      "\"times_s\": [2.0, 2.0, 2.0]");
+    fclose(f);
+    char *pargv[] = {"report", dir, "--out", out, "--no-plots", "--pool"};
+    rep_report_main(6, pargv);
+    t = slurp(tp);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "| 12 | best CPU; 3 of 4 rounds; 4 records pooled |"));
     free(t), free(tp), free(out);
     char *cmd = rep_printf("rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);

@@ -354,6 +354,79 @@ static void isa_levels_table(void **state)
     free(rp), free(r), free(out);
 }
 
+/* Which levels are paired (fixtures/levels rewritten): omp at two threads at avx512 and at one at avx2 has
+ * no row (another configuration); simd at sse4.2 and sse2 is against avx512, and simd2, which ran at avx2
+ * and sse4.2 only, is against avx2, the widest level where it ran. */
+static void isa_levels_pairing(void **state)
+{
+    (void)state;
+    char *out = tmpdir(), *path = rep_printf("%s/results.jsonl", out);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    const char *runs[] = {"run-20261129-090000", "run-20261129-091000"};
+    for (int k = 0; k < 2; k++) {
+        char *p = rep_printf("%s/levels/%s/results.jsonl", fix, runs[k]), *text = slurp(p);
+        assert_non_null(text);
+        for (char *line = text, *nl; *line; line = nl + 1) {
+            nl = strchr(line, '\n');
+            json_t *r = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
+            assert_non_null(r);
+            const char *v = json_string_value(json_object_get(r, "variant"));
+            if (k == 1 && v && !strcmp(v, "omp"))
+                json_object_set_new(r, "threads", json_integer(1));
+            int copies = k == 1 && v && !strcmp(v, "simd") ? 4 : 1;
+            for (int c = 0; c < copies; c++) {
+                json_t *w = json_deep_copy(r);
+                json_t *we = json_object_get(w, "env");
+                if (c == 1 || c == 3)
+                    json_object_set_new(we, "isa", json_string("sse4.2"));
+                if (c == 2)
+                    json_object_set_new(we, "isa", json_string("sse2"));
+                if (c >= 2)
+                    json_object_set_new(w, "variant", json_string(c == 2 ? "simd" : "simd2"));
+                if (c == 3) { /* simd2 at avx2 too */
+                    json_t *a = json_deep_copy(r);
+                    json_object_set_new(a, "variant", json_string("simd2"));
+                    char *al = json_dumps(a, JSON_COMPACT);
+                    fprintf(f, "%s\n", al);
+                    free(al);
+                    json_decref(a);
+                }
+                char *wl = json_dumps(w, JSON_COMPACT);
+                fprintf(f, "%s\n", wl);
+                free(wl);
+                json_decref(w);
+            }
+            json_decref(r);
+            if (!nl)
+                break;
+        }
+        free(p), free(text);
+    }
+    fclose(f);
+    rep_set set = {0};
+    char *paths[] = {out};
+    rep_load(&set, 1, paths, stderr);
+    assert_int_equal(set.nerrors, 0);
+    rep_table *t = rep_tab_isa_levels(&set);
+    assert_non_null(t);
+    int omp = 0, sse42 = 0, sse2 = 0, simd2 = 0;
+    for (int r = 0; r < t->nrows; r++) {
+        const char *v = t->cells[r * t->ncols + 2].text, *lv = t->cells[r * t->ncols + 4].text;
+        omp += !strcmp(v, "omp");
+        sse42 += !strcmp(v, "simd") && !strcmp(lv, "avx512 / sse4.2");
+        sse2 += !strcmp(v, "simd") && !strcmp(lv, "avx512 / sse2");
+        simd2 += !strcmp(v, "simd2") && !strcmp(lv, "avx2 / sse4.2");
+    }
+    assert_int_equal(omp, 0);
+    assert_int_equal(sse42, 1);
+    assert_int_equal(sse2, 1);
+    assert_int_equal(simd2, 1);
+    rep_table_free(t);
+    rep_set_free(&set);
+    free(out), free(path);
+}
+
 /* A line of a text, to compare whole rows of a table. */
 static int has_line(const char *text, const char *line)
 {
@@ -962,6 +1035,7 @@ int main(void)
         cmocka_unit_test(machines_are_grouped),
         cmocka_unit_test(isa_levels_and_inversions),
         cmocka_unit_test(isa_levels_table),
+        cmocka_unit_test(isa_levels_pairing),
         cmocka_unit_test(cnn_table_one),
         cmocka_unit_test(fresh_machine),
         cmocka_unit_test(framework_versions),
