@@ -212,8 +212,8 @@ int sl_plan_parse(int argc, char **argv, const sl_study *const *studies, int n_s
         return rc;
     if (p->cfg.rounds > 1) {
         fprintf(stderr, "speedlab: --rounds is speedlab run's (the list of cases again in one process); a plan "
-                "runs each case once: run the plan once per round into one results directory and read it "
-                "with speedlab report --pool\n");
+                "and its Slurm submission run each case once: submit it once per round, each into its own "
+                "--out, and read them together with speedlab report --pool DIR1 DIR2 ...\n");
         return SL_EXIT_USAGE;
     }
     for (int k = 0; k < p->cfg.n_params; k++)

@@ -54,7 +54,14 @@ static void add_row(rep_table *t, const rep_set *s, const rep_case *a, const rep
 {
     char ta[32], tb[32];
     int r = rep_table_row(t, first);
-    rep_cell_text(t, r, 0, "%s", s->envs[a->env].host);
+    const rep_env *e = &s->envs[a->env];
+    int shared_host = 0; /* two CPU models under one host name (two VMs both called vm): say which */
+    for (int k = 0; k < s->nenvs; k++)
+        shared_host |= !strcmp(s->envs[k].host, e->host) && strcmp(s->envs[k].cpu_model, e->cpu_model);
+    if (shared_host)
+        rep_cell_text(t, r, 0, "%s (%s)", e->host, e->cpu_model);
+    else
+        rep_cell_text(t, r, 0, "%s", e->host);
     rep_cell_text(t, r, 1, "%s", a->study);
     rep_cell_text(t, r, 2, "%s", a->variant);
     rep_cell_num(t, r, 3, (double)a->size, "%s=%ld", a->size_name, a->size);

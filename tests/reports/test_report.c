@@ -354,6 +354,49 @@ static void isa_levels_table(void **state)
     free(rp), free(r), free(out);
 }
 
+/* Two CPU models under one host name (two VMs both called vm): the ISA levels table names each CPU by
+ * host and model, so that its rows can be told apart; with one model per host, by host alone. */
+static void isa_levels_two_cpus_one_host(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *runs[] = {"run-20261129-090000", "run-20261129-091000"};
+    for (int k = 0; k < 2; k++) {
+        char *p = rep_printf("%s/levels/%s/results.jsonl", fix, runs[k]), *text = slurp(p);
+        char *d = rep_printf("%s/%s-b", out, runs[k]), *q = rep_printf("%s/results.jsonl", d);
+        assert_non_null(text);
+        assert_int_equal(rep_mkdirs(d), 0);
+        FILE *f = fopen(q, "w");
+        assert_non_null(f);
+        const char *model = "AMD EPYC 9R14 (2 vCPU, fixture)";
+        for (const char *at = text, *m; *at; at = m + strlen(model)) { /* the same runs on another CPU model */
+            if (!(m = strstr(at, model))) {
+                fputs(at, f);
+                break;
+            }
+            fprintf(f, "%.*sOther CPU", (int)(m - at), at);
+        }
+        fclose(f);
+        free(p), free(text), free(d), free(q);
+    }
+    rep_set set = {0};
+    char *paths[] = {out, rep_printf("%s/levels", fix)};
+    rep_load(&set, 2, paths, stderr);
+    rep_table *t = rep_tab_isa_levels(&set);
+    assert_non_null(t);
+    int other = 0, epyc = 0;
+    for (int r = 0; r < t->nrows; r++) {
+        const char *cpu = t->cells[r * t->ncols].text;
+        other += !strcmp(cpu, "devbox (Other CPU)");
+        epyc += !strcmp(cpu, "devbox (AMD EPYC 9R14 (2 vCPU, fixture))");
+    }
+    assert_int_equal(other, 3);
+    assert_int_equal(epyc, 3);
+    rep_table_free(t);
+    rep_set_free(&set);
+    free(paths[1]), free(out);
+}
+
 /* Which levels are paired (fixtures/levels rewritten): omp at two threads at avx512 and at one at avx2 has
  * no row (another configuration); simd at sse4.2 and sse2 is against avx512, and simd2, which ran at avx2
  * and sse4.2 only, is against avx2, the widest level where it ran. */
@@ -1035,6 +1078,7 @@ int main(void)
         cmocka_unit_test(machines_are_grouped),
         cmocka_unit_test(isa_levels_and_inversions),
         cmocka_unit_test(isa_levels_table),
+        cmocka_unit_test(isa_levels_two_cpus_one_host),
         cmocka_unit_test(isa_levels_pairing),
         cmocka_unit_test(cnn_table_one),
         cmocka_unit_test(fresh_machine),
