@@ -4,6 +4,7 @@
  * without --pool, what it refuses to pool (other thread counts, a reduced run), compare --pool, and
  * what REPORT.md and the speedup table say of it. */
 #define _GNU_SOURCE
+#include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -118,6 +119,27 @@ static void pool_across_runs(void **state)
     free(dir);
 }
 
+/* A new scratch directory under $TMPDIR (default /tmp), and its removal with all it holds. */
+static char *scratch_dir(void)
+{
+    const char *t = getenv("TMPDIR");
+    char *tmpl = rep_printf("%s/sl-pool-XXXXXX", t && *t ? t : "/tmp");
+    assert_non_null(mkdtemp(tmpl));
+    return tmpl;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+static void remove_dir(char *dir)
+{
+    assert_int_equal(nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+    free(dir);
+}
+
 /* Writes a run of one tensor_mean simd record at N=1024 into dir/NAME/results.jsonl. */
 static void write_run(const char *dir, const char *name, const char *time, int threads, const char *reduced,
                       double t)
@@ -139,8 +161,7 @@ static void write_run(const char *dir, const char *name, const char *time, int t
 static void not_the_same_work(void **state)
 {
     (void)state;
-    char tmpl[] = "/tmp/sl-pool-XXXXXX", *dir = mkdtemp(tmpl);
-    assert_non_null(dir);
+    char *dir = scratch_dir();
     write_run(dir, "run-1", "2026-11-28T10:00:00Z", 1, "false", 0.5);
     write_run(dir, "run-2", "2026-11-28T11:00:00Z", 2, "false", 0.3);
     rep_set s;
@@ -157,9 +178,7 @@ static void not_the_same_work(void **state)
     assert_int_equal(c->pooled, 1);
     assert_true(c->reduced);
     rep_set_free(&s);
-    char *cmd = rep_printf("rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(cmd);
+    remove_dir(dir);
 }
 
 static char *slurp(const char *path)
@@ -191,8 +210,7 @@ static void put(FILE *f, const char *run, const char *time, const char *status, 
 static void pools_only_one_configuration(void **state)
 {
     (void)state;
-    char tmpl[] = "/tmp/sl-pool-XXXXXX", *dir = mkdtemp(tmpl);
-    assert_non_null(dir);
+    char *dir = scratch_dir();
     char *p = rep_printf("%s/results.jsonl", dir);
     rep_set s;
     const char *pairs[][2] = {{", \"git_describe\": \"v1\"", ", \"git_describe\": \"v2\""},
@@ -231,8 +249,13 @@ static void pools_only_one_configuration(void **state)
     }
     put(f, "run-3", "2026-11-28T10:04:00Z", "skipped", "", ", \"round\": 4, \"rounds\": 4, \"error\": \"memory\"");
     fclose(f);
-    char *copy = rep_printf("cp '%s' '%s/copy.jsonl'", p, dir);
-    assert_int_equal(system(copy), 0);
+    char *copy = rep_printf("%s/copy.jsonl", dir), *text = slurp(p); /* a results file copied beside it */
+    FILE *cf = fopen(copy, "w");
+    assert_non_null(text);
+    assert_non_null(cf);
+    fputs(text, cf);
+    fclose(cf);
+    free(text);
     load(&s, 0, dir);
     const rep_case *c = find(&s, "simd");
     assert_string_equal(c->status, "ok");
@@ -261,17 +284,15 @@ static void pools_only_one_configuration(void **state)
     assert_non_null(t);
     assert_non_null(strstr(t, "| 12 | best CPU; 3 of 4 rounds; 4 records pooled |"));
     free(t), free(tp), free(out);
-    char *cmd = rep_printf("rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(cmd), free(copy), free(p);
+    remove_dir(dir);
+    free(copy), free(p);
 }
 
 /* compare --pool counts every round's repetitions on a side; without it a side's latest run. */
 static void compare_pools(void **state)
 {
     (void)state;
-    char tmpl[] = "/tmp/sl-pool-XXXXXX", *dir = mkdtemp(tmpl);
-    assert_non_null(dir);
+    char *dir = scratch_dir();
     char *a = rep_printf("%s/rounds", fix), *b = rep_printf("%s/rounds/run-20261128-110000", fix);
     char *out = rep_printf("%s/c.csv", dir);
     for (int pool = 0; pool <= 1; pool++) {
@@ -289,17 +310,15 @@ static void compare_pools(void **state)
         fclose(f);
         assert_true(found);
     }
-    char *cmd = rep_printf("rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(cmd), free(out), free(a), free(b);
+    remove_dir(dir);
+    free(out), free(a), free(b);
 }
 
 /* What a reader of report --pool sees: the Runs line's counts and the speedup table's note. */
 static void report_says_so(void **state)
 {
     (void)state;
-    char tmpl[] = "/tmp/sl-pool-XXXXXX", *dir = mkdtemp(tmpl);
-    assert_non_null(dir);
+    char *dir = scratch_dir();
     char *in = rep_printf("%s/rounds", fix);
     char *argv[] = {"report", in, "--out", dir, "--no-plots", "--pool"};
     assert_int_equal(rep_report_main(6, argv), 0);
@@ -312,9 +331,8 @@ static void report_says_so(void **state)
     assert_non_null(strstr(r, "(2 older records of cases measured again later are not shown)"));
     assert_non_null(strstr(t, "| 20 | best CPU; 4 records pooled |"));
     assert_non_null(strstr(t, "| 15 | 3 records pooled |"));
-    char *cmd = rep_printf("rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(cmd), free(r), free(t), free(rp), free(tp), free(in);
+    remove_dir(dir);
+    free(r), free(t), free(rp), free(tp), free(in);
 }
 
 int main(void)

@@ -176,7 +176,7 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 }
 
 /* Temporary directories made by this test, removed at the end. */
-static char *made[32];
+static char *made[64]; /* every directory tmpdir() made, removed at the group's teardown */
 static int nmade;
 
 static int teardown(void **state)
@@ -190,13 +190,15 @@ static int teardown(void **state)
     return 0;
 }
 
+/* A new directory under $TMPDIR (default /tmp); fails the test when the teardown could not remove it. */
 static char *tmpdir(void)
 {
-    char tmpl[] = "/tmp/sl-reports-XXXXXX";
-    char *d = mkdtemp(tmpl);
-    if (d && nmade < 32)
-        made[nmade++] = rep_strdup(d);
-    return d ? rep_strdup(d) : NULL;
+    const char *t = getenv("TMPDIR");
+    char *d = rep_printf("%s/sl-reports-XXXXXX", t && *t ? t : "/tmp");
+    assert_non_null(mkdtemp(d));
+    assert_true(nmade < (int)(sizeof made / sizeof *made));
+    made[nmade++] = rep_strdup(d);
+    return d;
 }
 
 static int run_report(const char *out, int nin, const char *const *in)
@@ -218,6 +220,18 @@ static int run_report(const char *out, int nin, const char *const *in)
 /* The report written to `out` against golden/NAME, file by file, none missing; with
  * SPEEDLAB_UPDATE_GOLDEN the golden folder is first removed, so that tables no longer written do not
  * linger, and rewritten. Returns the number of files compared. */
+/* REPORT.md of `speedlab report` on one fixture, into a new directory. */
+static char *report_md(const char *fixture)
+{
+    char *out = tmpdir(), *rp = rep_printf("%s/REPORT.md", out);
+    const char *in[] = {fixture};
+    assert_int_equal(run_report(out, 1, in), 0);
+    char *r = slurp(rp);
+    assert_non_null(r);
+    free(rp), free(out);
+    return r;
+}
+
 static int golden_tree(const char *out, const char *name)
 {
     char *g = rep_printf("%s/%s", gold, name);
@@ -340,18 +354,12 @@ static void isa_levels_table(void **state)
     assert_non_null(c);
     assert_non_null(strstr(c, "devbox,tensor_mean,simd,4096,avx512 / avx2,0.025,0.04,1.6,0.8,0.5,0.625\n"));
     free(rp), free(r), free(cp), free(c), free(out);
-    out = tmpdir();
-    const char *isa[] = {"isa"};
-    assert_int_equal(run_report(out, 1, isa), 0);
-    rp = rep_printf("%s/REPORT.md", out), r = slurp(rp);
+    r = report_md("isa");
     assert_true(has_line(r, "|  | entropy_mi | simd | B=16384 | avx512 / avx2 | 40 ms | 500 ms | 12.5× | — | — | — |"));
-    free(rp), free(r), free(out);
-    out = tmpdir();
-    const char *one[] = {"kernel"};
-    assert_int_equal(run_report(out, 1, one), 0);
-    rp = rep_printf("%s/REPORT.md", out), r = slurp(rp);
+    free(r);
+    r = report_md("kernel");
     assert_null(strstr(r, "## ISA levels"));
-    free(rp), free(r), free(out);
+    free(r);
 }
 
 /* Two CPU models under one host name (two VMs both called vm): the ISA levels table names each CPU by
