@@ -417,10 +417,11 @@ static inline void cnns_wgrad_out(const cnn_conv *c, const float *acc, int pos, 
  * included) adds W[co][ci][ky][kx] dz[co][q] to dx at q + ky w + kx, a shift by the tap. Per tap, a tile
  * of MR input channels x DXNV vectors of q sums the cout channels in registers, then adds into dxwide
  * at the tap's shift. At AVX2, 4 x 3: 12 accumulators, 3 dz vectors and 4 broadcast weights loaded per
- * 12 FMAs, 16 registers in all. 4 x 2 (8 accumulators: just the 8 chains that two pipes of 4-cycle FMAs
- * need, over a reduction of only cout = 16 steps, then 8 read-modify-writes) took 7 % longer for conv2's
- * dx alone (median of 21 interleaved pairs of 512-image runs, one thread, a Zen 3 VM; -DCNNS_DXNV=2
- * gives it back to compare). The taps are the outer loop, so a tile's read-modify-write does not meet
+ * 12 FMAs, 16 registers in all, where 4 x 2 has 8 accumulators (just the 8 chains that two pipes of
+ * 4-cycle FMAs need, over a reduction of only cout = 16 steps) and loads 6 per 8. In the layer the two
+ * take the same time: `build/kernels/cnn_layers 1`, conv2+pool2 backward, against a build configured
+ * with -Dc_args=-DCNNS_DXNV=2, median ratio 1.00 over 11 interleaved pairs (one thread, a 2-vCPU Zen 3
+ * VM). The taps are the outer loop, so a tile's read-modify-write does not meet
  * the previous tap's stores to overlapping, differently aligned places (a load spanning two recent
  * unaligned stores waits for them) once a tap sweeps more than one tile (conv2: 6).
  * A fifth less work for conv2 than the gather (144 lanes a tap for its 176); its conv2+pool2 backward
