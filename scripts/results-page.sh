@@ -29,11 +29,15 @@ pages=docs/results
 say() { printf 'results-page: %s\n' "$*" >&2; }
 usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
-# render NAME OUT: the report of docs/results/NAME/results (read from the repository root, so that the
-# paths it prints do not depend on who renders it) into OUT, an absolute path
+# NAME, OUT absolute: the report of docs/results/NAME/results (read from the repository root, so
+# that the paths it prints do not depend on who renders it) into OUT; a page whose results/ holds a
+# file POOL is rendered with --pool (runs that are rounds of one measurement: two ISA levels of one
+# dispatch build)
 render_to() {
     rm -rf "$2"
-    (cd "$here" && "$speedlab" report "$pages/$1/results" --out "$2" >/dev/null) || return 1
+    pool=
+    [ -f "$here/$pages/$1/results/POOL" ] && pool=--pool
+    (cd "$here" && "$speedlab" report $pool "$pages/$1/results" --out "$2" >/dev/null) || return 1
 }
 
 names() {
