@@ -26,6 +26,7 @@
 #include "env.h"
 #include "interrupt.h"
 #include "progress.h"
+#include "quiet.h"
 #include "rundir.h"
 #include "runner.h"
 
@@ -366,6 +367,7 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
     if (open_run(&c) == 0) {
         sl_interrupt_install();
         c.env = sl_env_capture(cfg.threads);
+        sl_quiet_check(c.env, cfg.threads, stderr);
         c.t0_ns = prof_now_ns();
         c.n_cases = count_cases(&c);
         if (cfg.trace) {

@@ -360,6 +360,22 @@ static void study_page(const rep_set *s, int env, const char *study, const char 
 
 /* ---- the environment of a machine ---------------------------------------------------------------- */
 
+/* What `speedlab run` warned of as it started (env.quiet, docs/quiet-machine.md); nothing for records
+ * made before it was read. */
+static void quiet_row(FILE *f, const json_t *quiet)
+{
+    json_t *w = json_object_get(quiet, "warnings");
+    if (!json_is_array(w))
+        return;
+    fputs("| noisy-machine warnings | ", f);
+    if (json_array_size(w) == 0)
+        fputs("none (docs/quiet-machine.md)", f);
+    for (size_t i = 0; i < json_array_size(w); i++)
+        fprintf(f, "%s%s", i ? "; " : "", json_is_string(json_array_get(w, i)) ?
+                json_string_value(json_array_get(w, i)) : "?");
+    fputs(" |\n", f);
+}
+
 static void env_section(FILE *f, const rep_set *s, int env)
 {
     /* The ISA fields (after cflags) are shown only when present: records written before they existed
@@ -382,6 +398,7 @@ static void env_section(FILE *f, const rep_set *s, int env)
         else if (!keys[i].optional)
             fprintf(f, "| %s | absent |\n", keys[i].key);
     }
+    quiet_row(f, json_object_get(e->env, "quiet"));
     if (e->ceilings) {
         fprintf(f, "| ceilings (calibration %s) | FMA %.4g GFLOP/s (1 thread %.4g), triad %.4g GB/s (1 thread %.4g)",
                 e->calib_time, rep_jnum(e->ceilings, "fma_gflops"), rep_jnum(e->ceilings, "fma_gflops_1t"),
