@@ -83,6 +83,9 @@ json_t *sl_case_base(const sl_run_ctx *c, const sl_study *s, int v, long size)
     json_object_set_new(rec, "traits", sl_traits_json(var->traits)); /* reports read these, not the name */
     if (var->builds_on) /* the report compares the two: an optimisation slower than its base is flagged */
         json_object_set_new(rec, "builds_on", json_string(var->builds_on));
+    const char *copies = s->copies ? s->copies(var) : NULL; /* a GPU row's timed copies: like with like */
+    if (copies)
+        json_object_set_new(rec, "copies", json_string(copies));
     json_object_set_new(rec, "size", json_integer(size));
     json_object_set_new(rec, "size_name", json_string(s->size_name ? s->size_name : "size"));
     json_object_set_new(rec, "status", json_string("ok"));

@@ -204,6 +204,11 @@ typedef struct sl_study_s {
     /* What row v's `kernels` struct lacks ("no workspace function"), or NULL when it is complete.
      * Called by the registry self-check for every row; may be NULL (then only `kernels` != NULL). */
     const char *(*incomplete)(const sl_variant *v);
+    /* What row v's timed region copies between host and device, and from what memory (e.g. "in: X, Y
+     * from pinned memory; out: 2 doubles"), so that GPU rows and framework forms are compared with the
+     * same copies: recorded as the case's `copies`, printed in the report's speedup notes. May be NULL,
+     * or return NULL for a row that copies nothing. */
+    const char *(*copies)(const sl_variant *v);
 
     /* Work per repetition, for GFLOP/s, GB/s and the roofline (bytes: compulsory memory traffic). */
     double (*flops)(long size, const sl_opts *o);

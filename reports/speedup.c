@@ -105,7 +105,7 @@ static void refs_at(sp_refs *R, const rep_set *s, int env, const char *study, lo
 static void note_cell(rep_table *t, int r, const sp_cols *L, const rep_case *c, const sp_refs *R, double tc)
 {
     const char *th = c->threads == 1 ? "" : "s";
-    char note[256] = "", desc[160];
+    char note[512] = "", desc[160];
     if (!isfinite(tc))
         snprintf(note, sizeof note, "not compared: %s run, no time per sample or epoch",
                  c->reduced ? "reduced" : "extrapolated");
@@ -116,6 +116,10 @@ static void note_cell(rep_table *t, int r, const sp_cols *L, const rep_case *c, 
         snprintf(note, sizeof note, "%sframework, %s%s%d thread%s", c == R->best_fw ? "best " : "", desc,
                  desc[0] ? ", " : "", c->threads, th);
     }
+    const char *copies = json_string_value(json_object_get(c->rec, "copies")); /* a GPU row's timed copies */
+    if (copies)
+        snprintf(note + strlen(note), sizeof note - strlen(note), "%stimed copies: %s", note[0] ? "; " : "",
+                 copies);
     json_t *nr = json_object_get(c->rec, "rounds");
     int rounds = json_is_integer(nr) ? (int)json_integer_value(nr) : 0;
     int short_run = rounds > 1 && c->pooled_rounds < rounds; /* a run stopped early, or a round set aside */

@@ -4,9 +4,14 @@
  * elementwise kernels (bias, ReLU, mask, bias gradient). Same maths as cnn_kernels.h.
  *
  * Design (and why):
- *   - descriptors: NCHW float tensors whose batch dimension is set for the call's B (host-only calls,
- *     redone only when B changes); filters OIHW (cnn_kernels.h's layout, so P's blocks are passed as they
- *     are); convolutions 'valid', stride 1, CUDNN_CROSS_CORRELATION (no kernel flip: PyTorch's and the
+ *   - descriptors: NCHW float tensors, one set per batch size (DNN_SHAPES sets). create prepares the
+ *     sizes it can foresee: max_batch, the last partial batch of an epoch over all n_train rows and the
+ *     last evaluation chunk of n_test rows; a size first met in a step is set there (in place of the
+ *     oldest set but max_batch's when all are taken). Setting a
+ *     set is five descriptors and five cudnnGet*WorkspaceSize queries, host work that a step switching
+ *     between an epoch's full and partial batch would otherwise repeat while the GPU waits for its
+ *     next call. Filters OIHW (cnn_kernels.h's layout, so P's blocks are passed as they are);
+ *     convolutions 'valid', stride 1, CUDNN_CROSS_CORRELATION (no kernel flip: PyTorch's and the
  *     CPU's maths); pooling 2x2/2 without padding, whose output size cuDNN computes as 1 + (h - 2) / 2 =
  *     floor(h / 2), as cnn_pool. create checks both output shapes against cnn_dims.
  *   - FP32, not TF32: the convolution descriptors use CUDNN_FMA_MATH (CUDNN_DEFAULT_MATH lets Ampere and
@@ -57,11 +62,21 @@
 #include "gpu/gpu_epilogue.cuh"
 
 #define BLAS_WS_BYTES ((size_t)4 << 20) /* cuBLAS's documented default workspace before Hopper */
+#define DNN_SHAPES 4 /* descriptor sets: max_batch, the epoch's and the evaluation's partial batch, one more */
+
+/* The activation tensors' descriptors for one batch size B (0: the set is free). */
+typedef struct dnn_shape {
+    int B;
+    cudnnTensorDescriptor_t x, a1, p1, a2, p2;
+} dnn_shape;
 
 struct cnn_dnn {
     cudnnHandle_t h;
     cublasHandle_t blas;
-    cudnnTensorDescriptor_t x, a1, p1, a2, p2, b1, b2; /* b1, b2: the conv biases, 1 x cout x 1 x 1 */
+    dnn_shape shape[DNN_SHAPES]; /* the activations' descriptors by batch size */
+    dnn_shape *t;                /* the set the calls use now */
+    int victim;                  /* the set a new size replaces when all are taken */
+    cudnnTensorDescriptor_t b1, b2; /* the conv biases, 1 x cout x 1 x 1 */
     cudnnFilterDescriptor_t w1, w2;
     cudnnConvolutionDescriptor_t cv1, cv2;
     cudnnPoolingDescriptor_t pool;
@@ -69,8 +84,7 @@ struct cnn_dnn {
     cudnnConvolutionFwdAlgo_t fwd1, fwd2;
     cudnnConvolutionBwdFilterAlgo_t bwf1, bwf2;
     cudnnConvolutionBwdDataAlgo_t bwd2;
-    int chosen; /* the algorithms are set: descriptor changes check the workspace */
-    int desc_B; /* the batch size the tensor descriptors describe */
+    int chosen; /* the algorithms are set: a new set of descriptors checks the workspace */
     void *ws, *blas_ws;
     size_t ws_bytes;
     double search_s; /* wall seconds choose_algorithms spent in the queries */
@@ -133,18 +147,18 @@ static int set4d(cnn_cuda *c, cudnnTensorDescriptor_t t, int n, int ch, int h, i
     return 0;
 }
 
-/* The largest workspace the chosen algorithms need at the descriptors' batch size. */
-static int ws_need(cnn_cuda *c, size_t *bytes)
+/* The largest workspace the chosen algorithms need at t's batch size. */
+static int ws_need(cnn_cuda *c, const dnn_shape *t, size_t *bytes)
 {
     cnn_dnn *n = c->dnn;
     size_t s[5] = {0, 0, 0, 0, 0};
-    CKD(cudnnGetConvolutionForwardWorkspaceSize(n->h, n->x, n->w1, n->cv1, n->a1, n->fwd1, &s[0]), "workspace");
-    CKD(cudnnGetConvolutionForwardWorkspaceSize(n->h, n->p1, n->w2, n->cv2, n->a2, n->fwd2, &s[1]), "workspace");
-    CKD(cudnnGetConvolutionBackwardFilterWorkspaceSize(n->h, n->x, n->a1, n->cv1, n->w1, n->bwf1, &s[2]),
+    CKD(cudnnGetConvolutionForwardWorkspaceSize(n->h, t->x, n->w1, n->cv1, t->a1, n->fwd1, &s[0]), "workspace");
+    CKD(cudnnGetConvolutionForwardWorkspaceSize(n->h, t->p1, n->w2, n->cv2, t->a2, n->fwd2, &s[1]), "workspace");
+    CKD(cudnnGetConvolutionBackwardFilterWorkspaceSize(n->h, t->x, t->a1, n->cv1, n->w1, n->bwf1, &s[2]),
         "workspace");
-    CKD(cudnnGetConvolutionBackwardFilterWorkspaceSize(n->h, n->p1, n->a2, n->cv2, n->w2, n->bwf2, &s[3]),
+    CKD(cudnnGetConvolutionBackwardFilterWorkspaceSize(n->h, t->p1, t->a2, n->cv2, n->w2, n->bwf2, &s[3]),
         "workspace");
-    CKD(cudnnGetConvolutionBackwardDataWorkspaceSize(n->h, n->w2, n->a2, n->cv2, n->p1, n->bwd2, &s[4]),
+    CKD(cudnnGetConvolutionBackwardDataWorkspaceSize(n->h, n->w2, t->a2, n->cv2, t->p1, n->bwd2, &s[4]),
         "workspace");
     *bytes = 0;
     for (int i = 0; i < 5; i++)
@@ -152,23 +166,21 @@ static int ws_need(cnn_cuda *c, size_t *bytes)
     return 0;
 }
 
-/* The activation tensors for batch B (once the algorithms are chosen: B's workspace must fit). */
-static int set_batch(cnn_cuda *c, int B)
+/* Sets t's descriptors for batch B; once the algorithms are chosen, B's workspace must fit. */
+static int set_shape(cnn_cuda *c, dnn_shape *t, int B)
 {
     cnn_dnn *n = c->dnn;
     const cnn_dims *d = &c->d;
-    if (n->desc_B == B)
-        return 0;
-    n->desc_B = 0; /* unknown until all five are set */
-    if (set4d(c, n->x, B, d->conv1.cin, d->conv1.h, d->conv1.w) ||
-        set4d(c, n->a1, B, d->conv1.cout, cnn_conv_ho(&d->conv1), cnn_conv_wo(&d->conv1)) ||
-        set4d(c, n->p1, B, d->pool1.c, d->pool1.h / 2, d->pool1.w / 2) ||
-        set4d(c, n->a2, B, d->conv2.cout, cnn_conv_ho(&d->conv2), cnn_conv_wo(&d->conv2)) ||
-        set4d(c, n->p2, B, d->pool2.c, d->pool2.h / 2, d->pool2.w / 2))
+    t->B = 0; /* free until all five are set and checked */
+    if (set4d(c, t->x, B, d->conv1.cin, d->conv1.h, d->conv1.w) ||
+        set4d(c, t->a1, B, d->conv1.cout, cnn_conv_ho(&d->conv1), cnn_conv_wo(&d->conv1)) ||
+        set4d(c, t->p1, B, d->pool1.c, d->pool1.h / 2, d->pool1.w / 2) ||
+        set4d(c, t->a2, B, d->conv2.cout, cnn_conv_ho(&d->conv2), cnn_conv_wo(&d->conv2)) ||
+        set4d(c, t->p2, B, d->pool2.c, d->pool2.h / 2, d->pool2.w / 2))
         return -1;
     if (n->chosen) {
         size_t need = 0;
-        if (ws_need(c, &need))
+        if (ws_need(c, t, &need))
             return -1;
         if (need > n->ws_bytes) {
             char why[128];
@@ -177,7 +189,32 @@ static int set_batch(cnn_cuda *c, int B)
             return cnn_fail(c, "cudnn workspace", why);
         }
     }
-    n->desc_B = B;
+    t->B = B;
+    return 0;
+}
+
+/* Makes B's descriptor set the current one: found among the prepared sets (no cuDNN call), else set in
+ * a free one, or in place of the oldest set other than max_batch's (slot 0). */
+static int set_batch(cnn_cuda *c, int B)
+{
+    cnn_dnn *n = c->dnn;
+    if (n->t && n->t->B == B)
+        return 0;
+    dnn_shape *t = NULL;
+    for (int i = 0; i < DNN_SHAPES && !t; i++)
+        if (n->shape[i].B == B)
+            t = &n->shape[i];
+    for (int i = 0; i < DNN_SHAPES && !t; i++)
+        if (n->shape[i].B == 0)
+            t = &n->shape[i];
+    if (!t) {
+        n->victim = n->victim % (DNN_SHAPES - 1) + 1;
+        t = &n->shape[n->victim];
+    }
+    n->t = NULL;
+    if (t->B != B && set_shape(c, t, B))
+        return -1;
+    n->t = t;
     return 0;
 }
 
@@ -211,6 +248,7 @@ static int set_fixed(cnn_cuda *c)
 static int check_shapes(cnn_cuda *c)
 {
     cnn_dnn *n = c->dnn;
+    const dnn_shape *t = n->t;
     const cnn_dims *d = &c->d;
     const int B = c->max_batch;
     const int want[4][4] = {{B, d->conv1.cout, cnn_conv_ho(&d->conv1), cnn_conv_wo(&d->conv1)},
@@ -218,13 +256,13 @@ static int check_shapes(cnn_cuda *c)
                             {B, d->conv2.cout, cnn_conv_ho(&d->conv2), cnn_conv_wo(&d->conv2)},
                             {B, d->pool2.c, d->pool2.h / 2, d->pool2.w / 2}};
     int got[4][4];
-    CKD(cudnnGetConvolution2dForwardOutputDim(n->cv1, n->x, n->w1, &got[0][0], &got[0][1], &got[0][2], &got[0][3]),
+    CKD(cudnnGetConvolution2dForwardOutputDim(n->cv1, t->x, n->w1, &got[0][0], &got[0][1], &got[0][2], &got[0][3]),
         "conv1 shape");
-    CKD(cudnnGetPooling2dForwardOutputDim(n->pool, n->a1, &got[1][0], &got[1][1], &got[1][2], &got[1][3]),
+    CKD(cudnnGetPooling2dForwardOutputDim(n->pool, t->a1, &got[1][0], &got[1][1], &got[1][2], &got[1][3]),
         "pool1 shape");
-    CKD(cudnnGetConvolution2dForwardOutputDim(n->cv2, n->p1, n->w2, &got[2][0], &got[2][1], &got[2][2], &got[2][3]),
+    CKD(cudnnGetConvolution2dForwardOutputDim(n->cv2, t->p1, n->w2, &got[2][0], &got[2][1], &got[2][2], &got[2][3]),
         "conv2 shape");
-    CKD(cudnnGetPooling2dForwardOutputDim(n->pool, n->a2, &got[3][0], &got[3][1], &got[3][2], &got[3][3]),
+    CKD(cudnnGetPooling2dForwardOutputDim(n->pool, t->a2, &got[3][0], &got[3][1], &got[3][2], &got[3][3]),
         "pool2 shape");
     static const char *layer[4] = {"conv1", "pool1", "conv2", "pool2"};
     for (int i = 0; i < 4; i++)
@@ -294,29 +332,31 @@ static double wall_s(void)
 static int query_algorithms(cnn_cuda *c, const dnn_queries *q)
 {
     cnn_dnn *n = c->dnn;
+    const dnn_shape *t = n->t;
     cudnnConvolutionFwdAlgoPerf_t f[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     cudnnConvolutionBwdFilterAlgoPerf_t wf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     cudnnConvolutionBwdDataAlgoPerf_t df[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int got = 0, i;
-    CKD(q->fwd(n->h, n->x, n->w1, n->cv1, n->a1, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, f), "conv1 forward algorithm");
+    CKD(q->fwd(n->h, t->x, n->w1, n->cv1, t->a1, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, f), "conv1 forward algorithm");
     if ((i = pick(f, got)) < 0)
         return cnn_fail(c, "conv1 forward algorithm", "no FP32 algorithm ran");
     n->fwd1 = f[i].algo;
-    CKD(q->fwd(n->h, n->p1, n->w2, n->cv2, n->a2, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, f), "conv2 forward algorithm");
+    CKD(q->fwd(n->h, t->p1, n->w2, n->cv2, t->a2, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, f),
+        "conv2 forward algorithm");
     if ((i = pick(f, got)) < 0)
         return cnn_fail(c, "conv2 forward algorithm", "no FP32 algorithm ran");
     n->fwd2 = f[i].algo;
-    CKD(q->bwf(n->h, n->x, n->a1, n->cv1, n->w1, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, wf),
+    CKD(q->bwf(n->h, t->x, t->a1, n->cv1, n->w1, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, wf),
         "conv1 backward filter algorithm");
     if ((i = pick(wf, got)) < 0)
         return cnn_fail(c, "conv1 backward filter algorithm", "no FP32 algorithm ran");
     n->bwf1 = wf[i].algo;
-    CKD(q->bwf(n->h, n->p1, n->a2, n->cv2, n->w2, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, wf),
+    CKD(q->bwf(n->h, t->p1, t->a2, n->cv2, n->w2, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, wf),
         "conv2 backward filter algorithm");
     if ((i = pick(wf, got)) < 0)
         return cnn_fail(c, "conv2 backward filter algorithm", "no FP32 algorithm ran");
     n->bwf2 = wf[i].algo;
-    CKD(q->bwd(n->h, n->w2, n->a2, n->cv2, n->p1, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, df),
+    CKD(q->bwd(n->h, n->w2, t->a2, n->cv2, t->p1, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, df),
         "conv2 backward data algorithm");
     if ((i = pick(df, got)) < 0)
         return cnn_fail(c, "conv2 backward data algorithm", "no FP32 algorithm ran");
@@ -337,7 +377,7 @@ static int choose_algorithms(cnn_cuda *c)
         return -1;
     CK(cudaDeviceSynchronize(), "cudnn algorithm search");
     n->search_s = wall_s() - t0;
-    if (ws_need(c, &n->ws_bytes) || cnn_dalloc(c, &n->ws, n->ws_bytes, "cudaMalloc cudnn workspace"))
+    if (ws_need(c, n->t, &n->ws_bytes) || cnn_dalloc(c, &n->ws, n->ws_bytes, "cudaMalloc cudnn workspace"))
         return -1;
     n->chosen = 1;
     snprintf(n->algos, sizeof n->algos,
@@ -361,9 +401,14 @@ static int create_handles(cnn_cuda *c)
     if (cnn_dalloc(c, &n->blas_ws, BLAS_WS_BYTES, "cudaMalloc cublas workspace"))
         return -1;
     CKB(cublasSetWorkspace(n->blas, n->blas_ws, BLAS_WS_BYTES), "cublasSetWorkspace");
-    cudnnTensorDescriptor_t *t[7] = {&n->x, &n->a1, &n->p1, &n->a2, &n->p2, &n->b1, &n->b2};
-    for (int i = 0; i < 7; i++)
-        CKD(cudnnCreateTensorDescriptor(t[i]), "cudnnCreateTensorDescriptor");
+    for (int i = 0; i < DNN_SHAPES; i++) {
+        dnn_shape *t = &n->shape[i];
+        cudnnTensorDescriptor_t *d[5] = {&t->x, &t->a1, &t->p1, &t->a2, &t->p2};
+        for (int j = 0; j < 5; j++)
+            CKD(cudnnCreateTensorDescriptor(d[j]), "cudnnCreateTensorDescriptor");
+    }
+    CKD(cudnnCreateTensorDescriptor(&n->b1), "cudnnCreateTensorDescriptor");
+    CKD(cudnnCreateTensorDescriptor(&n->b2), "cudnnCreateTensorDescriptor");
     CKD(cudnnCreateFilterDescriptor(&n->w1), "cudnnCreateFilterDescriptor");
     CKD(cudnnCreateFilterDescriptor(&n->w2), "cudnnCreateFilterDescriptor");
     CKD(cudnnCreateConvolutionDescriptor(&n->cv1), "cudnnCreateConvolutionDescriptor");
@@ -380,6 +425,13 @@ int cnn_dnn_create(cnn_cuda *c)
         return cnn_fail(c, "cudnn", "out of host memory");
     if (create_handles(c) || set_fixed(c) || set_batch(c, c->max_batch) || check_shapes(c) || choose_algorithms(c))
         return -1;
+    /* the partial batches an epoch over all rows and the evaluation will meet: set now, not in a step */
+    const int partial[2] = {(int)(c->n_train % c->max_batch), (int)(c->n_test % c->max_batch)};
+    for (int i = 0; i < 2; i++)
+        if (partial[i] > 0 && set_batch(c, partial[i]))
+            return -1;
+    if (set_batch(c, c->max_batch))
+        return -1;
     CK(cudaStreamSynchronize(c->s), "cudnn setup");
     return 0;
 }
@@ -388,10 +440,17 @@ void cnn_dnn_destroy(cnn_dnn *n)
 {
     if (!n)
         return;
-    cudnnTensorDescriptor_t t[7] = {n->x, n->a1, n->p1, n->a2, n->p2, n->b1, n->b2};
-    for (int i = 0; i < 7; i++)
-        if (t[i])
-            cudnnDestroyTensorDescriptor(t[i]);
+    for (int i = 0; i < DNN_SHAPES; i++) {
+        const dnn_shape *t = &n->shape[i];
+        cudnnTensorDescriptor_t d[5] = {t->x, t->a1, t->p1, t->a2, t->p2};
+        for (int j = 0; j < 5; j++)
+            if (d[j])
+                cudnnDestroyTensorDescriptor(d[j]);
+    }
+    if (n->b1)
+        cudnnDestroyTensorDescriptor(n->b1);
+    if (n->b2)
+        cudnnDestroyTensorDescriptor(n->b2);
     if (n->w1)
         cudnnDestroyFilterDescriptor(n->w1);
     if (n->w2)
@@ -438,13 +497,15 @@ int cnn_dnn_forward(cnn_cuda *c, int B)
     const cnn_layout *L = &c->L;
     const float *P = c->P;
     const int n1 = d->dense1.nin, n2 = d->dense1.nout, n3 = d->dense2.nout;
-    if (set_batch(c, B) ||
-        conv_forward(c, n->x, c->X, n->w1, P + L->c1w, n->cv1, n->fwd1, n->b1, P + L->c1b, n->a1, c->a1))
+    if (set_batch(c, B))
         return -1;
-    DNN(cudnnPoolingForward(n->h, n->pool, &one, n->a1, c->a1, &zero, n->p1, c->p1), "pool1 forward");
-    if (conv_forward(c, n->p1, c->p1, n->w2, P + L->c2w, n->cv2, n->fwd2, n->b2, P + L->c2b, n->a2, c->a2))
+    const dnn_shape *t = n->t;
+    if (conv_forward(c, t->x, c->X, n->w1, P + L->c1w, n->cv1, n->fwd1, n->b1, P + L->c1b, t->a1, c->a1))
         return -1;
-    DNN(cudnnPoolingForward(n->h, n->pool, &one, n->a2, c->a2, &zero, n->p2, c->p2), "pool2 forward");
+    DNN(cudnnPoolingForward(n->h, n->pool, &one, t->a1, c->a1, &zero, t->p1, c->p1), "pool1 forward");
+    if (conv_forward(c, t->p1, c->p1, n->w2, P + L->c2w, n->cv2, n->fwd2, n->b2, P + L->c2b, t->a2, c->a2))
+        return -1;
+    DNN(cudnnPoolingForward(n->h, n->pool, &one, t->a2, c->a2, &zero, t->p2, c->p2), "pool2 forward");
     if (sgemm(c, 0, 0, B, n2, n1, c->p2, P + L->d1w, c->a3, "dense1 forward") ||
         bias_act(c, c->a3, P + L->d1b, B, n2, 1) ||
         sgemm(c, 0, 0, B, n3, n2, c->a3, P + L->d2w, c->z4, "dense2 forward") ||
@@ -474,28 +535,31 @@ int cnn_dnn_backward(cnn_cuda *c, int B)
     const float *P = c->P;
     float *G = c->G;
     const int n1 = d->dense1.nin, n2 = d->dense1.nout, n3 = d->dense2.nout;
-    if (set_batch(c, B) || sgemm(c, 1, 0, n2, n3, B, c->a3, c->d4, G + L->d2w, "dense2 weights") ||
+    if (set_batch(c, B))
+        return -1;
+    const dnn_shape *t = n->t;
+    if (sgemm(c, 1, 0, n2, n3, B, c->a3, c->d4, G + L->d2w, "dense2 weights") ||
         cnn_colsum(c, c->d4, B, n3, G + L->d2b) ||
         sgemm(c, 0, 1, B, n2, n3, c->d4, P + L->d2w, c->da3, "dense2 delta") ||
         mask(c, c->da3, c->a3, (size_t)B * n2) ||
         sgemm(c, 1, 0, n1, n2, B, c->p2, c->da3, G + L->d1w, "dense1 weights") ||
         cnn_colsum(c, c->da3, B, n2, G + L->d1b) ||
         sgemm(c, 0, 1, B, n1, n2, c->da3, P + L->d1w, c->dp2, "dense1 delta") ||
-        pool_relu_backward(c, n->p2, c->p2, c->dp2, n->a2, c->a2, c->da2, (size_t)B * cnn_conv_out(&d->conv2),
+        pool_relu_backward(c, t->p2, c->p2, c->dp2, t->a2, c->a2, c->da2, (size_t)B * cnn_conv_out(&d->conv2),
                            "pool2 backward"))
         return -1;
-    DNN(cudnnConvolutionBackwardBias(n->h, &one, n->a2, c->da2, &zero, n->b2, G + L->c2b), "conv2 bias");
-    DNN(cudnnConvolutionBackwardFilter(n->h, &one, n->p1, c->p1, n->a2, c->da2, n->cv2, n->bwf2, n->ws, n->ws_bytes,
+    DNN(cudnnConvolutionBackwardBias(n->h, &one, t->a2, c->da2, &zero, n->b2, G + L->c2b), "conv2 bias");
+    DNN(cudnnConvolutionBackwardFilter(n->h, &one, t->p1, c->p1, t->a2, c->da2, n->cv2, n->bwf2, n->ws, n->ws_bytes,
                                        &zero, n->w2, G + L->c2w),
         "conv2 weights");
-    DNN(cudnnConvolutionBackwardData(n->h, &one, n->w2, P + L->c2w, n->a2, c->da2, n->cv2, n->bwd2, n->ws,
-                                     n->ws_bytes, &zero, n->p1, c->dp1),
+    DNN(cudnnConvolutionBackwardData(n->h, &one, n->w2, P + L->c2w, t->a2, c->da2, n->cv2, n->bwd2, n->ws,
+                                     n->ws_bytes, &zero, t->p1, c->dp1),
         "conv2 delta");
-    if (pool_relu_backward(c, n->p1, c->p1, c->dp1, n->a1, c->a1, c->da1, (size_t)B * cnn_conv_out(&d->conv1),
+    if (pool_relu_backward(c, t->p1, c->p1, c->dp1, t->a1, c->a1, c->da1, (size_t)B * cnn_conv_out(&d->conv1),
                            "pool1 backward"))
         return -1;
-    DNN(cudnnConvolutionBackwardBias(n->h, &one, n->a1, c->da1, &zero, n->b1, G + L->c1b), "conv1 bias");
-    DNN(cudnnConvolutionBackwardFilter(n->h, &one, n->x, c->X, n->a1, c->da1, n->cv1, n->bwf1, n->ws, n->ws_bytes,
+    DNN(cudnnConvolutionBackwardBias(n->h, &one, t->a1, c->da1, &zero, n->b1, G + L->c1b), "conv1 bias");
+    DNN(cudnnConvolutionBackwardFilter(n->h, &one, t->x, c->X, t->a1, c->da1, n->cv1, n->bwf1, n->ws, n->ws_bytes,
                                        &zero, n->w1, G + L->c1w),
         "conv1 weights");
     return 0;

@@ -2,7 +2,9 @@
  * entropy_mi, cuda: one block per batch row, as in the write-up. The block loads the row of X and of Y
  * into shared memory, computes the stable softmax with block reductions, and each thread takes rows i
  * of the D x D sum (sum over j of (p_i q_j)^2, q read from shared memory). Per-row results go to device
- * arrays; copy-out brings them back and reduces them in double on the host. The context (em_cuda_impl.h)
+ * arrays; copy-out brings them back and reduces them in double on the host, or, after
+ * em_cuda_sums_on_device (the pinned rows, which copy as the torch-cuda forms do), two small kernels
+ * reduce them on the device and copy-out brings back H and MI alone. The context (em_cuda_impl.h)
  * is cuda_factorized's too (em_cuda_factorized.cu): the same buffers, copies and copy-out.
  */
 #include <cuda_runtime.h>
@@ -71,6 +73,76 @@ __global__ void em_row_kernel(const float *X, const float *Y, long D, float *h, 
     }
 }
 
+/* Block-wide sums of a and m in double through shared memory (blockDim.x = EM_THREADS, a power of
+ * two): a tree in a fixed order; thread 0 gets the results. */
+__device__ static void em_block_sum2(double a, double m, double *ra, double *rm)
+{
+    __shared__ double sh[2][EM_THREADS];
+    sh[0][threadIdx.x] = a;
+    sh[1][threadIdx.x] = m;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            sh[0][threadIdx.x] += sh[0][threadIdx.x + s];
+            sh[1][threadIdx.x] += sh[1][threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    *ra = sh[0][0];
+    *rm = sh[1][0];
+}
+
+/* Pass 1: block g sums its grid-stride share of h and mi in double into part[2 g], part[2 g + 1].
+ * Enough blocks to fill the GPU (a single block would wait on its loads one after another). */
+__global__ void em_partial_sums_kernel(const float *h, const float *mi, long B, double *part)
+{
+    double a = 0.0, m = 0.0;
+    for (long b = (long)blockIdx.x * blockDim.x + threadIdx.x; b < B; b += (long)gridDim.x * blockDim.x) {
+        a += h[b];
+        m += mi[b];
+    }
+    double ra, rm;
+    em_block_sum2(a, m, &ra, &rm);
+    if (threadIdx.x == 0) {
+        part[2 * blockIdx.x] = ra;
+        part[2 * blockIdx.x + 1] = rm;
+    }
+}
+
+/* Pass 2, one block: the n partial sums in order; out[0] = -mean(h), out[1] = mean(mi). */
+__global__ void em_final_sums_kernel(const double *part, int n, long B, double *out)
+{
+    double a = 0.0, m = 0.0;
+    for (int g = threadIdx.x; g < n; g += blockDim.x) {
+        a += part[2 * g];
+        m += part[2 * g + 1];
+    }
+    double ra, rm;
+    em_block_sum2(a, m, &ra, &rm);
+    if (threadIdx.x == 0) {
+        out[0] = -ra / (double)B;
+        out[1] = rm / (double)B;
+    }
+}
+
+/* The blocks of pass 1 for B rows: one row a thread up to EM_SUM_BLOCKS blocks. */
+static int em_sum_blocks(long B)
+{
+    long g = (B + EM_THREADS - 1) / EM_THREADS;
+    return (int)(g < EM_SUM_BLOCKS ? g : EM_SUM_BLOCKS);
+}
+
+/* Two passes, each in a fixed order for a given B: the same H and MI on every run (no atomics). */
+int em_cuda_launch_sums(em_cuda_ctx *c)
+{
+    if (!c->dsum)
+        return 0;
+    const int g = em_sum_blocks(c->B);
+    em_partial_sums_kernel<<<g, EM_THREADS>>>(c->dh, c->dmi, c->B, c->dpart);
+    em_final_sums_kernel<<<1, EM_THREADS>>>(c->dpart, g, c->B, c->dsum);
+    return cudaGetLastError() == cudaSuccess ? 0 : -1;
+}
+
 extern "C" int em_cuda_device_count(void)
 {
     int n = 0;
@@ -127,6 +199,24 @@ extern "C" int em_cuda_pin_inputs(em_cuda_ctx *c, const float *X, const float *Y
     return 0;
 }
 
+extern "C" int em_cuda_sums_on_device(em_cuda_ctx *c)
+{
+    if (c->dsum)
+        return -1;
+    if (cudaMalloc((void **)&c->dsum, 2 * sizeof(double)) != cudaSuccess ||
+        cudaMemset(c->dsum, 0xff, 2 * sizeof(double)) != cudaSuccess || /* NaN until a compute writes it */
+        cudaMalloc((void **)&c->dpart, 2 * (size_t)em_sum_blocks(c->B) * sizeof(double)) != cudaSuccess ||
+        cudaMallocHost((void **)&c->hsum, 2 * sizeof(double)) != cudaSuccess) {
+        cudaFree(c->dsum); /* the context stays whole: copy_out reduces on the host */
+        cudaFree(c->dpart);
+        c->dsum = c->dpart = NULL;
+        c->hsum = NULL;
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return 0;
+}
+
 extern "C" int em_cuda_copy_in(em_cuda_ctx *c, const float *X, const float *Y)
 {
     size_t in = (size_t)(c->B * c->D) * sizeof(float);
@@ -142,11 +232,20 @@ extern "C" int em_cuda_compute(em_cuda_ctx *c)
 {
     size_t shmem = (size_t)(2 * c->D + EM_THREADS) * sizeof(float);
     em_row_kernel<<<(unsigned)c->B, EM_THREADS, shmem>>>(c->dX, c->dY, c->D, c->dh, c->dmi);
-    return cudaGetLastError() == cudaSuccess ? 0 : -1;
+    if (cudaGetLastError() != cudaSuccess)
+        return -1;
+    return em_cuda_launch_sums(c);
 }
 
 extern "C" int em_cuda_copy_out(em_cuda_ctx *c, double *H, double *MI)
 {
+    if (c->dsum) { /* 16 bytes into pinned memory */
+        if (cudaMemcpy(c->hsum, c->dsum, 2 * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess)
+            return -1;
+        *H = c->hsum[0];
+        *MI = c->hsum[1];
+        return 0;
+    }
     size_t out = (size_t)c->B * sizeof(float);
     if (cudaMemcpy(c->hh, c->dh, out, cudaMemcpyDeviceToHost) != cudaSuccess ||
         cudaMemcpy(c->hmi, c->dmi, out, cudaMemcpyDeviceToHost) != cudaSuccess)
@@ -173,6 +272,10 @@ extern "C" void em_cuda_free(em_cuda_ctx *c)
         cudaFreeHost(c->pX);
     if (c->pY)
         cudaFreeHost(c->pY);
+    cudaFree(c->dsum);
+    cudaFree(c->dpart);
+    if (c->hsum)
+        cudaFreeHost(c->hsum);
     free(c->hh);
     free(c->hmi);
     free(c);

@@ -4,7 +4,7 @@
  * two sums: O(D) work, memory-bound. One warp per row (8 rows per 256-thread block): lanes read
  * consecutive floats (coalesced), the reductions are warp shuffles with no shared memory and no block
  * barrier. Writes the same per-row results as em_cuda.cu's kernel (sum p^2 and sum p^2 * sum q^2), so
- * copy-out is shared.
+ * the device sums and copy-out are shared.
  */
 #include <cuda_runtime.h>
 
@@ -63,5 +63,7 @@ extern "C" int em_cuda_compute_factorized(em_cuda_ctx *c)
     const long rows_per_block = EM_THREADS / EM_WARP;
     const unsigned blocks = (unsigned)((c->B + rows_per_block - 1) / rows_per_block);
     em_factorized_kernel<<<blocks, EM_THREADS>>>(c->dX, c->dY, c->B, c->D, c->dh, c->dmi);
-    return cudaGetLastError() == cudaSuccess ? 0 : -1;
+    if (cudaGetLastError() != cudaSuccess)
+        return -1;
+    return em_cuda_launch_sums(c);
 }

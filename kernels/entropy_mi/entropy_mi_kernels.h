@@ -45,7 +45,14 @@ int em_cuda_compute(em_cuda_ctx *c);                    /* launches; does not sy
 /* factorized's O(D) rows on the device (em_cuda_factorized.cu), a warp per row; same results and
  * copy-out as em_cuda_compute; launches, does not synchronise */
 int em_cuda_compute_factorized(em_cuda_ctx *c);
-int em_cuda_copy_out(em_cuda_ctx *c, double *H, double *MI); /* copies row sums back, reduces on host */
+/* Makes compute finish on the device: the per-row sums reduced into H and MI in double (two passes,
+ * each in a fixed order), so copy_out brings back 2 doubles into pinned memory instead of 2 B floats into
+ * pageable memory: the copies of the torch-cuda forms (softmax and means on the device, .item()).
+ * Once, outside the timed runs: 0, or -1 when allocation fails (c is then as before) or was done. */
+int em_cuda_sums_on_device(em_cuda_ctx *c);
+/* H and MI to the host: the 2 device sums (em_cuda_sums_on_device), else the 2 B row sums, reduced in
+ * double on the host. */
+int em_cuda_copy_out(em_cuda_ctx *c, double *H, double *MI);
 void em_cuda_free(em_cuda_ctx *c);
 int em_cuda_device_count(void);                         /* 0 when no device or no driver */
 

@@ -9,8 +9,10 @@
  *   - the 16-bit rows scale the loss: d3 = scale (softmax - onehot) / B, scale starting at 2^16; a step
  *     whose scaled gradient has an inf or NaN is skipped and halves the scale; 2000 good steps in a row
  *     double it. The update divides by the scale. fp32 does not scale (scale 1, never changed).
- * The training and test images are uploaded once by prec_cuda_create; the scaler lives on the device,
- * so a step never waits for the host. Calls return 0, or -1 with the reason in prec_cuda_error().
+ * The training and test images are uploaded once by prec_cuda_create, which also runs every product
+ * shape and kernel of the steps and the evaluation once (untimed: a kernel's first use loads it);
+ * the scaler lives on the device, so a step never waits for the host. Calls return 0, or -1 with the
+ * reason in prec_cuda_error().
  * Every step's index copy (from the caller's pageable array) and kernels, and the loss and count
  * read-backs (into pinned memory), are timed by CUDA events (the spans: the record's device phases), as
  * mlp's device rows are; set/get_params and the scaler's read-back are not.

@@ -32,8 +32,9 @@ static void test_entropy_mi_cuda(void **st)
             double h, mi, rh, rmi;
             assert_int_equal(em_naive(X, Y, B, D, &rh, &rmi, 1), 0);
             /* the three rows: cuda; cuda_pinned (copy_in must read the pinned copies: the arguments it is
-             * given are zeros); cuda_factorized (pinned, the O(D) kernel). Each context starts with NaN in
-             * its device buffers (em_cuda_alloc), so nothing left by the previous mode can pass. */
+             * given are zeros; H and MI summed on the device); cuda_factorized (as pinned, the O(D) kernel).
+             * Each context starts with NaN in its device buffers and device sums (em_cuda_alloc,
+             * em_cuda_sums_on_device), so nothing left by the previous mode can pass. */
             for (int mode = 0; mode < 3; mode++) {
                 em_cuda_ctx *c = em_cuda_alloc(B, D);
                 assert_non_null(c);
@@ -41,6 +42,8 @@ static void test_entropy_mi_cuda(void **st)
                 if (mode > 0) {
                     assert_int_equal(em_cuda_pin_inputs(c, X, Y), 0);
                     assert_int_equal(em_cuda_pin_inputs(c, X, Y), -1); /* once only */
+                    assert_int_equal(em_cuda_sums_on_device(c), 0);
+                    assert_int_equal(em_cuda_sums_on_device(c), -1); /* once only */
                     garbage = calloc((size_t)(2 * B * D), sizeof *garbage);
                 }
                 assert_int_equal(em_cuda_copy_in(c, garbage ? garbage : X, garbage ? garbage + B * D : Y), 0);

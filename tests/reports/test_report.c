@@ -817,7 +817,7 @@ static void compare_flags_isa(void **state)
 /* Framework baselines (fixtures/frameworks): the report of the PyPI run names each row's version and
  * form and the framework column's versions (golden/frameworks/); compare with the Debian run flags each
  * baseline whose versions or form changed, and no C variant. The GPU rows (cuda_factorized, torch-cuda)
- * get their own line in REPORT.md. */
+ * get their own line in REPORT.md and their timed copies in the speedup table's notes. */
 static void framework_versions(void **state)
 {
     (void)state;
@@ -830,6 +830,10 @@ static void framework_versions(void **state)
     assert_non_null(strstr(sm, "× best framework (numpy 2.4.6, torch 2.15.0)"));
     assert_non_null(strstr(sm, "best framework, numpy 2.4.6, square-sum form, 1 thread"));
     assert_non_null(strstr(sm, "framework, torch 2.15.0, bmm form, 1 thread"));
+    /* the GPU rows say what their timed region copies (the records' `copies`), so like meets like */
+    assert_non_null(strstr(sm, "| cuda_factorized | 1.6 ms | 32 µs | 800× | 150× | 5× | 5 | timed copies: in: X, Y "
+                               "from pinned memory (2 B D floats); out: H, MI (2 doubles, pinned) |"));
+    assert_non_null(strstr(sm, "bmm form, 1 thread; timed copies: in: X, Y from pinned memory"));
     free(sm), free(sp);
     char *rp = rep_printf("%s/REPORT.md", out), *rm = slurp(rp);
     assert_non_null(strstr(rm, "- frameworks held at the kernels' level (v3), as each reported: "

@@ -31,7 +31,8 @@ typedef struct em_state {
 } em_state;
 
 /* A device variant's form (em_kernels.device): EM_GPU runs on the GPU, owning its device buffers between
- * prepare and release; EM_PINNED copies X and Y from pinned host memory (staged once, in prepare);
+ * prepare and release; EM_PINNED copies X and Y from pinned host memory (staged once, in prepare) and
+ * reduces the rows' sums on the device, so that only H and MI come back (into pinned memory);
  * EM_FACTORIZED computes the O(D) rows there. 0: a CPU variant. */
 enum { EM_GPU = 1, EM_PINNED = 2, EM_FACTORIZED = 4 };
 
@@ -43,6 +44,7 @@ typedef struct em_kernels {
     int device;
     double (*own_flops)(long B, long D);
     const char *own_work_note;
+    const char *copies; /* GPU rows: what the timed region copies (sl_study.copies) */
 } em_kernels;
 
 extern const sl_study sl_study_entropy_mi;
@@ -154,9 +156,11 @@ static int em_prepare_cuda(em_state *s, const char *name, int form, sl_error *er
                      __FILE__, __LINE__, name, s->B, s->D);
         return -1;
     }
-    if ((form & EM_PINNED) && em_cuda_pin_inputs(s->cuda, s->X, s->Y) != 0) {
+    /* the pinned forms copy as torch-cuda's: X and Y in from pinned memory, H and MI out (2 doubles) */
+    if ((form & EM_PINNED) && (em_cuda_pin_inputs(s->cuda, s->X, s->Y) != 0 || em_cuda_sums_on_device(s->cuda))) {
         sl_error_set(err, "%s:%d: entropy_mi %s: pinned host memory (cudaMallocHost) failed for 2 x %ld "
-                     "floats (the cuda row is the form without it)", __FILE__, __LINE__, name, s->B * s->D);
+                     "floats and 2 doubles (the cuda row is the form without it)", __FILE__, __LINE__, name,
+                     s->B * s->D);
         em_release_cuda(s);
         return -1;
     }
@@ -297,6 +301,12 @@ static const char *em_incomplete(const sl_variant *v)
     return k->run ? NULL : "a CPU row needs .run (its kernel)";
 }
 
+/* What each GPU row's timed region copies (sl_study.copies): the report prints it beside the times, so
+ * that a row is compared with a framework form that copies the same. */
+#define EM_COPIES_PAGEABLE "in: X, Y from pageable memory (2 B D floats); out: the rows' sums (2 B floats), " \
+                           "reduced on the host"
+#define EM_COPIES_PINNED "in: X, Y from pinned memory (2 B D floats); out: H, MI (2 doubles, pinned)"
+
 /* One row per variant: name, requirement, description, the variant it builds on, traits, functions. */
 static const sl_variant em_variants[] = {
     {"naive", NULL, "scalar loops, the D x D sum in full", NULL, 0, &(const em_kernels){.run = em_naive}},
@@ -305,14 +315,16 @@ static const sl_variant em_variants[] = {
     {"omp", "openmp", "simd with rows split across OpenMP threads", "simd", SL_THREADED,
      &(const em_kernels){.run = em_omp}},
     {"cuda", "cuda", "one block per batch row (as written up); time includes copies", "omp", SL_DEVICE,
-     &(const em_kernels){.device = EM_GPU}},
-    {"cuda_pinned", "cuda", "cuda with X and Y copied from pinned host memory (staged once, untimed), as "
-     "the torch-cuda forms copy", "cuda", SL_DEVICE, &(const em_kernels){.device = EM_GPU | EM_PINNED}},
+     &(const em_kernels){.device = EM_GPU, .copies = EM_COPIES_PAGEABLE}},
+    {"cuda_pinned", "cuda", "cuda with X and Y copied from pinned host memory (staged once, untimed) and the "
+     "rows' sums reduced on the device, as the torch-cuda forms copy", "cuda", SL_DEVICE,
+     &(const em_kernels){.device = EM_GPU | EM_PINNED, .copies = EM_COPIES_PINNED}},
     {"cuda_factorized", "cuda", "factorized on the GPU: a warp per row, O(D); copies as cuda_pinned "
      "(the GPU counterpart of the framework forms, which factorise)", "cuda_pinned", SL_DEVICE,
      &(const em_kernels){.device = EM_GPU | EM_PINNED | EM_FACTORIZED, .own_flops = em_factorized_flops,
                          .own_work_note = "algorithmic change: O(D) per row; its own work, B (16 D + 2) "
-                                          "flops, is recorded"}},
+                                          "flops, is recorded",
+                         .copies = EM_COPIES_PINNED}},
     {"factorized", NULL, "algorithmic change: sum_ij (p_i q_j)^2 = (sum p_i^2)(sum q_j^2), O(D) per row",
      "simd", 0,
      &(const em_kernels){.run = em_factorized, .own_flops = em_factorized_flops,
@@ -333,10 +345,14 @@ static const sl_variant em_variants[] = {
     {"jax", "python:jax", "JAX: the NumPy form under jax.jit", NULL, SL_EXTERNAL, &(const em_kernels){0}},
     /* GPU baselines: the framework's forms on its GPU (python:MODULE@DEVICE), beside cuda */
     {"torch-cuda", "python:torch@cuda", "PyTorch on the GPU: the torch forms on CUDA tensors", NULL,
-     SL_EXTERNAL | SL_DEVICE, &(const em_kernels){0}},
+     SL_EXTERNAL | SL_DEVICE,
+     &(const em_kernels){.copies = "in: X, Y from pinned memory (2 B D floats, .to(non_blocking)); out: H, MI "
+                                   "(.item())"}},
     {"jax-gpu", "python:jax@gpu", "JAX on the GPU: the jax form under jax.jit", NULL, SL_EXTERNAL | SL_DEVICE,
-     &(const em_kernels){0}},
+     &(const em_kernels){.copies = "in: X, Y from pageable memory (2 B D floats, jax.device_put); out: H, MI"}},
 };
+
+static const char *em_copies(const sl_variant *v) { return ((const em_kernels *)v->kernels)->copies; }
 
 const sl_study sl_study_entropy_mi = {
     .name = "entropy_mi",
@@ -353,6 +369,7 @@ const sl_study sl_study_entropy_mi = {
     .variants = em_variants,
     .n_variants = sizeof em_variants / sizeof em_variants[0],
     .incomplete = em_incomplete,
+    .copies = em_copies,
     .external_inputs = em_external_inputs,
     .external_outputs = em_external_outputs,
     .flops = em_flops,

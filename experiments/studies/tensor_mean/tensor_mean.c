@@ -43,6 +43,7 @@ typedef struct tm_kernels {
     tm_kernel_fn *run;
     tm_workspace_fn *workspace;
     const tm_device *device;
+    const char *copies; /* GPU rows: what the timed region copies (sl_study.copies) */
 } tm_kernels;
 
 /* The row's functions for the CPU kernel K: K and K_workspace. */
@@ -319,7 +320,8 @@ static const sl_variant tm_variants[] = {
      TM_CPU(tm_omp)},
     {"blas", "blas", "Khatri-Rao product (timed) then one cblas_sgemm", "loop", SL_THREADED, TM_CPU(tm_blas)},
     {"cuda", "cuda", "one thread per (i,j,k) element (as written up); time includes copies", "omp", SL_DEVICE,
-     &(const tm_kernels){.device = &tm_cuda_path}},
+     &(const tm_kernels){.device = &tm_cuda_path, .copies = "in: X, Y, Z from pageable memory (3 N D floats); "
+                                                            "out: A (D^3 floats) into pageable memory"}},
     /* Framework baselines (docs/baselines.md): baselines/tensor_mean.py, the forms of the row's name. */
     {"numpy", "python:numpy", "NumPy: the fastest of einsum, einsum(optimize=True) and the Khatri-Rao sgemm",
      NULL, SL_EXTERNAL, &(const tm_kernels){0}},
@@ -331,10 +333,15 @@ static const sl_variant tm_variants[] = {
      SL_EXTERNAL, &(const tm_kernels){0}},
     /* GPU baselines: the framework's forms on its GPU (python:MODULE@DEVICE), beside cuda */
     {"torch-cuda", "python:torch@cuda", "PyTorch on the GPU: the torch forms on CUDA tensors", NULL,
-     SL_EXTERNAL | SL_DEVICE, &(const tm_kernels){0}},
+     SL_EXTERNAL | SL_DEVICE,
+     &(const tm_kernels){.copies = "in: X, Y, Z from pinned memory (3 N D floats, .to(non_blocking)); out: A "
+                                   "(D^3 floats, .cpu()) into pageable memory"}},
     {"jax-gpu", "python:jax@gpu", "JAX on the GPU: the jax forms under jax.jit", NULL, SL_EXTERNAL | SL_DEVICE,
-     &(const tm_kernels){0}},
+     &(const tm_kernels){.copies = "in: X, Y, Z from pageable memory (3 N D floats, jax.device_put); out: A "
+                                   "(D^3 floats, jax.device_get)"}},
 };
+
+static const char *tm_copies(const sl_variant *v) { return ((const tm_kernels *)v->kernels)->copies; }
 
 const sl_study sl_study_tensor_mean = {
     .name = "tensor_mean",
@@ -351,6 +358,7 @@ const sl_study sl_study_tensor_mean = {
     .variants = tm_variants,
     .n_variants = sizeof tm_variants / sizeof tm_variants[0],
     .incomplete = tm_incomplete,
+    .copies = tm_copies,
     .external_inputs = tm_external_inputs,
     .external_outputs = tm_external_outputs,
     .flops = tm_flops,
