@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "rep.h"
 #include "report.h"
@@ -1006,6 +1007,57 @@ static void overlap_prefetch(void **state)
     free(tp), free(t), free(fp), free(f), free(rp), free(r), free(out);
 }
 
+/* A planted work count: fixtures/kernel with factorized at B=1024 charged the study's O(D^2) work (and the
+ * rates that follow from it), as a framework row was before it declared its own. Its fraction of the
+ * roofline, 584 %, is shown as an error of the work count or the ceiling in the roofline table and in the
+ * findings, never as a percentage reached; the fractions of the other rows stay as they were. */
+static void over_bound_is_an_error(void **state)
+{
+    (void)state;
+    char *dir = tmpdir(), *run = rep_printf("%s/run-20261122-100000", dir), *path = rep_printf("%s/results.jsonl", run);
+    char *src_path = rep_printf("%s/kernel/run-20261122-100000/results.jsonl", fix), *text = slurp(src_path);
+    assert_non_null(text);
+    assert_int_equal(rep_mkdirs(run), 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    int planted = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        json_t *r = json_loads(line, 0, NULL);
+        assert_non_null(r);
+        const char *v = json_string_value(json_object_get(r, "variant"));
+        if (v && !strcmp(v, "factorized") && json_integer_value(json_object_get(r, "size")) == 1024) {
+            json_t *w = json_object_get(r, "work"), *rt = json_object_get(r, "rates");
+            double scale = 268435456.0 / json_number_value(json_object_get(w, "flops"));
+            json_object_set_new(w, "flops", json_real(268435456.0));
+            json_object_set_new(rt, "gflops", json_real(json_number_value(json_object_get(rt, "gflops")) * scale));
+            json_object_set_new(rt, "ai", json_real(128.0));
+            planted++;
+        }
+        char *out = json_dumps(r, JSON_COMPACT);
+        fprintf(f, "%s\n", out);
+        free(out);
+        json_decref(r);
+    }
+    fclose(f);
+    assert_int_equal(planted, 1);
+    char *out = tmpdir();
+    char *argv[] = {"report", dir, "--out", out, "--no-plots"};
+    assert_int_equal(rep_report_main(5, argv), 0);
+    char *tp = rep_printf("%s/devbox/tables/entropy_mi-roofline.md", out), *t = slurp(tp);
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(t);
+    assert_non_null(r);
+    assert_non_null(strstr(t, "|  | 1024 | 1 | 671 |"));
+    assert_non_null(strstr(t, "| error: 584 % > 100 % |"));
+    assert_non_null(strstr(t, "is not a measurement: the work it is charged"));
+    assert_null(strstr(t, "583.6")); /* never as a fraction reached */
+    assert_non_null(strstr(t, "| 25.5 % |")); /* factorized at 256: its own work, its fraction */
+    assert_non_null(strstr(r, "error: a case above its roofline bound (factorized at B=1024 (584 %)): a work "
+                              "count or a ceiling is wrong, not a measurement"));
+    assert_null(strstr(r, "factorized runs at"));
+    free(text), free(src_path), free(path), free(run), free(dir), free(tp), free(t), free(rp), free(r), free(out);
+}
+
 /* OpenMP attribution (fixtures/threads): tensor_mean's omp rows carry threads_busy_s; the table shows each
  * thread's busy time, the busiest against the median and the imbalance; simd (one thread) and blas
  * (threaded, no per-thread shares) are not in it. Matches golden/threads/. */
@@ -1098,6 +1150,7 @@ int main(void)
         cmocka_unit_test(precision_table),
         cmocka_unit_test(overlap_prefetch),
         cmocka_unit_test(omp_thread_busy),
+        cmocka_unit_test(over_bound_is_an_error),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(gpu_read_from_traits),
