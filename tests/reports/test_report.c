@@ -3,8 +3,8 @@
  *
  * Every file the report writes (REPORT.md, study pages, every table as md/csv/tex, figure data) is
  * compared with its golden copy after replacing the source root by @SRC@. To accept new output:
- *   SPEEDLAB_UPDATE_GOLDEN=1 meson test -C BUILD --suite reports
- * then review `git diff tests/reports/golden`. */
+ *   ninja -C BUILD update-goldens     (runs this program with --update-golden)
+ * then review `git diff tests/reports/golden`. A test run never writes a golden file. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <ftw.h>
@@ -67,10 +67,13 @@ static char *normalise(const char *text)
     return out;
 }
 
+/* Set by --update-golden on the command line, which only `ninja -C BUILD update-goldens` passes: a test
+ * run (meson test, CI) compares and never writes, whatever its environment holds. */
+static int updating;
+
 static int update_golden(void)
 {
-    const char *e = getenv("SPEEDLAB_UPDATE_GOLDEN");
-    return e && strcmp(e, "1") == 0;
+    return updating;
 }
 
 /* Compares one produced file with golden/<rel>; returns 1 when they match (or golden was updated). */
@@ -97,7 +100,7 @@ static int check_file(const char *produced, const char *rel)
     } else {
         char *want = slurp(gp);
         if (!want) {
-            fprintf(stderr, "# no golden file %s (regenerate with SPEEDLAB_UPDATE_GOLDEN=1)\n", gp);
+            fprintf(stderr, "# no golden file %s (ninja -C BUILD update-goldens, then review the diff)\n", gp);
             ok = 0;
         } else if (strcmp(want, got)) {
             const char *a = want, *b = got;
@@ -219,7 +222,7 @@ static int run_report(const char *out, int nin, const char *const *in)
 }
 
 /* The report written to `out` against golden/NAME, file by file, none missing; with
- * SPEEDLAB_UPDATE_GOLDEN the golden folder is first removed, so that tables no longer written do not
+ * --update-golden the golden folder is first removed, so that tables no longer written do not
  * linger, and rewritten. Returns the number of files compared. */
 /* REPORT.md of `speedlab report` on one fixture, into a new directory. */
 static char *report_md(const char *fixture)
@@ -1131,8 +1134,17 @@ static int setup(void **state)
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--update-golden"))
+        updating = 1;
+    else if (argc > 1) {
+        fprintf(stderr, "usage: %s [--update-golden]\n", argv[0]);
+        return 2;
+    }
+    if (!updating && getenv("SPEEDLAB_UPDATE_GOLDEN"))
+        printf("# SPEEDLAB_UPDATE_GOLDEN is ignored: a test never writes its golden files "
+               "(ninja -C BUILD update-goldens does, for a person to review)\n");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(report_matches_golden),
         cmocka_unit_test(machines_are_grouped),
