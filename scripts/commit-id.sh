@@ -42,7 +42,10 @@ read_git_dir() {
 # find SRCROOT GIVEN: sets hash dirty source note describe
 find_commit() {
     hash=unknown dirty=-1 source=none note="" describe=""
-    if command -v git >/dev/null 2>&1 && h=$(git -C "$1" rev-parse --verify -q HEAD 2>/dev/null) && is_hash "$h"; then
+    # git's answer only when SRCROOT is the top of its work tree (a tarball unpacked inside another
+    # clone would otherwise be given that clone's commit)
+    if command -v git >/dev/null 2>&1 && [ "$(git -C "$1" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$1" && pwd -P)" ] &&
+        h=$(git -C "$1" rev-parse --verify -q HEAD 2>/dev/null) && is_hash "$h"; then
         hash=$h source=git
         describe=$(git -C "$1" describe --always --dirty 2>/dev/null) || describe=""
         case $describe in *-dirty) dirty=1 ;; '') note="git describe failed: dirtiness unknown" ;; *) dirty=0 ;; esac
@@ -85,8 +88,8 @@ dist)
     : "${MESON_DIST_ROOT:?run by meson dist}" "${MESON_SOURCE_ROOT:?run by meson dist}"
     find_commit "$MESON_SOURCE_ROOT" ""
     [ "$hash" != unknown ] || { echo "commit-id: $note" >&2; exit 1; }
-    d=$dirty; [ "$d" = -1 ] && d=unknown
-    printf 'commit %s\ndirty %s\n' "$hash" "$d" >"$MESON_DIST_ROOT/COMMIT" ;;
+    # the tarball holds the committed tree (meson dist archives HEAD, never uncommitted edits): clean
+    printf 'commit %s\ndirty 0\n' "$hash" >"$MESON_DIST_ROOT/COMMIT" ;;
 *)
     sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
     [ "${1:-}" = -h ] || [ "${1:-}" = --help ] ;;
