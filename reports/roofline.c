@@ -60,8 +60,9 @@ int rep_fraction_cell(rep_table *t, int r, int col, double num, double den)
     }
     rep_cell_text(t, r, col, "error: %.*f %% > 100 %%", frac < 1.01 ? 2 : 0, 100 * num / den);
     rep_table_note_once(t, "error: a case faster than its roofline bound is not a measurement: the work it "
-                           "is charged (the record's work: flops, bytes) is more than it did, or a ceiling of "
-                           "the calibration is too low. Its form or variant must declare its own work.");
+                           "is charged (the record's work: flops, bytes) is more than it did (a variant or "
+                           "framework form that computes the result another way declares its own), or a "
+                           "ceiling of the calibration is too low (calibrate again on a quiet machine).");
     return 1;
 }
 
