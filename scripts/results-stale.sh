@@ -90,7 +90,8 @@ for name in "$@"; do
             n=$(git -C "$here" rev-list --count "$full..HEAD" -- "kernels/$s" "experiments/studies/$s" "baselines/$s.py")
             [ "$n" -gt 0 ] || continue
             last=$(git -C "$here" log -1 --format='%h %s' "$full..HEAD" -- "kernels/$s" "experiments/studies/$s" "baselines/$s.py")
-            stale="$stale; $s: $n commits since $(printf %.7s "$c") (latest $last)"
+            w=commits; [ "$n" -eq 1 ] && w=commit
+            stale="$stale; $s: $n $w since $(printf %.7s "$c") (latest $last)"
         done
     done
     list=$(printf '%s' "$commits" | cut -c1-7 | tr '\n' ' ' | sed 's/ $//')

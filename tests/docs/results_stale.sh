@@ -33,7 +33,7 @@ printf '{"kind":"case","env":{"commit":"unknown"},"study":"alpha"}\n' | page nam
 
 sh "$r/scripts/results-stale.sh" old-alpha >"$tmp/out" 2>&1
 rc=$?
-if [ $rc -eq 1 ] && grep -q "^old-alpha: stale: .*alpha: 1 commits since $(printf %.7s "$one") (latest $(printf %.7s "$two") alpha: a faster kernel)" "$tmp/out"
+if [ $rc -eq 1 ] && grep -q "^old-alpha: stale: .*alpha: 1 commit since $(printf %.7s "$one") (latest $(printf %.7s "$two") alpha: a faster kernel)" "$tmp/out"
 then ok "a page made before its kernel changed is stale (exit 1)"; else not_ok "a page made before its kernel changed is stale (exit $rc)"; fi
 
 sh "$r/scripts/results-stale.sh" old-beta new-alpha >"$tmp/out" 2>&1
