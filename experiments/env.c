@@ -11,6 +11,7 @@
 #include "isa.h"
 #include "record.h"
 #include "avail.h"
+#include "commit.h"
 #include "env.h"
 #include "gpu.h"
 #include "sl_config.h"
@@ -59,32 +60,23 @@ double sl_mem_available(void)
     return strtod(v, NULL) * 1024.0; /* the kernel writes kB, meaning KiB */
 }
 
-/* `git describe --always --dirty` of the source tree; else $SPEEDLAB_GIT_DESCRIBE; else 0 chars. */
-static void git_describe(char *out, size_t n)
-{
-    out[0] = '\0';
-    char cmd[4200];
-    const char *root = getenv("SPEEDLAB_SOURCE_ROOT");
-    snprintf(cmd, sizeof cmd, "git -C '%s' describe --always --dirty 2>/dev/null",
-             root && *root ? root : SL_SOURCE_ROOT);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return;
-    if (!fgets(out, (int)n, p))
-        out[0] = '\0';
-    out[strcspn(out, "\n")] = '\0';
-    if (pclose(p) != 0)
-        out[0] = '\0';
-    /* a relocated build (the GPU bundle) has no source tree: it names the commit it was built from */
-    const char *given = getenv("SPEEDLAB_GIT_DESCRIBE");
-    if (!out[0] && given)
-        snprintf(out, n, "%s", given);
-}
-
 static void set_str(json_t *o, const char *key, const char *v)
 {
     if (v && *v)
         json_object_set_new(o, key, json_string(v));
+}
+
+/* The commit the binary was built from (commit.h: captured at build time, so no git is needed here):
+ * always a `commit`, "unknown" with the reason when the build had no source of it. */
+static void commit_env(json_t *env)
+{
+    const sl_commit_info *c = &sl_commit_built;
+    json_object_set_new(env, "commit", json_string(c->hash && *c->hash ? c->hash : "unknown"));
+    if (c->dirty >= 0)
+        json_object_set_new(env, "commit_dirty", json_boolean(c->dirty));
+    set_str(env, "commit_source", c->source);
+    set_str(env, "commit_note", c->note);
+    set_str(env, "git_describe", c->describe);
 }
 
 /* The CPU feature flags that decide which kernels can run and how fast, in this order, from
@@ -155,8 +147,7 @@ json_t *sl_env_capture(int threads)
     isa_env(env);
     set_str(env, "compiler", SL_C_COMPILER);
     set_str(env, "cflags", kern_isa_cflags()); /* the kernels' flags, at the level that runs */
-    git_describe(buf, sizeof buf);
-    set_str(env, "git_describe", buf);
+    commit_env(env);
     set_str(env, "speedlab_version", SL_VERSION);
     json_object_set_new(env, "threads", json_integer(threads));
 #if SL_HAVE_PAPI

@@ -125,19 +125,43 @@ static void bought(line *L, FILE *inv, const rep_set *s, const rep_case *c, cons
         clause(L, "%s is %s %s", nm(a, sizeof a, c), fx(x, sizeof x, to / tc), nm(b, sizeof b, on));
 }
 
-/* The compared case closest to its roofline bound, when the machine has a calibration. */
+/* The compared case closest to its roofline bound, when the machine has a calibration. A case above its
+ * bound is named as an error of its work count or the ceiling, never as how close it runs. */
 static void roofline(line *L, const rep_set *s, const rep_case *const *cs, int n)
 {
     const rep_case *best = NULL;
     double top = NAN;
+    char a[64];
     for (int i = 0; i < n; i++) {
         double fr = rep_fraction_of_bound(s, cs[i]);
-        if (isfinite(fr) && (!best || fr > top))
+        if (isfinite(fr) && fr <= 1.0 && (!best || fr > top))
             best = cs[i], top = fr;
     }
-    char a[64];
     if (best)
         clause(L, "%s runs at %.0f %% of the roofline", nm(a, sizeof a, best), 100 * top);
+}
+
+/* Every case of the study on this machine (framework rows, every size) above its roofline bound, in one
+ * clause: an error of its work count or of the ceiling, said as such. */
+static void over_bound(line *L, const rep_set *s, int env, const char *study)
+{
+    char a[64], *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    int n = 0;
+    for (int i = 0; i < s->ncases && m; i++) {
+        const rep_case *c = &s->cases[i];
+        double fr = c->env == env && !strcmp(c->study, study) ? rep_fraction_of_bound(s, c) : NAN;
+        if (fr > 1.0)
+            fprintf(m, "%s%s at %s=%ld (%.*f %%)", n++ ? ", " : "", nm(a, sizeof a, c), c->size_name, c->size,
+                    fr < 1.01 ? 2 : 0, 100 * fr);
+    }
+    if (m)
+        fclose(m);
+    if (n)
+        clause(L, "error: %s above %s roofline bound (%s): a work count or a ceiling is wrong, not a measurement",
+               n > 1 ? "cases" : "a case", n > 1 ? "their" : "its", text);
+    free(text);
 }
 
 /* The fastest framework baseline against the fastest C variant, where framework baselines ran. */
@@ -171,6 +195,7 @@ static void study_clauses(line *L, const rep_set *s, int env, const char *study,
     for (int i = 0; i < n && fi; i++)
         if (!base || cs[i] != base)
             bought(L, fi, s, cs[i], base);
+    over_bound(L, s, env, study);
     roofline(L, s, cs, n);
     frameworks(L, s, env, study, size);
     if (fi)

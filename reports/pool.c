@@ -10,7 +10,7 @@
  *   - they are rounds of one run (the same run_id, each with a `round` field).
  * At the end of loading (rep_pool_cases) a case's records are narrowed to those that can be one sample:
  * the latest record that ran (ok or failed) and the others that ran with its thread count, its work
- * (rep_same_work), its build (env compiler, cflags, git_describe, speedlab_version, isa_march) and, for
+ * (rep_same_work), its build (env compiler, cflags, commit, git_describe, speedlab_version, isa_march) and, for
  * a framework row, its timed form, each record once (a copy of a results file read too is left out).
  * Records outside that set (unavailable or skipped rounds, other configurations) are set aside as
  * without pooling (rep_env.nreplaced). Of the set, the case becomes
@@ -175,7 +175,7 @@ static int same_json(json_t *a, json_t *b)
  * machine to the report) and a framework row's timed form (chosen per run, the fastest). */
 static int same_config(const rep_case *a, const rep_case *b)
 {
-    static const char *const build[] = {"compiler", "cflags", "git_describe", "speedlab_version", "isa_march"};
+    static const char *const build[] = {"compiler", "cflags", "commit", "commit_dirty", "git_describe", "speedlab_version", "isa_march"};
     json_t *ea = json_object_get(a->rec, "env"), *eb = json_object_get(b->rec, "env");
     for (size_t i = 0; i < sizeof build / sizeof *build; i++)
         if (!same_json(json_object_get(ea, build[i]), json_object_get(eb, build[i])))

@@ -385,6 +385,7 @@ static void env_section(FILE *f, const rep_set *s, int env)
         int optional;
     } keys[] = {{"host", 0}, {"cpu_model", 0}, {"cpu_cores", 0}, {"os", 0}, {"compiler", 0}, {"cflags", 0},
                 {"isa", 1}, {"isa_mode", 1}, {"isa_march", 1}, {"isa_forced", 1}, {"cpu_flags", 1},
+                {"commit", 1}, {"commit_dirty", 1}, {"commit_note", 1},
                 {"git_describe", 0}, {"speedlab_version", 0}, {"threads", 0}, {"papi_version", 0}, {"blas", 0},
                 {"cuda_device", 0}, {"cuda_driver", 0}, {"cuda_runtime", 0}};
     const rep_env *e = &s->envs[env];
@@ -395,6 +396,8 @@ static void env_section(FILE *f, const rep_set *s, int env)
             fprintf(f, "| %s | %s |\n", keys[i].key, json_string_value(v));
         else if (json_is_integer(v))
             fprintf(f, "| %s | %lld |\n", keys[i].key, (long long)json_integer_value(v));
+        else if (json_is_boolean(v))
+            fprintf(f, "| %s | %s |\n", keys[i].key, json_is_true(v) ? "yes" : "no");
         else if (!keys[i].optional)
             fprintf(f, "| %s | absent |\n", keys[i].key);
     }

@@ -51,6 +51,21 @@ double rep_fraction_of_bound(const rep_set *s, const rep_case *c)
     return c->gflops / (isfinite(c->ai) ? fmin(peak, c->ai * bw) : peak);
 }
 
+int rep_fraction_cell(rep_table *t, int r, int col, double num, double den)
+{
+    double frac = num / den;
+    if (!(frac > 1.0)) {
+        rep_cell_num(t, r, col, frac, "%.1f %%", 100 * num / den);
+        return 0;
+    }
+    rep_cell_text(t, r, col, "error: %.*f %% > 100 %%", frac < 1.01 ? 2 : 0, 100 * num / den);
+    rep_table_note_once(t, "error: a case faster than its roofline bound is not a measurement: the work it "
+                           "is charged (the record's work: flops, bytes) is more than it did (a variant or "
+                           "framework form that computes the result another way declares its own), or a "
+                           "ceiling of the calibration is too low (calibrate again on a quiet machine).");
+    return 1;
+}
+
 /* The roofline bound (GFLOP/s) of case c's work at intensity ai, or NAN; cell (r, col) says which
  * ceilings and which roof, or why there is no bound. prec ("fp32", "fp64") is named in the cell when
  * given (regions); NULL: fp32, unnamed (whole cases). */
@@ -132,7 +147,7 @@ rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study)
             if (!isfinite(bound))
                 continue;
             rep_cell_num(t, r, 7, bound, "%.3g", bound);
-            rep_cell_num(t, r, 8, c->gflops / bound, "%.1f %%", 100 * c->gflops / bound);
+            rep_fraction_cell(t, r, 8, c->gflops, bound);
         }
     }
     if (!ceil)
@@ -195,7 +210,7 @@ static void region_row(rep_table *t, const json_t *ceil, const rep_case *c, cons
     double bound_s = flops / (bound * 1e9);
     rep_fmt_time(m, sizeof m, bound_s);
     rep_cell_num(t, r, 9, bound_s, "%s", m);
-    rep_cell_num(t, r, 10, bound_s / sec, "%.1f %%", 100 * bound_s / sec);
+    rep_fraction_cell(t, r, 10, bound_s, sec);
 }
 
 rep_table *rep_tab_region_roofline(const rep_set *s, int env, const char *study)

@@ -134,6 +134,8 @@ cat >"$b/BUNDLE" <<INFO
 # speedlab GPU bundle: what was built, from what, and what the node must supply (sh variables;
 # gpu-check.sh and the launcher read them).
 SL_BUNDLE_SOURCE='$(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)'
+# the commit its speedlab was built from, as that binary puts it in every record (env.commit, commit_dirty)
+$(sh "$src/scripts/commit-id.sh" sh "$src" | sed -n 's/^SL_COMMIT=/SL_BUNDLE_COMMIT=/p; s/^SL_COMMIT_DIRTY=/SL_BUNDLE_COMMIT_DIRTY=/p')
 SL_BUNDLE_BUILT='$(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(uname -m)'
 SL_BUNDLE_COMPILERS='$(cc --version | head -1); $(nvcc --version | tail -1)'
 SL_BUNDLE_CUDA_ARCHS='SASS sm_80 sm_90, PTX compute_90'

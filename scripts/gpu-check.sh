@@ -89,7 +89,6 @@ work=$out/work
 sl_cuda_libs
 export SPEEDLAB_DATA_DIR=$here/share/speedlab/data
 export SPEEDLAB_PLOTS_DIR=$here/share/speedlab/plots
-export SPEEDLAB_GIT_DESCRIBE=$SL_BUNDLE_SOURCE
 export SPEEDLAB_BASELINES=${SPEEDLAB_BASELINES:-$here/share/speedlab/baselines}
 SPEEDLAB_PYTHON=${SPEEDLAB_PYTHON:-$(command -v python3 || echo /usr/bin/python3)}
 export SPEEDLAB_PYTHON

@@ -3,7 +3,8 @@
 # records of one main job and the report `speedlab report` renders from them.
 #
 #   scripts/results-page.sh add RUNDIR NAME   copy RUNDIR's records (results.jsonl, and those of its
-#                                             extra/ runs) into docs/results/NAME/results/, then render
+#                                             extra/ runs) into docs/results/NAME/results/, then render;
+#                                             refused when a record names no commit (env.commit)
 #   scripts/results-page.sh add-gpu DIR NAME  the same from a GPU node's check (scripts/gpu-check.sh):
 #                                             DIR is its output folder or its runs.tar.gz; the default
 #                                             runs' records are the page's, each quick run an extra/ run
@@ -52,6 +53,11 @@ add)
     run=$(cd "$2" 2>/dev/null && pwd -P) || { say "no run directory $2"; exit 2; }
     [ -f "$run/results.jsonl" ] || { say "$run has no results.jsonl: not a run directory"; exit 2; }
     case $3 in *[!a-z0-9_.-]*|'') say "NAME '$3': letters, digits and _.- only"; exit 2 ;; esac
+    # a page names the code it shows: every record its commit (env.commit, scripts/results-stale.sh)
+    bad=$(cat "$run/results.jsonl" "$run"/extra/run-*/results.jsonl 2>/dev/null |
+          grep -v -c -e '"commit": *"[0-9a-f]\{7,40\}"' -e '"git_describe": *"\([^"]*-g\)\{0,1\}[0-9a-f]\{7,40\}\(-dirty\)\{0,1\}"')
+    [ "$bad" -eq 0 ] || { say "$run: $bad records name no commit (env.commit absent or unknown: see env.commit_note); a page" \
+                             "must say which code it shows: build from a git clone, a meson dist tarball or with -Dcommit=HASH, and run again"; exit 2; }
     dst=$here/$pages/$3/results
     rm -rf "$dst" && mkdir -p "$dst" || exit 1
     cp "$run/results.jsonl" "$dst/results.jsonl" || exit 1

@@ -3,8 +3,8 @@
  *
  * Every file the report writes (REPORT.md, study pages, every table as md/csv/tex, figure data) is
  * compared with its golden copy after replacing the source root by @SRC@. To accept new output:
- *   SPEEDLAB_UPDATE_GOLDEN=1 meson test -C BUILD --suite reports
- * then review `git diff tests/reports/golden`. */
+ *   ninja -C BUILD update-goldens     (runs this program with --update-golden)
+ * then review `git diff tests/reports/golden`. A test run never writes a golden file. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <ftw.h>
@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "rep.h"
 #include "report.h"
@@ -66,10 +67,13 @@ static char *normalise(const char *text)
     return out;
 }
 
+/* Set by --update-golden on the command line, which only `ninja -C BUILD update-goldens` passes: a test
+ * run (meson test, CI) compares and never writes, whatever its environment holds. */
+static int updating;
+
 static int update_golden(void)
 {
-    const char *e = getenv("SPEEDLAB_UPDATE_GOLDEN");
-    return e && strcmp(e, "1") == 0;
+    return updating;
 }
 
 /* Compares one produced file with golden/<rel>; returns 1 when they match (or golden was updated). */
@@ -96,7 +100,7 @@ static int check_file(const char *produced, const char *rel)
     } else {
         char *want = slurp(gp);
         if (!want) {
-            fprintf(stderr, "# no golden file %s (regenerate with SPEEDLAB_UPDATE_GOLDEN=1)\n", gp);
+            fprintf(stderr, "# no golden file %s (ninja -C BUILD update-goldens, then review the diff)\n", gp);
             ok = 0;
         } else if (strcmp(want, got)) {
             const char *a = want, *b = got;
@@ -218,7 +222,7 @@ static int run_report(const char *out, int nin, const char *const *in)
 }
 
 /* The report written to `out` against golden/NAME, file by file, none missing; with
- * SPEEDLAB_UPDATE_GOLDEN the golden folder is first removed, so that tables no longer written do not
+ * --update-golden the golden folder is first removed, so that tables no longer written do not
  * linger, and rewritten. Returns the number of files compared. */
 /* REPORT.md of `speedlab report` on one fixture, into a new directory. */
 static char *report_md(const char *fixture)
@@ -1010,6 +1014,57 @@ static void overlap_prefetch(void **state)
     free(tp), free(t), free(fp), free(f), free(rp), free(r), free(out);
 }
 
+/* A planted work count: fixtures/kernel with factorized at B=1024 charged the study's O(D^2) work (and the
+ * rates that follow from it), as a framework row was before it declared its own. Its fraction of the
+ * roofline, 584 %, is shown as an error of the work count or the ceiling in the roofline table and in the
+ * findings, never as a percentage reached; the fractions of the other rows stay as they were. */
+static void over_bound_is_an_error(void **state)
+{
+    (void)state;
+    char *dir = tmpdir(), *run = rep_printf("%s/run-20261122-100000", dir), *path = rep_printf("%s/results.jsonl", run);
+    char *src_path = rep_printf("%s/kernel/run-20261122-100000/results.jsonl", fix), *text = slurp(src_path);
+    assert_non_null(text);
+    assert_int_equal(rep_mkdirs(run), 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    int planted = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        json_t *r = json_loads(line, 0, NULL);
+        assert_non_null(r);
+        const char *v = json_string_value(json_object_get(r, "variant"));
+        if (v && !strcmp(v, "factorized") && json_integer_value(json_object_get(r, "size")) == 1024) {
+            json_t *w = json_object_get(r, "work"), *rt = json_object_get(r, "rates");
+            double scale = 268435456.0 / json_number_value(json_object_get(w, "flops"));
+            json_object_set_new(w, "flops", json_real(268435456.0));
+            json_object_set_new(rt, "gflops", json_real(json_number_value(json_object_get(rt, "gflops")) * scale));
+            json_object_set_new(rt, "ai", json_real(128.0));
+            planted++;
+        }
+        char *out = json_dumps(r, JSON_COMPACT);
+        fprintf(f, "%s\n", out);
+        free(out);
+        json_decref(r);
+    }
+    fclose(f);
+    assert_int_equal(planted, 1);
+    char *out = tmpdir();
+    char *argv[] = {"report", dir, "--out", out, "--no-plots"};
+    assert_int_equal(rep_report_main(5, argv), 0);
+    char *tp = rep_printf("%s/devbox/tables/entropy_mi-roofline.md", out), *t = slurp(tp);
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(t);
+    assert_non_null(r);
+    assert_non_null(strstr(t, "|  | 1024 | 1 | 671 |"));
+    assert_non_null(strstr(t, "| error: 584 % > 100 % |"));
+    assert_non_null(strstr(t, "is not a measurement: the work it is charged"));
+    assert_null(strstr(t, "583.6")); /* never as a fraction reached */
+    assert_non_null(strstr(t, "| 25.5 % |")); /* factorized at 256: its own work, its fraction */
+    assert_non_null(strstr(r, "error: a case above its roofline bound (factorized at B=1024 (584 %)): a work "
+                              "count or a ceiling is wrong, not a measurement"));
+    assert_null(strstr(r, "factorized runs at"));
+    free(text), free(src_path), free(path), free(run), free(dir), free(tp), free(t), free(rp), free(r), free(out);
+}
+
 /* OpenMP attribution (fixtures/threads): tensor_mean's omp rows carry threads_busy_s; the table shows each
  * thread's busy time, the busiest against the median and the imbalance; simd (one thread) and blas
  * (threaded, no per-thread shares) are not in it. Matches golden/threads/. */
@@ -1083,8 +1138,17 @@ static int setup(void **state)
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--update-golden"))
+        updating = 1;
+    else if (argc > 1) {
+        fprintf(stderr, "usage: %s [--update-golden]\n", argv[0]);
+        return 2;
+    }
+    if (!updating && getenv("SPEEDLAB_UPDATE_GOLDEN"))
+        printf("# SPEEDLAB_UPDATE_GOLDEN is ignored: a test never writes its golden files "
+               "(ninja -C BUILD update-goldens does, for a person to review)\n");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(report_matches_golden),
         cmocka_unit_test(machines_are_grouped),
@@ -1102,6 +1166,7 @@ int main(void)
         cmocka_unit_test(precision_table),
         cmocka_unit_test(overlap_prefetch),
         cmocka_unit_test(omp_thread_busy),
+        cmocka_unit_test(over_bound_is_an_error),
         cmocka_unit_test(bad_input_is_reported_and_skipped),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(gpu_read_from_traits),
