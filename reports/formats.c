@@ -111,6 +111,10 @@ void rep_cell_num(rep_table *t, int row, int col, double num, const char *fmt, .
     va_start(ap, fmt);
     set_cell(t, row, col, num, 1, fmt, ap);
     va_end(ap);
+    /* a ratio over a time that cannot be (0, 5e-324 s) printed "inf×": no such number reaches a table */
+    const char *text = t->cells[row * t->ncols + col].text;
+    if (!isfinite(num) && text && (strstr(text, "inf") || strstr(text, "nan")))
+        rep_cell_text(t, row, col, "—");
 }
 
 void rep_cell_num_or_dash(rep_table *t, int row, int col, double v, const char *fmt)
@@ -157,30 +161,16 @@ static const char *cell_text(const rep_table *t, int r, int c)
 
 /* ---- Markdown --------------------------------------------------------------------------------- */
 
-/* A cell or note in Markdown: | escaped (it ends a cell), < as &lt; (no HTML from a results file), a
- * control character as a space (a newline ends the row). */
-static void md_escape(const char *s, FILE *f)
-{
-    for (; *s; s++) {
-        if (*s == '|')
-            fputs("\\|", f);
-        else if (*s == '<')
-            fputs("&lt;", f);
-        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            fputc(' ', f);
-        else
-            fputc(*s, f);
-    }
-}
-
 void rep_write_md(const rep_table *t, FILE *f)
 {
-    fprintf(f, "**%s**\n\n|", t->title);
+    fputs("**", f);
+    rep_md_cell(t->title, f);
+    fputs("**\n\n|", f);
     for (int c = 0; c < t->ncols; c++) {
         if (!shown(t, c))
             continue;
         fputc(' ', f);
-        md_escape(t->cols[c], f);
+        rep_md_cell(t->cols[c], f);
         fputs(" |", f);
     }
     fputs("\n|", f);
@@ -196,7 +186,7 @@ void rep_write_md(const rep_table *t, FILE *f)
             fputc(' ', f);
             /* the grouping key (first column) is shown once per group */
             if (!(c == 0 && !t->group_start[r]))
-                md_escape(cell_text(t, r, c), f);
+                rep_md_cell(cell_text(t, r, c), f);
             fputs(" |", f);
         }
         fputc('\n', f);
@@ -204,7 +194,7 @@ void rep_write_md(const rep_table *t, FILE *f)
     if (t->nnotes)
         fputc('\n', f);
     for (int i = 0; i < t->nnotes; i++) {
-        md_escape(t->notes[i], f);
+        rep_md_cell(t->notes[i], f);
         fputs(i + 1 < t->nnotes ? "  \n" : "\n", f);
     }
     fputc('\n', f);

@@ -190,7 +190,7 @@ static void fastest_line(FILE *f, const rep_set *s, int env, const char *study, 
             unit ? unit : "", best->variant, t);
     if (unit)
         fprintf(f, " (%s per %s)", u, unit);
-    if (isfinite(tbase) && base != best)
+    if (isfinite(tbase) && isfinite(tbase / tbest) && base != best)
         fprintf(f, ", %.3g× the baseline `%s`%s", tbase / tbest, base->variant,
                 base->reduced && unit ? " (a reduced run)" : "");
     fputs(best->reduced ? " (reduced run)\n" : "\n", f);
@@ -223,8 +223,12 @@ static void bottleneck_line(FILE *f, const rep_table *t)
 {
     if (t->nrows == 0)
         return;
-    fprintf(f, "- top region by self time: `%s` (%s self, %s of the run) in *%s*\n", t->cells[0].text,
-            t->cells[2].text ? t->cells[2].text : "?", t->cells[4].text ? t->cells[4].text : "?", t->title);
+    fputs("- top region by self time: ", f); /* a region name is anyone's text: escaped (escape.c) */
+    rep_md_code(t->cells[0].text, f);
+    fprintf(f, " (%s self, %s of the run) in *", t->cells[2].text ? t->cells[2].text : "?",
+            t->cells[4].text ? t->cells[4].text : "?");
+    rep_md_text(t->title, f);
+    fputs("*\n", f);
 }
 
 /* ---- one study --------------------------------------------------------------------------------- */

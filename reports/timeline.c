@@ -129,7 +129,8 @@ static long write_data(const tl *t, FILE *f, int nblocks, const int *block, cons
     fprintf(f, "# speedlab figure data: timeline (written by speedlab report from trace.json)\n"
                "# blocks per region name: t0_s t1_s row depth\n");
     for (int b = 0; b < nblocks; b++) {
-        fprintf(f, "%s%s\n", b ? "\n\n" : "", named(t, nblocks, b) ? t->names[order[b]] : "other");
+        fputs(b ? "\n\n" : "", f);
+        rep_data_name(named(t, nblocks, b) ? t->names[order[b]] : "other", f); /* a name is one line */
         for (size_t k = 0; k < t->nsp; k++) {
             const span *s = &t->sp[k];
             if (block[s->name] != b)
