@@ -564,9 +564,13 @@ static void walk(rep_set *s, const char *path, int top, seen *sn, FILE *err)
     free(names);
 }
 
-/* The params other than the size, in record order: "cache=cold" (empty string when none). */
+/* The params other than the size, in record order: "cache=cold" (empty string when none). The size's own
+ * parameter is part of the key where it says other than the size: galaxy's --param max_iter=2 at size 20
+ * ran 2 iterations and is not the same case as max_iter=20 (experiments/plan.c, case_params). */
 static char *params_key(const json_t *r, const char *size_name)
 {
+    char size[32];
+    snprintf(size, sizeof size, "%lld", (long long)json_integer_value(json_object_get(r, "size")));
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -574,7 +578,7 @@ static char *params_key(const json_t *r, const char *size_name)
     json_t *v;
     int n = 0;
     json_object_foreach(json_object_get(r, "params"), k, v) {
-        if (size_name && !strcmp(k, size_name))
+        if (size_name && !strcmp(k, size_name) && (!json_is_string(v) || !strcmp(json_string_value(v), size)))
             continue;
         if (json_is_string(v))
             fprintf(f, "%s%s=%s", n++ ? " " : "", k, json_string_value(v));
