@@ -106,7 +106,9 @@ int rep_missing_section(FILE *md, const rep_set *s, int npaths, char **paths)
             free(path);
             continue;
         }
-        fprintf(md, "## Planned cases without a record\n\n`%s` plans %d cases; ", path, planned);
+        fputs("## Planned cases without a record\n\n", md);
+        rep_md_code(path, md);
+        fprintf(md, " plans %d cases; ", planned);
         if (n == 0)
             fputs("every one has a record.\n\n", md);
         else {

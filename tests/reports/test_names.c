@@ -156,6 +156,37 @@ static void escapers(void **state)
     free(c);
 }
 
+static char *written(void (*w)(const rep_table *, FILE *), const rep_table *t)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    w(t, f);
+    fclose(f);
+    return buf;
+}
+
+/* A table whose id and cell hold names: CSV quotes a carriage return, LaTeX keeps a \label to its
+ * characters and a cell to one line (a blank line would end the tabular). */
+static void tables_keep_names_in_their_cells(void **state)
+{
+    (void)state;
+    const char *cols[] = {"region", "n"};
+    rep_table *t = rep_table_new("s}\\input{/etc/passwd}-x", "t", 2, cols, cols);
+    int r = rep_table_row(t, 1);
+    rep_cell_text(t, r, 0, "a\n\nb\rc,d");
+    rep_cell_num(t, r, 1, 1.0, "1");
+    char *tex = written(rep_write_tex, t), *csv = written(rep_write_csv, t), *md = written(rep_write_md, t);
+    assert_null(strstr(tex, "\\input{"));
+    assert_non_null(strstr(tex, "\\label{tab:s--input--etc-passwd--x}"));
+    assert_null(strstr(tex, "\n\n"));
+    assert_non_null(strstr(tex, "a  b c,d"));
+    assert_non_null(strstr(csv, "\"a\n\nb\rc,d\",1"));
+    assert_non_null(strstr(md, "| a  b c,d | 1 |"));
+    free(tex), free(csv), free(md);
+    rep_table_free(t);
+}
+
 /* ---- numbers ---------------------------------------------------------------------------------- */
 
 static void impossible_numbers_are_refused(void **state)
@@ -210,6 +241,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(region_name_stays_in_its_code_span, setup, teardown),
         cmocka_unit_test(escapers),
+        cmocka_unit_test(tables_keep_names_in_their_cells),
         cmocka_unit_test_setup_teardown(impossible_numbers_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(no_inf_reaches_a_table, setup, teardown),
     };
