@@ -154,6 +154,15 @@ void prof_report(FILE *out)
         char *name = prof_utf8_clean(n->name, 1); /* no terminal escape or line break from a name */
         snprintf(label, sizeof label, "%*s%s%s", ind, "", name ? name : "?", n->st.threads > 1 ? " *" : "");
         free(name);
+        /* a long name is cut to the column: never inside a UTF-8 sequence */
+        for (unsigned char *p = (unsigned char *)label; *p;) {
+            int len = prof_utf8_len(p);
+            if (len == 0) {
+                *p = 0;
+                break;
+            }
+            p += len;
+        }
         fprintf(out, "%-40s %10ld %11s %11s %11s %11s %11s %11s %6.1f%%\n", label, n->st.calls,
                 fmt_time(b[0], 24, n->st.incl_ns), fmt_time(b[1], 24, n->st.self_ns),
                 fmt_time(b[2], 24, n->st.mean_ns), fmt_time(b[3], 24, n->st.std_ns),

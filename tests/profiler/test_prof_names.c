@@ -146,6 +146,28 @@ static void test_surrogates_and_beyond(void **state)
     json_decref(t);
 }
 
+/* The TimerStats table: a name's newline is a space, and a long name of two-byte characters is cut to
+ * its column between characters, never inside one. */
+static void test_timerstats_table(void **state)
+{
+    (void)state;
+    char longname[200] = "";
+    for (int i = 0; i < 60; i++)
+        strcat(longname, "\xc3\xa9");
+    PROF_SCOPE("a\nb") { }
+    PROF_SCOPE(longname) { }
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    prof_report(f);
+    fclose(f);
+    assert_non_null(strstr(text, "\na b "));
+    json_t *s = json_string(text); /* jansson refuses a string that is not valid UTF-8 */
+    assert_non_null(s);
+    json_decref(s);
+    free(text);
+}
+
 /* 300 names of random bytes, nested three deep: every region is in the profile with a path as long as
  * its depth, and both outputs parse. */
 static void test_random_bytes(void **state)
@@ -189,6 +211,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_control_characters_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_utf8_keeps_the_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_surrogates_and_beyond, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timerstats_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_bytes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
