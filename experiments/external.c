@@ -454,7 +454,7 @@ static int check_timed_form(const sl_study *s, void *state, int v, const json_t 
 
 /* Step 5's times, or -1 with rec failed; the last call's outputs go to the study for `finish`. */
 static int take_times(const sl_study *s, void *state, int v, json_t *timed, json_t *rec, double **times,
-                      double wall_s, const char *ep)
+                      double wall_s, int want_reps, const char *ep)
 {
     sl_error err = {{0}};
     sl_outputs out = {json_object_get(timed, "outputs")};
@@ -480,6 +480,13 @@ static int take_times(const sl_study *s, void *state, int v, json_t *timed, json
     }
     if (n > EXT_MAX_REPS) {
         fail_ext(rec, "repetitions", "more than 100000 times in \"times_s\"", ep);
+        return -1;
+    }
+    if (n < (size_t)want_reps) { /* harness.py repeats until reps and min_time are both reached */
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s.py's repetition report (line 2 of its output) holds %zu times, fewer than "
+                 "the %d repetitions asked", s->name, n, want_reps);
+        fail_ext(rec, "repetitions", msg, ep);
         return -1;
     }
     /* the thread count it ran at becomes the record's: a whole number a run could have used */
@@ -560,7 +567,10 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
     } else if (ext_send_line(&p, go) != 0 || !(timed = ext_read_line(&p, "repetition report", &err))) {
         fail_ext(rec, "repetitions", err.msg[0] ? err.msg : "the program ended before them", ep);
     } else if (check_timed_form(s, state, v, first, timed, rec, ep) == 0) {
-        n = take_times(s, state, v, timed, rec, times, ext_now_s() - t0, ep);
+        int reps, warmup;
+        double min_time;
+        sl_case_plan(c->cfg, s, &reps, &warmup, &min_time);
+        n = take_times(s, state, v, timed, rec, times, ext_now_s() - t0, reps, ep);
     }
     int status = ext_finish(&p, n > 0);
     free(go);
