@@ -155,8 +155,9 @@ static int given(const sl_opts *o, const char *name)
 }
 
 /* The parameters of a case as the record will hold them, minus the size's unless it was given (galaxy's
- * --param max_iter=2 overrides the size, and the task must pass it on): the loader's identity. */
-static void case_params(const sl_opts *o, const sl_study *s, long size, char *out, size_t n)
+ * --param max_iter=2 is then the case's size, and the task passes it on so that `run` takes that size);
+ * reports/missing.c leaves a size's own parameter equal to the size out of the identity, as the loader. */
+static void case_params(const sl_opts *o, const sl_study *s, char *out, size_t n)
 {
     size_t len = 0;
     out[0] = 0;
@@ -164,8 +165,7 @@ static void case_params(const sl_opts *o, const sl_study *s, long size, char *ou
         char v[256]; /* the record's form (1.0 -> 1, 0x10 -> 16, 08 -> 8), or the case never matches one */
         sl_param_canonical(o, s, &s->params[i], v, sizeof v);
         /* the size's own parameter only where it says other than the size (reports/loader.c, params_key) */
-        if (s->size_name && !strcmp(s->params[i].name, s->size_name) &&
-            (!given(o, s->size_name) || strtol(v, NULL, 10) == size))
+        if (s->size_name && !strcmp(s->params[i].name, s->size_name) && !given(o, s->size_name))
             continue;
         len += (size_t)snprintf(out + len, n - len, "%s%s=%s", len ? " " : "", s->params[i].name, v);
     }
@@ -191,6 +191,12 @@ static int accepts(const long *v, int n, long size)
 static int plan_sizes(const sl_run_cfg *c, const sl_study *s, long *out, int max)
 {
     int n = 0;
+    long given = sl_size_param(s, c->n_params, (const char *const *)c->param_names,
+                               (const char *const *)c->param_values);
+    if (given > 0 && max > 0) { /* as runner.c: the size's parameter, given, is the only size */
+        out[0] = given;
+        return 1;
+    }
     for (int k = 0; k < c->n_sizes && n < max; k++)
         if (accepts(s->sizes, s->n_sizes, c->sizes[k]) || accepts(s->quick_sizes, s->n_quick_sizes, c->sizes[k])
             || accepts(s->sweep_sizes, s->n_sweep_sizes, c->sizes[k]))
@@ -232,7 +238,7 @@ static void build_cases(sl_plan *p)
                 memset(pc, 0, sizeof *pc);
                 *pc = (sl_plan_case){.study = s, .variant = v, .size = sizes[k], .reps = plan_reps(c, s),
                                      .gpu = (s->variants[v].traits & SL_DEVICE) != 0, .est_s = -1};
-                case_params(&o, s, sizes[k], pc->params, sizeof pc->params);
+                case_params(&o, s, pc->params, sizeof pc->params);
             }
     }
 }

@@ -152,16 +152,19 @@ fails() { ! "$@"; }
 check "a task with no case of its own fails, not exit 0" fails task 5
 check "... saying why" has 'odd+dir@x=1,a:b/task.log' 'task 5 has no cpu case'
 
-# What was asked is what ran. galaxy's size is max_iter: --param max_iter=2 is in the case line, so the
-# task passes it on and trains 2 iterations, and the record (max_iter 2) is the planned case's.
+# What was asked is what ran. galaxy's size is max_iter: --param max_iter=2 is the case's size and in
+# its line, so the task passes it on and trains 2 iterations, and the record (max_iter 2) is the
+# planned case's; the report labels it max_iter=2.
 status 0 "$speedlab" slurm galaxy --quick --variants simd --param max_iter=2 --out 'gx' --calibration empty.jsonl
-check "--param max_iter=2 (the size's parameter) is in the case line" has gx/cases.tsv "$(printf '\tmax_iter=2 ')"
+check "--param max_iter=2 (the size's parameter) is the case's size" has gx/cases.tsv "$(printf '\tsimd\t2\t')"
+check "... and in its params" has gx/cases.tsv "$(printf '\tmax_iter=2 ')"
 check "the galaxy task runs" bash -c "SLURM_ARRAY_JOB_ID=8 SLURM_ARRAY_TASK_ID=0 SLURM_CPUS_PER_TASK=1 \
     PATH='$tmp/fakebin:$PATH' bash gx/slurm/cpu.sbatch >gx/task.log 2>&1"
 check "... its record says max_iter 2" has gx/8_0/latest/results.jsonl '"max_iter":"2"'
 check "... and it trained 2 iterations" has gx/8_0/latest/results.jsonl '"iterations":2\.0,'
 status 0 "$speedlab" report gx --out gx/report --no-plots
 check "... and the report finds the planned case's record" bash -c "! grep -q 'have no record' err.txt"
+check "... and labels it max_iter=2" bash -c "grep -rq '^| max_iter=2 | simd |' gx/report/*/galaxy.md"
 status 0 "$speedlab" slurm --resubmit gx
 check "... and --resubmit has nothing to run" has out.txt '0 of the 1 cases in .*gx/cases.tsv have no record'
 
