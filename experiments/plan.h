@@ -21,7 +21,7 @@ typedef struct sl_plan_case {
     long size;
     int reps;
     int gpu;              /* the variant runs on a GPU (SL_DEVICE): it goes to the GPU array */
-    char params[1024];    /* "k=v k=v", every declared parameter but the size's, or "" */
+    char params[1024];    /* "k=v k=v", every declared parameter but the size's (unless given), or "" */
     double est_s;         /* estimated seconds for the whole case, < 0: no estimate */
     int bound;            /* est_s is a lower bound (the roofline's), not a measured time */
     char basis[256];      /* what est_s rests on, in words */

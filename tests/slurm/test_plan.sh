@@ -165,6 +165,8 @@ check "... and it trained 2 iterations" has gx/8_0/latest/results.jsonl '"iterat
 status 0 "$speedlab" report gx --out gx/report --no-plots
 check "... and the report finds the planned case's record" bash -c "! grep -q 'have no record' err.txt"
 check "... and labels it max_iter=2" bash -c "grep -rq '^| max_iter=2 | simd |' gx/report/*/galaxy.md"
+status 0 "$speedlab" plan galaxy --quick --variants simd --param max_iter=2 --calibration gx/8_0
+check "... and a later plan's estimate finds it" has out.txt 'measured before on'
 status 0 "$speedlab" slurm --resubmit gx
 check "... and --resubmit has nothing to run" has out.txt '0 of the 1 cases in .*gx/cases.tsv have no record'
 
