@@ -186,7 +186,9 @@ static int check_names(const sl_run_cfg *c)
     for (int k = 0; k < c->n_sizes; k++) {
         int ok = 0;
         for (int i = 0; i < c->n_studies && !ok; i++)
-            ok = study_has_size(c->studies[i], c->sizes[k]);
+            ok = study_has_size(c->studies[i], c->sizes[k]) ||
+                 sl_size_param(c->studies[i], c->n_params, (const char *const *)c->param_names,
+                               (const char *const *)c->param_values) == c->sizes[k];
         if (ok)
             continue;
         fprintf(stderr, "speedlab: unknown size %ld; valid sizes:\n", c->sizes[k]);

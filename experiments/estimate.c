@@ -106,7 +106,18 @@ static int same_params(const json_t *r, const sl_plan_case *c)
             len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s=%s", len ? " " : "", key,
                                     json_string_value(v));
     }
-    return !strcmp(buf, c->params);
+    /* a case line carries the size's own parameter where it was given (galaxy's max_iter=2 at size 2):
+     * the key leaves it out */
+    char want[sizeof c->params], own[80];
+    size_t wl = 0, ol = (size_t)snprintf(own, sizeof own, "%s=", c->study->size_name ? c->study->size_name : "");
+    want[0] = 0;
+    for (const char *w = c->params; *w;) {
+        size_t n = strcspn(w, " ");
+        if (!(c->study->size_name && n >= ol && !strncmp(w, own, ol)) && wl + n + 2 < sizeof want)
+            wl += (size_t)snprintf(want + wl, sizeof want - wl, "%s%.*s", wl ? " " : "", (int)n, w);
+        w += n + (w[n] == ' ');
+    }
+    return !strcmp(buf, want);
 }
 
 /* The newest earlier record of this case (same study, variant, size, params), or NULL. */

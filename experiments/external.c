@@ -38,6 +38,8 @@
 
 #define EXT_PROTOCOL 2 /* baselines/harness.py's PROTOCOL: a program of another version is refused */
 #define EXT_MAX_REPS 100000 /* the C runner's cap is higher; a Python call is never that short */
+#define EXT_MIN_TIME_S 1e-9 /* a repetition's time: no clock here resolves less than a nanosecond */
+#define EXT_MAX_THREADS 4096 /* as --threads */
 
 struct sl_inputs {
     char dir[4200];    /* CASE_DIR */
@@ -452,7 +454,7 @@ static int check_timed_form(const sl_study *s, void *state, int v, const json_t 
 
 /* Step 5's times, or -1 with rec failed; the last call's outputs go to the study for `finish`. */
 static int take_times(const sl_study *s, void *state, int v, json_t *timed, json_t *rec, double **times,
-                      double wall_s, const char *ep)
+                      double wall_s, int want_reps, const char *ep)
 {
     sl_error err = {{0}};
     sl_outputs out = {json_object_get(timed, "outputs")};
@@ -480,12 +482,33 @@ static int take_times(const sl_study *s, void *state, int v, json_t *timed, json
         fail_ext(rec, "repetitions", "more than 100000 times in \"times_s\"", ep);
         return -1;
     }
+    if (n < (size_t)want_reps) { /* harness.py repeats until reps and min_time are both reached */
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s.py's repetition report (line 2 of its output) holds %zu times, fewer than "
+                 "the %d repetitions asked", s->name, n, want_reps);
+        fail_ext(rec, "repetitions", msg, ep);
+        return -1;
+    }
+    /* the thread count it ran at becomes the record's: a whole number a run could have used */
+    json_t *th = json_object_get(timed, "threads");
+    if (th && (!json_is_integer(th) || json_integer_value(th) < 1 || json_integer_value(th) > EXT_MAX_THREADS)) {
+        char *v = json_dumps(th, JSON_ENCODE_ANY), msg[200];
+        snprintf(msg, sizeof msg, "%s.py's repetition report (line 2 of its output) says \"threads\": %.40s; a "
+                 "thread count is a whole number from 1 to %d", s->name, v ? v : "?", EXT_MAX_THREADS);
+        free(v);
+        fail_ext(rec, "repetitions", msg, ep);
+        return -1;
+    }
     *times = malloc(n * sizeof **times);
     double sum = 0;
     for (size_t i = 0; *times && i < n; i++) {
         double t = json_number_value(json_array_get(a, i));
-        if (!json_is_number(json_array_get(a, i)) || !(t > 0) || !isfinite(t)) {
-            fail_ext(rec, "repetitions", "a time in \"times_s\" is not a positive number", ep);
+        /* below a nanosecond no clock here resolves it (5e-324 s made "inf×" in the report) */
+        if (!json_is_number(json_array_get(a, i)) || !(t >= EXT_MIN_TIME_S) || !isfinite(t)) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "%s.py's repetition report (line 2 of its output) has times_s[%zu] = %g; a "
+                     "time is a finite number of seconds of at least %g (a nanosecond)", s->name, i, t, EXT_MIN_TIME_S);
+            fail_ext(rec, "repetitions", msg, ep);
             free(*times), *times = NULL;
             return -1;
         }
@@ -544,7 +567,10 @@ int sl_external_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long 
     } else if (ext_send_line(&p, go) != 0 || !(timed = ext_read_line(&p, "repetition report", &err))) {
         fail_ext(rec, "repetitions", err.msg[0] ? err.msg : "the program ended before them", ep);
     } else if (check_timed_form(s, state, v, first, timed, rec, ep) == 0) {
-        n = take_times(s, state, v, timed, rec, times, ext_now_s() - t0, ep);
+        int reps, warmup;
+        double min_time;
+        sl_case_plan(c->cfg, s, &reps, &warmup, &min_time);
+        n = take_times(s, state, v, timed, rec, times, ext_now_s() - t0, reps, ep);
     }
     int status = ext_finish(&p, n > 0);
     free(go);

@@ -186,3 +186,17 @@ int sl_params_check(const sl_study *s, int n, const char *const *names, const ch
     }
     return 0;
 }
+
+long sl_size_param(const sl_study *s, int n, const char *const *names, const char *const *values)
+{
+    const sl_param *p = s->size_name ? sl_param_row(s, s->size_name) : NULL;
+    const char *text = NULL;
+    for (int i = 0; p && i < n; i++)
+        if (!strcmp(names[i], s->size_name))
+            text = values[i];
+    sl_param_value v;
+    char why[128];
+    if (!text || p->type != SL_PARAM_INT || sl_param_parse(p, text, &v, why, sizeof why) != 0)
+        return -1;
+    return v.i;
+}

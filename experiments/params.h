@@ -26,5 +26,9 @@ void sl_param_canonical(const sl_opts *o, const sl_study *s, const sl_param *p, 
 /* Every given --param that study s declares, parsed as its row says. 0, or -1 after printing
  * "speedlab: --param NAME=VALUE (study S): want ..." on stderr. */
 int sl_params_check(const sl_study *s, int n, const char *const *names, const char *const *values);
+/* The size a study whose size is one of its parameters (galaxy's max_iter) was given with --param (the
+ * last one), which is then its only size: a case at the size that runs, labelled as it ran. -1 when the
+ * study has no such parameter, it was not given, or its value does not parse (sl_params_check says). */
+long sl_size_param(const sl_study *s, int n, const char *const *names, const char *const *values);
 
 #endif

@@ -44,6 +44,37 @@ static int per_case(const char *name)
     return 0;
 }
 
+/* --param form=NAME is run-wide and in no case's params (external.h): every task passes it on */
+static int form_param(const char *name, const char *value)
+{
+    return !strcmp(name, "--param") && !strncmp(value, SL_EXTERNAL_FORM_PARAM "=", 5);
+}
+
+int sl_plan_options_check(const char *options, char *why, size_t n)
+{
+    char buf[4096], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", options);
+    for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        if (strncmp(w, "--", 2) != 0) {
+            snprintf(why, n, "'%s' is not an option: a study name there would add its cases to every task", w);
+            return -1;
+        }
+        char name[64];
+        const char *eq = strchr(w, '=');
+        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - w) : (int)strlen(w), w);
+        const char *val = eq ? eq + 1 : NULL;
+        if (!eq && !no_value(name))
+            val = strtok_r(NULL, " ", &save);
+        int rounds_one = !strcmp(name, "--rounds") && val && !strcmp(val, "1");
+        if ((per_case(name) || !strcmp(name, "--rounds")) && !form_param(name, val ? val : "") && !rounds_one) {
+            snprintf(why, n, "'%s' is an option each case line sets (or a task must not repeat): in the shared "
+                     "options it would change which cases every task runs", name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int sl_plain_word(const char *w)
 {
     for (const char *p = w; *p; p++)
@@ -105,9 +136,7 @@ static int split_args(int argc, char **argv, sl_plan *p, char **run_argv, int *r
         if (!eq && !no_value(name) && i + 1 < argc)
             run_argv[(*run_argc)++] = argv[++i], val = argv[i];
         const char *pv = val ? val : eq ? eq + 1 : "";
-        /* --param form=NAME is run-wide and in no case's params (external.h): every task passes it on */
-        int form = !strcmp(name, "--param") && !strncmp(pv, SL_EXTERNAL_FORM_PARAM "=", 5);
-        if (per_case(name) && !form)
+        if (per_case(name) && !form_param(name, pv))
             continue;
         if (add_option(p, a) != 0 || (val && add_option(p, val) != 0))
             return SL_EXIT_USAGE;
@@ -116,16 +145,28 @@ static int split_args(int argc, char **argv, sl_plan *p, char **run_argv, int *r
     return 0;
 }
 
-/* The parameters of a case as the record will hold them, minus the size's: the loader's identity. */
+/* Whether --param NAME= was given. */
+static int given(const sl_opts *o, const char *name)
+{
+    for (int i = 0; i < o->n_params; i++)
+        if (!strcmp(o->param_names[i], name))
+            return 1;
+    return 0;
+}
+
+/* The parameters of a case as the record will hold them, minus the size's unless it was given (galaxy's
+ * --param max_iter=2 is then the case's size, and the task passes it on so that `run` takes that size);
+ * reports/missing.c leaves a size's own parameter equal to the size out of the identity, as the loader. */
 static void case_params(const sl_opts *o, const sl_study *s, char *out, size_t n)
 {
     size_t len = 0;
     out[0] = 0;
     for (int i = 0; i < s->n_params && len < n; i++) {
-        if (s->size_name && !strcmp(s->params[i].name, s->size_name))
-            continue;
         char v[256]; /* the record's form (1.0 -> 1, 0x10 -> 16, 08 -> 8), or the case never matches one */
         sl_param_canonical(o, s, &s->params[i], v, sizeof v);
+        /* the size's own parameter only where it says other than the size (reports/loader.c, params_key) */
+        if (s->size_name && !strcmp(s->params[i].name, s->size_name) && !given(o, s->size_name))
+            continue;
         len += (size_t)snprintf(out + len, n - len, "%s%s=%s", len ? " " : "", s->params[i].name, v);
     }
 }
@@ -150,6 +191,12 @@ static int accepts(const long *v, int n, long size)
 static int plan_sizes(const sl_run_cfg *c, const sl_study *s, long *out, int max)
 {
     int n = 0;
+    long given = sl_size_param(s, c->n_params, (const char *const *)c->param_names,
+                               (const char *const *)c->param_values);
+    if (given > 0 && max > 0) { /* as runner.c: the size's parameter, given, is the only size */
+        out[0] = given;
+        return 1;
+    }
     for (int k = 0; k < c->n_sizes && n < max; k++)
         if (accepts(s->sizes, s->n_sizes, c->sizes[k]) || accepts(s->quick_sizes, s->n_quick_sizes, c->sizes[k])
             || accepts(s->sweep_sizes, s->n_sweep_sizes, c->sizes[k]))

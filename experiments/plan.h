@@ -21,7 +21,7 @@ typedef struct sl_plan_case {
     long size;
     int reps;
     int gpu;              /* the variant runs on a GPU (SL_DEVICE): it goes to the GPU array */
-    char params[1024];    /* "k=v k=v", every declared parameter but the size's, or "" */
+    char params[1024];    /* "k=v k=v", every declared parameter but the size's (unless given), or "" */
     double est_s;         /* estimated seconds for the whole case, < 0: no estimate */
     int bound;            /* est_s is a lower bound (the roofline's), not a measured time */
     char basis[256];      /* what est_s rests on, in words */
@@ -47,6 +47,10 @@ int sl_plan_write(const sl_plan *p, const char *path, const char *header);
 /* Whether a word can go through the generated shell scripts unquoted: non-empty, only letters, digits
  * and _.,=:/+@%- (the run options of the cases file, the slurm options, their values). */
 int sl_plain_word(const char *w);
+/* Whether a cases file's "# options:" words leave each case as its line says: 0, or -1 with `why`
+ * naming the first word that would change which cases run or how (an option each case line sets, such
+ * as --variants or --sizes, or a study name, which would add that study to every task). */
+int sl_plan_options_check(const char *options, char *why, size_t n);
 
 /* The table, count and total estimate on stdout. */
 void sl_plan_print(const sl_plan *p, const char *path);

@@ -28,6 +28,7 @@
 #include "progress.h"
 #include "quiet.h"
 #include "rundir.h"
+#include "params.h"
 #include "runner.h"
 
 /* Limits of one study's declaration (far above any real study). */
@@ -50,6 +51,13 @@ static int study_accepts(const sl_study *s, long n)
 static int study_sizes(const sl_run_ctx *c, const sl_study *s, long *out)
 {
     int n = 0;
+    /* galaxy's --param max_iter=2 is its size: the case runs, and is recorded, at max_iter=2 */
+    long given = sl_size_param(s, c->cfg->n_params, (const char *const *)c->cfg->param_names,
+                               (const char *const *)c->cfg->param_values);
+    if (given > 0) {
+        out[0] = given;
+        return 1;
+    }
     if (c->cfg->n_sizes) {
         for (int k = 0; k < c->cfg->n_sizes; k++)
             if (study_accepts(s, c->cfg->sizes[k]) && n < SL_MAX_SIZES)

@@ -177,6 +177,14 @@ static int check_options(const char *path, int lineno, const char *options)
                     "(as speedlab plan writes them); plan again with the options you want\n", path, lineno, w);
             return -1;
         }
+    /* the options come after each case's own in a task's command line: one that narrowed the variants or
+     * sizes made every task run the narrowed case, and --resubmit then looped on the missing ones */
+    char why[512];
+    if (sl_plan_options_check(options, why, sizeof why) != 0) {
+        fprintf(stderr, "speedlab: slurm: %s:%d: '# options:' has %s; plan again with the cases you want "
+                "(speedlab plan ... --out DIR)\n", path, lineno, why);
+        return -1;
+    }
     return 0;
 }
 

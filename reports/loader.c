@@ -294,19 +294,39 @@ static void add_case(rep_set *s, json_t *r, const char *file, int line, int env)
     free(key);
 }
 
-/* A repetition takes a positive time: 0 or less is a broken timer or an edited file, and would make
- * speedups of -nan or below zero and a "B faster" verdict. Index of the first bad time, or -1. */
-static int bad_time(const json_t *r, double *value)
+/* Numbers a case record cannot hold, or NULL: a repetition takes a finite time of at least a nanosecond
+ * (0 or less is a broken timer or an edited file, and would make speedups of -nan or below zero and a
+ * "B faster" verdict; 5e-324 s made "inf×"; no clock here resolves less than 1 ns); a thread count is a
+ * whole number from 1 to REP_MAX_THREADS; reps, where given, is the number of times. why holds the text. */
+#define REP_MIN_TIME_S 1e-9
+#define REP_MAX_THREADS 65536
+static const char *bad_numbers(const json_t *r, char *why, size_t n)
 {
-    json_t *t = json_object_get(r, "times_s");
-    for (size_t i = 0; json_is_array(t) && i < json_array_size(t); i++) {
+    json_t *t = json_object_get(r, "times_s"), *th = json_object_get(r, "threads"), *reps = json_object_get(r, "reps");
+    int ok = strcmp(jstr(r, "status"), "ok") == 0;
+    for (size_t i = 0; ok && json_is_array(t) && i < json_array_size(t); i++) {
         double x = json_number_value(json_array_get(t, i));
-        if (!(x > 0) || !isfinite(x)) {
-            *value = x;
-            return (int)i;
+        if (!(x >= REP_MIN_TIME_S) || !isfinite(x)) {
+            snprintf(why, n, "times_s[%zu] is %g; a repetition's time is a positive number of seconds, finite "
+                     "and at least %g (a nanosecond: no clock here resolves less)", i, x, REP_MIN_TIME_S);
+            return why;
         }
     }
-    return -1;
+    if (th && (!json_is_integer(th) || json_integer_value(th) < 1 || json_integer_value(th) > REP_MAX_THREADS)) {
+        char *v = json_dumps(th, JSON_ENCODE_ANY);
+        snprintf(why, n, "threads is %.40s; a thread count is a whole number from 1 to %d", v ? v : "?",
+                 REP_MAX_THREADS);
+        free(v);
+        return why;
+    }
+    if (ok && reps && (!json_is_integer(reps) || json_integer_value(reps) != (json_int_t)json_array_size(t))) {
+        char *v = json_dumps(reps, JSON_ENCODE_ANY);
+        snprintf(why, n, "reps is %.40s but times_s holds %zu times; the two must agree", v ? v : "?",
+                 json_array_size(t));
+        free(v);
+        return why;
+    }
+    return NULL;
 }
 
 static void add_calibration(rep_set *s, json_t *r, const char *file, int line, int env, FILE *err)
@@ -392,17 +412,15 @@ static void load_record(rep_set *s, const char *file, int line, const char *text
         const char *kind = jstr(r, "kind");
         if (!miss && strcmp(kind, "case") == 0)
             miss = missing_case(r);
-        double bad = 0;
-        int bt = !miss && strcmp(kind, "case") == 0 && strcmp(jstr(r, "status"), "ok") == 0 ? bad_time(r, &bad)
-                                                                                        : -1;
-        int env = miss || bt >= 0 ? -1 : rep_env_index(s, json_object_get(r, "env"));
+        char why[256];
+        const char *bad = !miss && strcmp(kind, "case") == 0 ? bad_numbers(r, why, sizeof why) : NULL;
+        int env = miss || bad ? -1 : rep_env_index(s, json_object_get(r, "env"));
         if (miss) {
             fprintf(err, "%s:%d: record is missing field `%s` (docs/results-schema.md); skipped\n", file,
                     line, miss);
             s->nerrors++;
-        } else if (bt >= 0) {
-            fprintf(err, "%s:%d: times_s[%d] is %g; a repetition's time is a positive number of seconds "
-                         "(docs/results-schema.md); skipped\n", file, line, bt, bad);
+        } else if (bad) {
+            fprintf(err, "%s:%d: %s (docs/results-schema.md); skipped\n", file, line, bad);
             s->nerrors++;
         } else if (env < 0) {
             fprintf(err, "%s:%d: out of memory; skipped\n", file, line);
@@ -546,9 +564,13 @@ static void walk(rep_set *s, const char *path, int top, seen *sn, FILE *err)
     free(names);
 }
 
-/* The params other than the size, in record order: "cache=cold" (empty string when none). */
+/* The params other than the size, in record order: "cache=cold" (empty string when none). The size's own
+ * parameter is part of the key where it says other than the size: galaxy's --param max_iter=2 at size 20
+ * ran 2 iterations and is not the same case as max_iter=20 (experiments/plan.c, case_params). */
 static char *params_key(const json_t *r, const char *size_name)
 {
+    char size[32];
+    snprintf(size, sizeof size, "%lld", (long long)json_integer_value(json_object_get(r, "size")));
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -556,7 +578,7 @@ static char *params_key(const json_t *r, const char *size_name)
     json_t *v;
     int n = 0;
     json_object_foreach(json_object_get(r, "params"), k, v) {
-        if (size_name && !strcmp(k, size_name))
+        if (size_name && !strcmp(k, size_name) && (!json_is_string(v) || !strcmp(json_string_value(v), size)))
             continue;
         if (json_is_string(v))
             fprintf(f, "%s%s=%s", n++ ? " " : "", k, json_string_value(v));

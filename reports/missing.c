@@ -41,12 +41,38 @@ int rep_plan_case_parse(char *line, rep_plan_case *c)
     return 0;
 }
 
+/* Whether the planned params are the record's key: the same words, less the size's own parameter where
+ * it equals the size (galaxy's "max_iter=2" at size 2, which a case line carries for its task and the
+ * loader's key leaves out, loader.c's params_key). */
+static int same_params(const rep_case *r, const char *planned)
+{
+    char own[96];
+    snprintf(own, sizeof own, "%s=%ld", r->size_name ? r->size_name : "", r->size);
+    size_t ol = strlen(own);
+    char *p = rep_strdup(planned), *w = p, *o = p;
+    while (p && *w) {
+        size_t len = strcspn(w, " ");
+        if (!(len == ol && !strncmp(w, own, ol))) {
+            if (o != p)
+                *o++ = ' ';
+            memmove(o, w, len);
+            o += len;
+        }
+        w += len + (w[len] == ' ');
+    }
+    if (p)
+        *o = 0;
+    int same = p && !strcmp(r->pkey ? r->pkey : "", p);
+    free(p);
+    return same;
+}
+
 static int has_record(const rep_set *s, const rep_plan_case *c)
 {
     for (int i = 0; i < s->ncases; i++) {
         const rep_case *r = &s->cases[i];
         if (r->size == c->size && !strcmp(r->study, c->study) && !strcmp(r->variant, c->variant) &&
-            !strcmp(r->pkey ? r->pkey : "", c->params))
+            same_params(r, c->params))
             return 1;
     }
     return 0;
@@ -106,7 +132,9 @@ int rep_missing_section(FILE *md, const rep_set *s, int npaths, char **paths)
             free(path);
             continue;
         }
-        fprintf(md, "## Planned cases without a record\n\n`%s` plans %d cases; ", path, planned);
+        fputs("## Planned cases without a record\n\n", md);
+        rep_md_code(path, md);
+        fprintf(md, " plans %d cases; ", planned);
         if (n == 0)
             fputs("every one has a record.\n\n", md);
         else {

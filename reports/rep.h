@@ -347,6 +347,11 @@ void rep_findings_section(FILE *f, const rep_set *s);
 /* ---- formats ---------------------------------------------------------------------------------- */
 
 enum { REP_MD = 1, REP_CSV = 2, REP_TEX = 4 };
+/* Names into outputs (escape.c): Markdown table cell, prose, code span; gnuplot data block title. */
+void rep_md_cell(const char *s, FILE *f);
+void rep_md_text(const char *s, FILE *f);
+void rep_md_code(const char *s, FILE *f);
+void rep_data_name(const char *s, FILE *f);
 void rep_write_md(const rep_table *t, FILE *f);
 void rep_write_csv(const rep_table *t, FILE *f);
 void rep_write_tex(const rep_table *t, FILE *f);

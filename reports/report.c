@@ -186,13 +186,16 @@ static void fastest_line(FILE *f, const rep_set *s, int env, const char *study, 
     char t[64], u[64];
     rep_fmt_time(t, sizeof t, best->median);
     rep_fmt_time(u, sizeof u, tbest);
-    fprintf(f, "- fastest at %s=%ld%s%s: **%s**, median %s", best->size_name, best->size, unit ? ", per " : "",
-            unit ? unit : "", best->variant, t);
+    fprintf(f, "- fastest at %s=%ld%s%s: **", best->size_name, best->size, unit ? ", per " : "", unit ? unit : "");
+    rep_md_text(best->variant, f);
+    fprintf(f, "**, median %s", t);
     if (unit)
         fprintf(f, " (%s per %s)", u, unit);
-    if (isfinite(tbase) && base != best)
-        fprintf(f, ", %.3g× the baseline `%s`%s", tbase / tbest, base->variant,
-                base->reduced && unit ? " (a reduced run)" : "");
+    if (isfinite(tbase) && isfinite(tbase / tbest) && base != best) {
+        fprintf(f, ", %.3g× the baseline ", tbase / tbest);
+        rep_md_code(base->variant, f);
+        fputs(base->reduced && unit ? " (a reduced run)" : "", f);
+    }
     fputs(best->reduced ? " (reduced run)\n" : "\n", f);
 }
 
@@ -223,8 +226,12 @@ static void bottleneck_line(FILE *f, const rep_table *t)
 {
     if (t->nrows == 0)
         return;
-    fprintf(f, "- top region by self time: `%s` (%s self, %s of the run) in *%s*\n", t->cells[0].text,
-            t->cells[2].text ? t->cells[2].text : "?", t->cells[4].text ? t->cells[4].text : "?", t->title);
+    fputs("- top region by self time: ", f); /* a region name is anyone's text: escaped (escape.c) */
+    rep_md_code(t->cells[0].text, f);
+    fprintf(f, " (%s self, %s of the run) in *", t->cells[2].text ? t->cells[2].text : "?",
+            t->cells[4].text ? t->cells[4].text : "?");
+    rep_md_text(t->title, f);
+    fputs("*\n", f);
 }
 
 /* ---- one study --------------------------------------------------------------------------------- */
@@ -323,9 +330,13 @@ static void write_summary(FILE *summary, const rep_set *s, int env, const char *
         const rep_table *t = st->ts[i];
         const char *kind = t->id + strlen(study);
         if (!strcmp(kind, "-crossover"))
-            for (int r = 0; r < t->nrows; r++)
-                fprintf(summary, "- crossover of `%s` against the best CPU variant: %s\n", t->cells[r * 4].text,
-                        t->cells[r * 4 + 1].text);
+            for (int r = 0; r < t->nrows; r++) {
+                fputs("- crossover of ", summary);
+                rep_md_code(t->cells[r * 4].text, summary);
+                fputs(" against the best CPU variant: ", summary);
+                rep_md_text(t->cells[r * 4 + 1].text, summary);
+                fputc('\n', summary);
+            }
         int rank = main_rank(kind, training);
         if (rank >= 0 && rank < best) {
             best = rank;
@@ -415,7 +426,7 @@ static void env_section(FILE *f, const rep_set *s, int env)
     /* the runs of this machine, and any case that failed */
     fputs("\nRuns:", f);
     for (int i = 0; i < e->nruns; i++)
-        fprintf(f, " `%s`", e->runs[i]);
+        fputc(' ', f), rep_md_code(e->runs[i], f);
     if (e->nruns == 0)
         fputs(" none with case records (calibration only)", f);
     if (e->nreplaced)
@@ -489,7 +500,7 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
 {
     fputs("# speedlab report\n\nRead:", f);
     for (int i = 0; i < o->npaths; i++)
-        fprintf(f, " `%s`", o->paths[i]);
+        fputc(' ', f), rep_md_code(o->paths[i], f); /* paths as given: any bytes */
     int nrecords = s->ncases; /* every case record read: the kept ones and those a later one replaced */
     for (int e = 0; e < s->nenvs; e++)
         nrecords += s->envs[e].nreplaced;

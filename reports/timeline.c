@@ -129,7 +129,8 @@ static long write_data(const tl *t, FILE *f, int nblocks, const int *block, cons
     fprintf(f, "# speedlab figure data: timeline (written by speedlab report from trace.json)\n"
                "# blocks per region name: t0_s t1_s row depth\n");
     for (int b = 0; b < nblocks; b++) {
-        fprintf(f, "%s%s\n", b ? "\n\n" : "", named(t, nblocks, b) ? t->names[order[b]] : "other");
+        fputs(b ? "\n\n" : "", f);
+        rep_data_name(named(t, nblocks, b) ? t->names[order[b]] : "other", f); /* a name is one line */
         for (size_t k = 0; k < t->nsp; k++) {
             const span *s = &t->sp[k];
             if (block[s->name] != b)
@@ -212,19 +213,23 @@ static void one_timeline(FILE *report, const char *out, const char *trace, const
         char *extra = plot_extra(&t, json_object_get(json_object_get(root, "speedlab"), "colors"), nblocks, order);
         int drawn = plots && rep_run_gnuplot("timeline.gp", dat, base, extra) == 0;
         long dropped = (long)json_integer_value(json_object_get(json_object_get(root, "speedlab"), "dropped_events"));
-        fprintf(report, "Run `%s`: %zu regions on %d thread%s over %.3f s (%ld shorter than 1/%d of it not "
-                        "drawn).", run, t.nsp, t.nrows, t.nrows == 1 ? "" : "s", t.tmax, hidden, MIN_WIDTH_PARTS);
+        fputs("Run ", report);
+        rep_md_code(run, report); /* a directory name: any bytes */
+        fprintf(report, ": %zu regions on %d thread%s over %.3f s (%ld shorter than 1/%d of it not "
+                        "drawn).", t.nsp, t.nrows, t.nrows == 1 ? "" : "s", t.tmax, hidden, MIN_WIDTH_PARTS);
         if (dropped > 0)
             fprintf(report, " **The trace dropped %ld events** (a thread's buffer was full): regions that "
                             "began after that are missing; rerun with a larger PROF_TRACE_EVENTS.", dropped);
         fputs("\n\n", report);
         if (drawn)
-            fprintf(report, "![timeline of %s](timelines/%s-timeline.png)\n\n", run, safe);
+            fprintf(report, "![timeline of %s](timelines/%s-timeline.png)\n\n", safe, safe);
         else
             fprintf(report, "Data: `timelines/%s-timeline.dat` (plots/timeline.gp draws it).\n\n", safe);
         free(extra);
     } else {
-        fprintf(report, "Run `%s`: the trace has no regions%s.\n\n", run, t.nsp ? " (cannot write data)" : "");
+        fputs("Run ", report);
+        rep_md_code(run, report);
+        fprintf(report, ": the trace has no regions%s.\n\n", t.nsp ? " (cannot write data)" : "");
     }
     free(safe);
     free(dat);

@@ -7,16 +7,16 @@
 # seconds, executions per second, crashes. Exit 1 when any harness found a crash, 2 on usage or set-up
 # errors. docs/developing.md, "Fuzzing".
 #
-# Usage: scripts/fuzz.sh SECONDS [BUILD] [HARNESS...]   (harnesses: idx galaxy_csv results report)
+# Usage: scripts/fuzz.sh SECONDS [BUILD] [HARNESS...]   (harnesses: idx galaxy_csv results report names)
 set -u
-usage() { echo "usage: scripts/fuzz.sh SECONDS [BUILD] [HARNESS...] (harnesses: idx galaxy_csv results report)" >&2; exit 2; }
+usage() { echo "usage: scripts/fuzz.sh SECONDS [BUILD] [HARNESS...] (harnesses: idx galaxy_csv results report names)" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 secs=$1
 shift
 case $secs in '' | *[!0-9]*) echo "fuzz.sh: SECONDS '$secs' is not a whole number of seconds" >&2; usage ;; esac
 build=build-fuzz
 if [ $# -ge 1 ]; then build=$1; shift; fi
-harnesses=${*:-idx galaxy_csv results report}
+harnesses=${*:-idx galaxy_csv results report names}
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here" || exit 2
 

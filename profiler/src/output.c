@@ -11,6 +11,16 @@
 
 static json_t *jns(double ns) { return json_integer((json_int_t)llround(ns)); }
 
+/* A name as a JSON string: any bytes, written as valid UTF-8 (utf8.c), never dropped (jansson's
+ * json_string refuses invalid UTF-8 and returns NULL, which an array or object then leaves out). */
+static json_t *jname(const char *name)
+{
+    char *c = prof_utf8_clean(name, 0);
+    json_t *j = c ? json_string(c) : NULL;
+    free(c);
+    return j ? j : json_string("\xef\xbf\xbd");
+}
+
 static json_t *region_json(const prof_mnode *n)
 {
     json_t *r = json_object();
@@ -20,9 +30,9 @@ static json_t *region_json(const prof_mnode *n)
         names[k++] = p->name;
     json_t *path = json_array();
     while (k > 0)
-        json_array_append_new(path, json_string(names[--k]));
+        json_array_append_new(path, jname(names[--k]));
     json_object_set_new(r, "path", path);
-    json_object_set_new(r, "name", json_string(n->name));
+    json_object_set_new(r, "name", jname(n->name));
     json_object_set_new(r, "depth", json_integer(n->depth));
     json_object_set_new(r, "calls", json_integer(n->st.calls));
     json_object_set_new(r, "incl_ns", jns(n->st.incl_ns));
@@ -141,7 +151,18 @@ void prof_report(FILE *out)
         multi |= n->st.threads > 1;
         char label[64], b[7][24];
         int ind = n->depth * 2 > 20 ? 20 : n->depth * 2;
-        snprintf(label, sizeof label, "%*s%s%s", ind, "", n->name, n->st.threads > 1 ? " *" : "");
+        char *name = prof_utf8_clean(n->name, 1); /* no terminal escape or line break from a name */
+        snprintf(label, sizeof label, "%*s%s%s", ind, "", name ? name : "?", n->st.threads > 1 ? " *" : "");
+        free(name);
+        /* a long name is cut to the column: never inside a UTF-8 sequence */
+        for (unsigned char *p = (unsigned char *)label; *p;) {
+            int len = prof_utf8_len(p);
+            if (len == 0) {
+                *p = 0;
+                break;
+            }
+            p += len;
+        }
         fprintf(out, "%-40s %10ld %11s %11s %11s %11s %11s %11s %6.1f%%\n", label, n->st.calls,
                 fmt_time(b[0], 24, n->st.incl_ns), fmt_time(b[1], 24, n->st.self_ns),
                 fmt_time(b[2], 24, n->st.mean_ns), fmt_time(b[3], 24, n->st.std_ns),

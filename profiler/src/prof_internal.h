@@ -317,4 +317,11 @@ prof_mnode *prof_merged_find(prof_merged *m, const char *path);
 double prof_wall_ns(void);
 
 #pragma GCC visibility pop
+/* ---- names in outputs (utf8.c) ---- */
+/* Length of the well-formed UTF-8 sequence at s (1 for ASCII), or 0 at the end or where it is not one. */
+int prof_utf8_len(const unsigned char *s);
+/* A malloc'd copy of s that is valid UTF-8: every byte that starts no well-formed sequence becomes
+ * U+FFFD; with controls_to_space, ASCII control characters become spaces. NULL when out of memory. */
+char *prof_utf8_clean(const char *s, int controls_to_space);
+
 #endif /* PROF_INTERNAL_H */

@@ -18,7 +18,7 @@
  * right after "ph" (the importer scans an event's keys in order to find it); no "displayTimeUnit"
  * (Perfetto reads "ns" there as the unit of ts, Chrome as a display setting); and no \uXXXX escapes,
  * which Perfetto's key scanner has rejected: a name's control characters other than \n \t \r \b \f
- * become spaces, and bytes that are not UTF-8 become U+FFFD written as UTF-8.
+ * become spaces, and bytes that are not well-formed UTF-8 become U+FFFD written as UTF-8 (utf8.c).
  *
  * ts is microseconds since prof_trace_start, printed to the nanosecond, from the same clock ticks as
  * the profile, so a region's E.ts - B.ts is the duration the profile added for that call. Events of a
@@ -30,18 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
-static int utf8_len(const unsigned char *s)
-{
-    int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
-    if (s[0] >= 0xf5)
-        n = 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
 
 /* JSON's two-character escape of a control character, or 0 when it has none. */
 static char short_escape(unsigned char c)
@@ -75,7 +63,7 @@ static void put_str(FILE *f, const char *s)
         } else if (*p < 0x80) {
             fputc(*p++, f);
         } else {
-            int n = utf8_len(p);
+            int n = prof_utf8_len(p); /* strict: no surrogate, overlong form or > U+10FFFF */
             if (n == 0) {
                 fputs("\xef\xbf\xbd", f); /* U+FFFD */
                 p++;

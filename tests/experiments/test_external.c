@@ -290,6 +290,62 @@ static void test_absurd_times(void **state)
     unsetenv("SPEEDLAB_BASELINES");
 }
 
+/* A repetition report that says what cannot be: times of 5e-324 s (once recorded, then "inf×" in the
+ * report), a thread count of -7 (once recorded as given) and fewer times than the repetitions asked
+ * fail the case, naming the field. */
+static void test_impossible_report(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *edit, *want;
+    } bad[] = {
+        {"o['times_s'] = [5e-324 for t in o['times_s']]", "times_s[0] = 4.94066e-324; a time is a finite number"},
+        {"o['threads'] = -7", "\"threads\": -7; a thread count is a whole number from 1 to 4096"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char body[2 * PATH_MAX + 1024];
+        snprintf(body, sizeof body,
+                 "import runpy, sys\n"
+                 "sys.path.insert(0, '%s')\n"
+                 "import harness\n"
+                 "real = harness.send\n"
+                 "def send(o):\n"
+                 "    if 'times_s' in o:\n"
+                 "        %s\n"
+                 "    real(o)\n"
+                 "harness.send = send\n"
+                 "runpy.run_path('%s/entropy_mi.py', run_name='__main__')\n",
+                 sl_external_dir(), bad[i].edit, sl_external_dir());
+        plant_program(body);
+        expect_failed("entropy_mi", "numpy", "256", bad[i].want);
+        unsetenv("SPEEDLAB_BASELINES");
+    }
+    /* one time where three repetitions were asked */
+    char body[2 * PATH_MAX + 1024];
+    snprintf(body, sizeof body,
+             "import runpy, sys\n"
+             "sys.path.insert(0, '%s')\n"
+             "import harness\n"
+             "real = harness.send\n"
+             "def send(o):\n"
+             "    if 'times_s' in o:\n"
+             "        o['times_s'] = o['times_s'][:1]\n"
+             "    real(o)\n"
+             "harness.send = send\n"
+             "runpy.run_path('%s/entropy_mi.py', run_name='__main__')\n",
+             sl_external_dir(), sl_external_dir());
+    plant_program(body);
+    assert_int_equal(speedlab("run", "entropy_mi", "--variants", "numpy", "--sizes", "256", "--reps", "3",
+                              "--min-time", "0", "--out", rt_out_dir, NULL), 1);
+    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *r = rt_find_case(all, "numpy", 256);
+    assert_string_equal(rt_str(r, "status"), "failed");
+    if (!strstr(rt_str(r, "error"), "holds 1 times, fewer than the 3 repetitions asked"))
+        fail_msg("error '%s'", rt_str(r, "error"));
+    json_decref(all);
+    unsetenv("SPEEDLAB_BASELINES");
+}
+
 /* Seven forms of the numpy row: "wrong" is the fastest but fails the check, "broken" raises, "scribble"
  * writes into its inputs, "slow", "fast" (neither first nor last) and "slower" pass, "drift" passes at
  * its first call only. The row runs
@@ -445,6 +501,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hanging_interpreter),
         cmocka_unit_test(test_endless_line),
         cmocka_unit_test(test_absurd_times),
+        cmocka_unit_test(test_impossible_report),
         cmocka_unit_test(test_fastest_form),
         cmocka_unit_test(test_gpu_row),
     };

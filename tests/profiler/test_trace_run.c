@@ -136,8 +136,8 @@ static void test_run_trace_matches_records(void **state)
     char real[4096];
     assert_non_null(realpath(run, real));
     snprintf(path, sizeof path, "%s/timelines/%s-timeline.dat", rep, strrchr(real, '/') + 1);
-    assert_true(file_has(path, "\nentropy_mi\n")); /* a block per region name, its name first */
-    assert_true(file_has(path, "\nfactorized\n"));
+    assert_true(file_has(path, "\n\"entropy_mi\"\n")); /* a block per region name, its name first, quoted */
+    assert_true(file_has(path, "\n\"factorized\"\n"));
 }
 
 int main(int argc, char **argv)

@@ -156,4 +156,36 @@ check "... and nothing outside the output folder changed" \
 fails() { ! "$@"; }
 check "a task with no case of its own fails, not exit 0" fails task 5
 check "... saying why" has 'odd+dir@x=1,a:b/task.log' 'task 5 has no cpu case'
+
+# What was asked is what ran. galaxy's size is max_iter: --param max_iter=2 is the case's size and in
+# its line, so the task passes it on and trains 2 iterations, and the record (max_iter 2) is the
+# planned case's; the report labels it max_iter=2.
+status 0 "$speedlab" slurm galaxy --quick --variants simd --param max_iter=2 --out 'gx' --calibration empty.jsonl
+check "--param max_iter=2 (the size's parameter) is the case's size" has gx/cases.tsv "$(printf '\tsimd\t2\t')"
+check "... and in its params" has gx/cases.tsv "$(printf '\tmax_iter=2 ')"
+check "the galaxy task runs" bash -c "SLURM_ARRAY_JOB_ID=8 SLURM_ARRAY_TASK_ID=0 SLURM_CPUS_PER_TASK=1 \
+    PATH='$tmp/fakebin:$PATH' bash gx/slurm/cpu.sbatch >gx/task.log 2>&1"
+check "... its record says max_iter 2" has gx/8_0/latest/results.jsonl '"max_iter":"2"'
+check "... and it trained 2 iterations" has gx/8_0/latest/results.jsonl '"iterations":2\.0,'
+status 0 "$speedlab" report gx --out gx/report --no-plots
+check "... and the report finds the planned case's record" bash -c "! grep -q 'have no record' err.txt"
+check "... and labels it max_iter=2" bash -c "grep -rq '^| max_iter=2 | simd |' gx/report/*/galaxy.md"
+status 0 "$speedlab" plan galaxy --quick --variants simd --param max_iter=2 --calibration gx/8_0
+check "... and a later plan's estimate finds it" has out.txt 'measured before on'
+status 0 "$speedlab" slurm --resubmit gx
+check "... and --resubmit has nothing to run" has out.txt '0 of the 1 cases in .*gx/cases.tsv have no record'
+
+# A cases file's options cannot change which cases run: one that narrows the variants or sizes, or adds
+# a study, is refused on --resubmit, naming the word (it once made every task run the narrowed case and
+# --resubmit loop on the others).
+status 0 "$speedlab" slurm tensor_mean --quick --variants naive,simd --sizes 64 --out nar --calibration empty.jsonl
+for edit in '--variants naive' '--sizes=64' '--param N=64' 'entropy_mi' '--reps 9'; do
+    sed -i "s|^# options: .*|# options: --quick $edit|" nar/cases.tsv
+    check "--resubmit refuses '# options: --quick $edit'" status 2 "$speedlab" slurm --resubmit nar
+    check "... naming the word" has err.txt "nar/cases.tsv:2: '# options:' has '${edit%%[ =]*}'"
+    check "... and writes no script" test ! -e nar/slurm-resubmit-1
+done
+sed -i "s|^# options: .*|# options: --quick --param form=einsum --min-time 0|" nar/cases.tsv
+check "--resubmit takes run-wide options (--param form=, --min-time)" status 0 "$speedlab" slurm --resubmit nar
+
 echo "1..$n"
