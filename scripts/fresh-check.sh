@@ -51,7 +51,7 @@ command -v git >/dev/null || { say "no git to clone with: skipped"; exit 77; }
 . "$here/scripts/debian-root.sh"
 logs=$here/fresh-check
 mkdir -p "$logs"
-root=$(mktemp -d /var/tmp/speedlab-fresh.XXXXXX) || exit 1
+root=$(dr_new speedlab-fresh) || exit 1
 trap 'dr_remove "$root"' EXIT
 trap 'exit 1' INT TERM
 

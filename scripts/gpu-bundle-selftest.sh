@@ -46,7 +46,7 @@ cudalib=$(readlink -f /usr/local/cuda/lib64 2>/dev/null)
 
 # shellcheck source=debian-root.sh
 . "$here/scripts/debian-root.sh"
-root=$(mktemp -d /var/tmp/speedlab-bare.XXXXXX) || exit 1
+root=$(dr_new speedlab-bare) || exit 1
 trap 'dr_remove "$root"; rm -f "$root.log"' EXIT
 trap 'exit 1' INT TERM
 

@@ -62,6 +62,18 @@ page_dir() {
     echo "$top/$1"
 }
 
+# new_tmp: a temporary folder $TMPDIR/speedlab-results-page.PID.XXXXXX, after removing those of earlier
+# runs whose process is gone (killed outright: no trap ran)
+new_tmp() {
+    for old in "${TMPDIR:-/tmp}"/speedlab-results-page.*.*; do
+        [ -d "$old" ] || continue
+        pid=${old##*/speedlab-results-page.}; pid=${pid%%.*}
+        case $pid in '' | *[!0-9]*) continue ;; esac
+        [ -d "/proc/$pid" ] || rm -rf "$old"
+    done
+    mktemp -d "${TMPDIR:-/tmp}/speedlab-results-page.$$.XXXXXX"
+}
+
 # render NAME OUT: the report of docs/results/NAME/results (read from the repository root, so that the
 # paths it prints do not depend on who renders it) into OUT, an absolute path
 render_to() {
@@ -114,7 +126,7 @@ add-gpu)
     tgz=$2
     [ -d "$tgz" ] && tgz=$tgz/runs.tar.gz
     [ -f "$tgz" ] || { say "no $tgz: give gpu-check's output folder or its runs.tar.gz"; exit 2; }
-    tmp=$(mktemp -d) || exit 1
+    tmp=$(new_tmp) || exit 1
     trap 'rm -rf "$tmp"' EXIT
     tar -xzf "$tgz" -C "$tmp" 2>/dev/null && [ -d "$tmp/runs" ] ||
         { say "$tgz: not gpu-check's runs.tar.gz (no runs/ inside)"; exit 2; }
@@ -145,7 +157,7 @@ render)
 check)
     shift
     command -v gnuplot >/dev/null || { say "no gnuplot: the pages embed figures, so they cannot be compared"; exit 77; }
-    tmp=$(mktemp -d) || exit 1
+    tmp=$(new_tmp) || exit 1
     trap 'rm -rf "$tmp"' EXIT
     status=0
     for n in $(names "$@"); do

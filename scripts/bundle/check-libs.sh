@@ -64,11 +64,9 @@ bundle=$(cd "$1" 2>/dev/null && pwd -P) || bad "BUNDLE '$1': no such folder"
 [ -d "$bundle/bin" ] || bad "BUNDLE '$1': $bundle has no bin/ (not a bundle?)"
 
 bad=0 files=0
-list=$(mktemp) || exit 2
-trap 'rm -f "$list"' EXIT
-find "$bundle/bin" "$bundle/lib" -type f 2>/dev/null | sort >"$list"
+# the files' list is a here-document, not a temporary file: a kill leaves nothing behind
 while IFS= read -r f; do
-    head -c 4 "$f" | grep -q 'ELF' || continue
+    [ -n "$f" ] && head -c 4 "$f" | grep -q 'ELF' || continue
     files=$((files + 1))
     # ldd: "name => path (addr)", "name => not found", or "path (addr)" for the loader and vdso
     out=$(env -u LD_LIBRARY_PATH -u LD_PRELOAD ldd "$f" 2>&1) || {
@@ -83,7 +81,9 @@ while IFS= read -r f; do
         [ "$where" = not ] && where="not found"
         echo "${f#"$bundle"/}: $name => $where"
     done | grep . && bad=1
-done <"$list"
+done <<FILES
+$(find "$bundle/bin" "$bundle/lib" -type f 2>/dev/null | sort)
+FILES
 if [ $files -eq 0 ]; then
     echo "check-libs: no ELF files under $bundle/bin or $bundle/lib" >&2
     exit 1

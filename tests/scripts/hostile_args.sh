@@ -153,7 +153,7 @@ for f in "$src"/scripts/* "$src"/scripts/bundle/*; do
     grep -q "^$rel|" "$tmp/table" || missing="$missing $rel"
 done
 
-echo "1..$(($(wc -l <"$tmp/rows") + 1))"
+echo "1..$(($(wc -l <"$tmp/rows") + 4))"
 echo "# not run (sourced, no arguments): $sourced; T is the scratch root, the working folder T/cwd"
 printf '# %-3s %-30s %-62s %-26s %s\n' "" script arguments want got
 n=0 fails=0
@@ -222,6 +222,36 @@ while IFS='|' read -r script args v want; do
     fi
     rm -f "$log/diff"
 done <"$tmp/rows"
+
+# Temporaries are named with their process's id; the next run of the same kind removes those of a
+# process that is gone (999999999 is above any pid_max) and keeps a live one's (this shell's).
+dead=999999999
+stale() { # stale DESCRIPTION DEAD LIVE: DEAD is gone and LIVE is still there
+    n=$((n + 1))
+    if [ ! -e "$2" ] && [ -d "$3" ]; then echo "ok $n - $1"
+    else echo "not ok $n - $1 (dead one there: $([ -e "$2" ] && echo yes || echo no), live one there: $([ -d "$3" ] && echo yes || echo no))"; fails=$((fails + 1)); fi
+}
+d=$tmp/dest
+mkdir -p "$d/.speedlab-gpu-payload.$dead.aaaaaa" "$d/speedlab-gpu-check.$dead.bbbbbb" "$d/speedlab-gpu-check.$$.cccccc"
+(cd "$tmp/cwd" && PATH="$tmp/standin:$PATH" SPEEDLAB_BUNDLE_DIR=$d sh "$tmp/speedlab-gpu.run" check --bogus >/dev/null 2>&1)
+stale "speedlab-gpu.run removes a killed run's unpacked folders" "$d/speedlab-gpu-check.$dead.bbbbbb" "$d/speedlab-gpu-check.$$.cccccc"
+echo "not a tarball" >"$tmp/not.tar.gz"
+mkdir -p "$tmp/tmpdir/speedlab-results-page.$dead.aaaaaa" "$tmp/tmpdir/speedlab-results-page.$$.bbbbbb"
+(cd "$tmp/cwd" && TMPDIR=$tmp/tmpdir SPEEDLAB=$speedlab sh "$r/scripts/results-page.sh" add-gpu "$tmp/not.tar.gz" page >/dev/null 2>&1)
+stale "results-page.sh removes a killed run's temporary folder" "$tmp/tmpdir/speedlab-results-page.$dead.aaaaaa" "$tmp/tmpdir/speedlab-results-page.$$.bbbbbb"
+n=$((n + 1))
+name=speedlab-hostile-test-$$
+if mkdir "/var/tmp/$name.$dead.aaaaaa" 2>/dev/null; then
+    mkdir -p "/var/tmp/$name.$$.bbbbbb"
+    new=$(. "$r/scripts/debian-root.sh" && dr_new "$name")
+    n=$((n - 1))
+    stale "fresh-check.sh and the bundle's selftest remove a killed run's root (dr_new)" "/var/tmp/$name.$dead.aaaaaa" "/var/tmp/$name.$$.bbbbbb"
+    [ -n "$new" ] && [ -d "$new" ] || { echo "# dr_new made no folder"; fails=$((fails + 1)); }
+    rm -rf "/var/tmp/$name".*
+else
+    echo "ok $n - fresh-check.sh's stale roots # SKIP /var/tmp is not writable here"
+fi
+
 n=$((n + 1))
 if [ -z "$missing" ]; then echo "ok $n - every script has rows in the table"
 else echo "not ok $n - scripts with no row in the table:$missing"; fails=$((fails + 1)); fi
