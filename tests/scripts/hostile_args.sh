@@ -92,6 +92,7 @@ scripts/results-page.sh|"\$V"|$H $R9
 scripts/results-page.sh|add "\$run" "\$V"|$H $R9
 scripts/results-page.sh|add "\$V" page|$H $R9
 scripts/results-page.sh|add-gpu "\$V" page|$H $R9
+scripts/results-page.sh|add-gpu "\$run" "\$V"|$H $R9
 scripts/results-page.sh|render "\$V"|$H $R9
 scripts/results-page.sh|check "\$V"|$H $R9
 scripts/setup.sh|"\$V"|$H refused refused refused ran:99:dpkg ran:99:dpkg ran:99:dpkg ran:99:dpkg
