@@ -81,7 +81,7 @@ render_to() {
     (cd "$here" && "$speedlab" report "$pages/$1/results" --out "$2" >/dev/null) || return 1
 }
 
-# names [NAME...]: the NAMEs given (each checked), or every page's
+# names [NAME...]: the NAMEs given (checked above), or every page's
 names() {
     if [ $# -gt 0 ]; then printf '%s\n' "$@"; return; fi
     for d in "$here/$pages"/*/results; do [ -d "$d" ] && basename "$(dirname "$d")"; done
