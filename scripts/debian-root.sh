@@ -3,6 +3,20 @@
 # and its removal, which unmounts everything below it first and removes nothing while a mount is left
 # (a bind mount's files are the host's own).
 
+# dr_new NAME: a new empty folder /var/tmp/NAME.PID.XXXXXX for a root, after removing (dr_remove) the
+# roots and logs of earlier runs whose process is gone: one killed outright (SIGKILL) had no trap to run
+dr_new() {
+    for old in /var/tmp/"$1".*.*; do
+        [ -e "$old" ] || continue
+        pid=${old#/var/tmp/"$1".}
+        pid=${pid%%.*}
+        case $pid in '' | *[!0-9]*) continue ;; esac
+        [ -d "/proc/$pid" ] && continue
+        if [ -d "$old" ]; then dr_remove "$old"; else rm -f "$old"; fi
+    done
+    mktemp -d "/var/tmp/$1.$$.XXXXXX"
+}
+
 # dr_make ROOT MIRROR LOG: debootstrap --variant=minbase bookworm into ROOT; 0, or 1 with LOG's tail
 dr_make() {
     if ! debootstrap --variant=minbase bookworm "$1" "$2" >"$3" 2>&1; then

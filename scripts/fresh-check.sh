@@ -16,17 +16,23 @@
 # is removed at the end. Exit 0 when every command passed, 1 when one failed, 77 when
 # it cannot run here (not root, no debootstrap, no mirror).
 # About three minutes for the tests on a 2-vCPU machine, debootstrap included (the check prints its own
-# time); the main job adds about twenty.
+# time); the main job adds about twenty. -h, --help: this text; any other argument is refused (exit 2)
+# before anything is made.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 mirror=${SPEEDLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 main=0
-case ${1:-} in
-    --main) main=1 ;;
-    -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
-    '') ;;
-    *) echo "fresh-check: unknown argument '$1' (--main, --help)" >&2; exit 2 ;;
-esac
+for a in "$@"; do
+    case $a in -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
+done
+for a in "$@"; do
+    case $a in
+        --main) main=1 ;;
+        *) echo "fresh-check: error: unknown argument '$a'" >&2
+           echo "usage: scripts/fresh-check.sh [--main]  (--help says more)" >&2
+           exit 2 ;;
+    esac
+done
 say() { printf 'fresh-check: %s\n' "$*"; }
 
 # readme_command HEADING: the first indented line after the line starting with HEADING
@@ -45,7 +51,7 @@ command -v git >/dev/null || { say "no git to clone with: skipped"; exit 77; }
 . "$here/scripts/debian-root.sh"
 logs=$here/fresh-check
 mkdir -p "$logs"
-root=$(mktemp -d /var/tmp/speedlab-fresh.XXXXXX) || exit 1
+root=$(dr_new speedlab-fresh) || exit 1
 trap 'dr_remove "$root"' EXIT
 trap 'exit 1' INT TERM
 

@@ -18,12 +18,25 @@
 # Prints gpu-check's summary and one line per check; exit 0 when all pass, 1 when one fails, 77 when it
 # cannot run here (not root, no debootstrap or network). Nothing is cached: each run makes a new root
 # (about a minute and a half with a nearby mirror; SPEEDLAB_DEBIAN_MIRROR picks another) and removes it.
+# -h, --help: this text; a bad argument is refused (exit 2) before anything is made.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-tarball=${1:-$here/gpu-bundle/speedlab-gpu.run}
 mirror=${SPEEDLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 say() { printf 'selftest: %s\n' "$*"; }
-case ${1:-} in -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
+bad() {
+    echo "selftest: error: $*" >&2
+    echo "usage: scripts/gpu-bundle-selftest.sh [BUNDLE.run]  (--help says more)" >&2
+    exit 2
+}
+for a in "$@"; do
+    case $a in -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
+done
+[ $# -le 1 ] || bad "one BUNDLE.run at most"
+if [ $# -eq 1 ]; then
+    case $1 in -*) bad "unknown option '$1'" ;; '') bad "an empty BUNDLE.run" ;; esac
+    [ -f "$1" ] || bad "BUNDLE.run '$1': no such file (scripts/gpu-bundle.sh makes gpu-bundle/speedlab-gpu.run)"
+fi
+tarball=${1:-$here/gpu-bundle/speedlab-gpu.run}
 
 [ -f "$tarball" ] || { say "no bundle at $tarball: run scripts/gpu-bundle.sh first"; exit 1; }
 [ "$(id -u)" -eq 0 ] || { say "needs root (debootstrap, chroot, mount): skipped"; exit 77; }
@@ -33,7 +46,7 @@ cudalib=$(readlink -f /usr/local/cuda/lib64 2>/dev/null)
 
 # shellcheck source=debian-root.sh
 . "$here/scripts/debian-root.sh"
-root=$(mktemp -d /var/tmp/speedlab-bare.XXXXXX) || exit 1
+root=$(dr_new speedlab-bare) || exit 1
 trap 'dr_remove "$root"; rm -f "$root.log"' EXIT
 trap 'exit 1' INT TERM
 

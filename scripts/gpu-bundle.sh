@@ -23,7 +23,10 @@
 # (hundreds of MB; the launcher finds them on the node), glibc (the bundle needs GLIBC_MIN or newer; the
 # BUNDLE file says which), libstdc++ and libgcc_s. scripts/bundle/check-libs.sh proves the rest is inside.
 # Needs: what scripts/setup.sh installs, nvcc, patchelf (Debian: patchelf), Fashion-MNIST (Debian's
-# dataset-fashion-mnist, or --fashion-mnist DIR). Exit 0 with the bundle made and checked.
+# dataset-fashion-mnist, or --fashion-mnist DIR). Every argument is checked before anything is made:
+# --out must be absent, empty or an earlier --out (only what this script writes there), --build absent,
+# empty or a meson build folder, neither the source tree nor a folder holding it. -h, --help: this text.
+# Exit 0 with the bundle made and checked, 1 a step failed, 2 usage.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,15 +37,52 @@ say() { printf 'gpu-bundle: %s\n' "$*"; }
 die() { printf 'gpu-bundle: error: %s\n' "$*" >&2; exit 1; }
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
+bad() {
+    printf 'gpu-bundle: error: %s\n' "$*" >&2
+    echo "usage: scripts/gpu-bundle.sh [--out DIR] [--build DIR] [--fashion-mnist DIR]  (--help says more)" >&2
+    exit 2
+}
+for a in "$@"; do case $a in -h|--help) usage; exit 0 ;; esac; done
+# folder_arg FLAG VALUE: VALUE is a path, not a flag; an existing one is a folder that does not hold the
+# source tree. Prints its absolute path (physical when it exists).
+folder_arg() {
+    case $2 in ''|-*) bad "$1 '$2': want a folder (a path that does not start with '-')" ;; esac
+    if [ -e "$2" ] || [ -L "$2" ]; then
+        local real
+        real=$(cd "$2" 2>/dev/null && pwd -P) || bad "$1 '$2': not a folder"
+        case $(cd "$src" && pwd -P)/ in "$real"/*) bad "$1 '$2' is $real, which holds the source tree" ;; esac
+        echo "$real"
+    else
+        case $2 in /*) echo "$2" ;; *) echo "$PWD/$2" ;; esac
+    fi
+}
 while [ $# -gt 0 ]; do
     case $1 in
-        --out) out=$(mkdir -p "$2" && cd "$2" && pwd) || die "cannot create $2"; shift 2 ;;
-        --build) build=$(mkdir -p "$2" && cd "$2" && pwd) || die "cannot create $2"; shift 2 ;;
-        --fashion-mnist) mnist=$(cd "$2" 2>/dev/null && pwd) || die "--fashion-mnist $2: no such folder"; shift 2 ;;
-        -h|--help) usage; exit 0 ;;
-        *) usage >&2; die "unknown argument '$1' (see above)" ;;
+        --out|--build|--fashion-mnist) [ $# -ge 2 ] || bad "$1 needs a folder" ;;
+    esac
+    case $1 in
+        --out) out=$(folder_arg "$1" "$2") || exit 2; shift 2 ;;
+        --build) build=$(folder_arg "$1" "$2") || exit 2; shift 2 ;;
+        --fashion-mnist) mnist=$(folder_arg "$1" "$2") || exit 2; [ -d "$mnist" ] || bad "--fashion-mnist $2: no such folder"
+            for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+                [ -e "$mnist/$f.gz" ] || [ -e "$mnist/$f" ] || bad "--fashion-mnist $2: no ${f}[.gz] there"
+            done
+            shift 2 ;;
+        *) bad "unknown argument '$1'" ;;
     esac
 done
+# what this script writes in --out, and a meson build folder for --build: nothing else is overwritten
+if [ -d "$out" ]; then
+    for f in "$out"/* "$out"/.[!.]*; do
+        [ -e "$f" ] || [ -L "$f" ] || continue
+        case ${f##*/} in speedlab-gpu|speedlab-gpu.run|speedlab-gpu.run.part|payload|setup.log|build.log) ;;
+            *) bad "--out $out holds ${f##*/}, which gpu-bundle.sh does not write: name an empty or new folder" ;;
+        esac
+    done
+fi
+if [ -d "$build" ] && [ -n "$(ls -A "$build")" ] && [ ! -d "$build/meson-private" ]; then
+    bad "--build $build holds files and is not a meson build folder"
+fi
 
 # ---- tools ------------------------------------------------------------------------------------------
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then PATH=/usr/local/cuda/bin:$PATH; fi
@@ -51,7 +91,7 @@ cudatk=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
 command -v patchelf >/dev/null || die "no patchelf (Debian: apt-get install patchelf)"
 for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
     [ -e "$mnist/$f.gz" ] || [ -e "$mnist/$f" ] ||
-        die "no $f[.gz] in $mnist: install Debian's dataset-fashion-mnist or pass --fashion-mnist DIR"
+        die "no ${f}[.gz] in $mnist: install Debian's dataset-fashion-mnist or pass --fashion-mnist DIR"
 done
 
 # ---- build --------------------------------------------------------------------------------------------

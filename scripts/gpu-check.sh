@@ -6,9 +6,11 @@
 # Runs inside a bundle made by scripts/gpu-bundle.sh: copy speedlab-gpu.run to the node, then
 # `sh speedlab-gpu.run check [OPTIONS]` unpacks it and runs this script with OPTIONS.
 #   --out DIR         where the eight output files go (default: results-gpu); created, must be empty
-#   --budget SECONDS  wall-clock budget (default 480, at least 60): the last 30 s are kept for the
-#                     report and the packing; no step starts, and a running one is stopped, when only
-#                     those are left; the summary names what was skipped or stopped
+#   --budget SECONDS  wall-clock budget (default 480, from 60 to 604800, in decimal digits without a
+#                     leading zero): the last 30 s are kept for the report and the packing; no step
+#                     starts, and a running one is stopped, when only those are left; the summary names
+#                     what was skipped or stopped
+#   -h, --help        this text
 #
 # Steps, in this order (each one line in the summary: ok; failed (why); incomplete (the budget or a
 # step's time cap stopped it); skipped (why)):
@@ -62,21 +64,34 @@ exec 3>&2      # the terminal's stderr, for messages written while a step's outp
 say() { printf 'gpu-check: %s\n' "$*" >&3; }
 die() { printf 'gpu-check: error: %s\n' "$*" >&2; exit 2; }
 usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
+# bad WHAT: a usage error, with the synopsis; exit 2 before anything is made
+bad() {
+    printf 'gpu-check: error: %s\n' "$*" >&2
+    echo "usage: gpu-check.sh [--out DIR] [--budget SECONDS]  (--help says more)" >&2
+    exit 2
+}
 
+# Every argument is checked before anything is made: a bad one changes nothing.
+for a in "$@"; do case $a in -h|--help) usage; exit 0 ;; esac; done
 while [ $# -gt 0 ]; do
     case $1 in
-        --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
-        --budget) [ $# -ge 2 ] || die "--budget needs seconds"; budget=$2; shift 2 ;;
-        -h|--help) usage; exit 0 ;;
-        *) usage >&2; die "unknown argument '$1' (see above)" ;;
+        --out) [ $# -ge 2 ] || bad "--out needs a folder"; out=$2; shift 2
+               case $out in ''|-*) bad "--out '$out': want a folder (a path that does not start with '-')" ;; esac ;;
+        --budget) [ $# -ge 2 ] || bad "--budget needs seconds"; budget=$2 budget_bad=""; shift 2
+               # decimal digits without a leading zero (bash reads 090 as octal), at most 6 (no overflow)
+               case $budget in
+                   [1-9] | [1-9]*[0-9]) case $budget in *[!0-9]* | ???????*) budget_bad=1 ;; esac ;;
+                   *) budget_bad=1 ;;
+               esac
+               [ -z "${budget_bad:-}" ] && [ "$budget" -ge 60 ] && [ "$budget" -le 604800 ] ||
+                   bad "--budget '$budget': want whole seconds from 60 (the report and packing need 30) to 604800 (a week), in decimal digits without a leading zero" ;;
+        *) bad "unknown argument '$1'" ;;
     esac
 done
-case $budget in ''|*[!0-9]*) die "--budget $budget: want whole seconds, at least 60" ;; esac
-[ "$budget" -ge 60 ] || die "--budget $budget: want at least 60 seconds (the report and packing need 30)"
 [ -f "$here/BUNDLE" ] && [ -x "$here/bin/speedlab" ] ||
     die "$here is not a GPU bundle (no BUNDLE, bin/speedlab): build one with scripts/gpu-bundle.sh and run its copy of this script"
 if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
-    die "$out is not empty: name a new folder with --out (nothing there is overwritten)"
+    bad "--out $out is not empty: name a new folder (nothing there is overwritten)"
 fi
 mkdir -p "$out/work/runs/quick" "$out/work/runs/default" "$out/work/prof" || die "cannot create $out"
 out=$(cd "$out" && pwd)

@@ -15,6 +15,7 @@
 The tools (nm, objcopy, ar) are the ones meson found (kernels/meson.build passes them).
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -107,20 +108,51 @@ def table(out, archives, nm):
         f.write("\n".join(lines))
 
 
+USAGE = ("usage: isa_dispatch.py [--nm NM] [--objcopy OBJCOPY] [--ar AR] rename SUFFIX IN.a OUT.a"
+         " | table OUT.c V2.a V3.a V4.a  (--help says more)")
+
+
+def usage_error(what):
+    """A usage error: what is wrong and the synopsis on stderr, exit 2, nothing read or written."""
+    print("isa_dispatch.py: error: %s\n%s" % (what, USAGE), file=sys.stderr)
+    sys.exit(2)
+
+
+def check_path(what, path, must_exist):
+    if not path or path.startswith("-"):
+        usage_error("%s %r: want a file (a path that does not start with '-')" % (what, path))
+    if must_exist and not os.path.isfile(path):
+        usage_error("%s %r: no such file" % (what, path))
+
+
 def main(argv):
     tools = {"--nm": "nm", "--objcopy": "objcopy", "--ar": "ar"}
     args = argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__.strip())
+        sys.exit(0)
     while args and args[0] in tools:
-        if len(args) < 2:
-            sys.exit(__doc__)
+        if len(args) < 2 or not args[1] or args[1].startswith("-"):
+            usage_error("%s wants a program" % args[0])
         tools[args[0]] = args[1]
         args = args[2:]
     if len(args) == 4 and args[0] == "rename":
+        if not re.fullmatch(r"_[A-Za-z0-9_]{1,32}", args[1]):
+            usage_error("SUFFIX %r: want _ and letters, digits or _ (a C name's tail)" % args[1])
+        check_path("IN.a", args[2], True)
+        check_path("OUT.a", args[3], False)
         rename(args[1], args[2], args[3], tools["--nm"], tools["--objcopy"], tools["--ar"])
     elif len(args) == 5 and args[0] == "table":
+        check_path("OUT.c", args[1], False)
+        for a in args[2:]:
+            check_path("archive", a, True)
         table(args[1], args[2:], tools["--nm"])
+    elif not args:
+        usage_error("no command")
+    elif args[0] in ("rename", "table"):
+        usage_error("%s: wrong number of arguments" % args[0])
     else:
-        sys.exit(__doc__)
+        usage_error("unknown command or option %r" % args[0])
 
 
 if __name__ == "__main__":

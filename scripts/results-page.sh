@@ -22,13 +22,58 @@
 # the run used (zen3-avx2, zen4-avx512, zen4-avx2): a page per machine and level. The report is rendered
 # with SPEEDLAB (default build/experiments/speedlab) from the repository root, so the paths it prints
 # are the same whoever renders it; the figures are kept in all three forms the pages link (PNG, PDF, SVG).
-# Exit 0 ok, 1 failed (or differs), 2 usage.
+# NAME is a plain word: a lowercase letter, then lowercase letters, digits and _.- (no '/', no leading
+# '.' or '-'); the page is docs/results/NAME, a folder of its own, never a link. Only its results/ and
+# report/ are replaced, and only once docs/results/NAME is known to lie inside the repository.
+# -h, --help: this text. Exit 0 ok, 1 failed (or differs), 2 usage (nothing changed).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 speedlab=${SPEEDLAB:-$here/build/experiments/speedlab}
 pages=docs/results
 say() { printf 'results-page: %s\n' "$*" >&2; }
-usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0; }
+# bad WHAT: a usage error: what is wrong, the synopsis, exit 2 (before anything is read or written)
+bad() {
+    say "error: $*"
+    echo "usage: scripts/results-page.sh add RUNDIR NAME | add-gpu DIR NAME | render [NAME...] | check [NAME...]  (--help says more)" >&2
+    exit 2
+}
+for a in "$@"; do case $a in -h|--help) usage ;; esac; done
+
+# check_name NAME: a plain word (see above), or a usage error
+check_name() {
+    case $1 in
+        [a-z]*) case $1 in *[!a-z0-9_.-]*) bad "NAME '$1': a lowercase letter, then letters, digits and _.- only" ;; esac ;;
+        *) bad "NAME '$1': a lowercase letter, then letters, digits and _.- only" ;;
+    esac
+    [ ${#1} -le 100 ] || bad "NAME '$1': at most 100 characters"
+}
+
+# page_dir NAME: docs/results/NAME as a physical path, after checking that docs/results is the
+# repository's own folder and docs/results/NAME, when it exists, a folder and not a link (so that
+# removing its results/ or report/ cannot reach outside the repository); exit 1 otherwise
+page_dir() {
+    if [ -L "$here/$pages" ] || [ ! -d "$here/$pages" ]; then
+        say "$here/$pages is a link or not a folder: not the repository's own"; exit 1
+    fi
+    top=$(cd "$here/$pages" && pwd -P) || exit 1
+    if [ -L "$top/$1" ] || { [ -e "$top/$1" ] && [ ! -d "$top/$1" ]; }; then
+        say "$pages/$1 is a link or not a folder: not touched (move it away to make the page)"; exit 1
+    fi
+    echo "$top/$1"
+}
+
+# new_tmp: a temporary folder $TMPDIR/speedlab-results-page.PID.XXXXXX, after removing those of earlier
+# runs whose process is gone (killed outright: no trap ran)
+new_tmp() {
+    for old in "${TMPDIR:-/tmp}"/speedlab-results-page.*.*; do
+        [ -d "$old" ] || continue
+        pid=${old##*/speedlab-results-page.}; pid=${pid%%.*}
+        case $pid in '' | *[!0-9]*) continue ;; esac
+        [ -d "/proc/$pid" ] || rm -rf "$old"
+    done
+    mktemp -d "${TMPDIR:-/tmp}/speedlab-results-page.$$.XXXXXX"
+}
 
 # NAME, OUT absolute: the report of docs/results/NAME/results (read from the repository root, so
 # that the paths it prints do not depend on who renders it) into OUT; a page whose results/ holds a
@@ -41,24 +86,42 @@ render_to() {
     (cd "$here" && "$speedlab" report $pool "$pages/$1/results" --out "$2" >/dev/null) || return 1
 }
 
+# names [NAME...]: the NAMEs given (checked above), or every page's
 names() {
     if [ $# -gt 0 ]; then printf '%s\n' "$@"; return; fi
     for d in "$here/$pages"/*/results; do [ -d "$d" ] && basename "$(dirname "$d")"; done
 }
+# a path argument is not a flag, and not empty
+check_path() {
+    case $1 in -*|'') bad "$2 '$1': want a folder (a path that does not start with '-')" ;; esac
+}
 
-[ -x "$speedlab" ] || { say "no speedlab at $speedlab (build it, or set SPEEDLAB)"; exit 1; }
 case ${1:-} in
 add)
-    [ $# -eq 3 ] || usage
-    run=$(cd "$2" 2>/dev/null && pwd -P) || { say "no run directory $2"; exit 2; }
-    [ -f "$run/results.jsonl" ] || { say "$run has no results.jsonl: not a run directory"; exit 2; }
-    case $3 in *[!a-z0-9_.-]*|'') say "NAME '$3': letters, digits and _.- only"; exit 2 ;; esac
+    [ $# -eq 3 ] || bad "add wants RUNDIR NAME"
+    check_path "$2" RUNDIR
+    check_name "$3"
+    run=$(cd "$2" 2>/dev/null && pwd -P) || bad "RUNDIR '$2': no such folder"
+    [ -f "$run/results.jsonl" ] || bad "RUNDIR '$2': $run has no results.jsonl: not a run directory" ;;
+add-gpu)
+    [ $# -eq 3 ] || bad "add-gpu wants DIR NAME"
+    check_path "$2" DIR
+    check_name "$3"
+    if [ -d "$2" ]; then [ -f "$2/runs.tar.gz" ] || bad "DIR '$2': no runs.tar.gz in it (gpu-check's output folder holds one)"
+    else [ -f "$2" ] || bad "DIR '$2': no such folder or file (give gpu-check's output folder or its runs.tar.gz)"; fi ;;
+render|check) cmd=$1; shift; for n in "$@"; do check_name "$n"; done; set -- "$cmd" "$@" ;;
+'') bad "no command" ;;
+*) bad "unknown command '$1'" ;;
+esac
+[ -x "$speedlab" ] || { say "no speedlab at $speedlab (build it, or set SPEEDLAB)"; exit 1; }
+case $1 in
+add)
     # a page names the code it shows: every record its commit (env.commit, scripts/results-stale.sh)
-    bad=$(cat "$run/results.jsonl" "$run"/extra/run-*/results.jsonl 2>/dev/null |
+    nocommit=$(cat "$run/results.jsonl" "$run"/extra/run-*/results.jsonl 2>/dev/null |
           grep -v -c -e '"commit": *"[0-9a-f]\{7,40\}"' -e '"git_describe": *"\([^"]*-g\)\{0,1\}[0-9a-f]\{7,40\}\(-dirty\)\{0,1\}"')
-    [ "$bad" -eq 0 ] || { say "$run: $bad records name no commit (env.commit absent or unknown: see env.commit_note); a page" \
+    [ "$nocommit" -eq 0 ] || { say "$run: $nocommit records name no commit (env.commit absent or unknown: see env.commit_note); a page" \
                              "must say which code it shows: build from a git clone, a meson dist tarball or with -Dcommit=HASH, and run again"; exit 2; }
-    dst=$here/$pages/$3/results
+    dst=$(page_dir "$3")/results || exit 1
     rm -rf "$dst" && mkdir -p "$dst" || exit 1
     cp "$run/results.jsonl" "$dst/results.jsonl" || exit 1
     for x in "$run"/extra/run-*/results.jsonl; do
@@ -66,15 +129,14 @@ add)
         mkdir -p "$dst/extra/$(basename "$(dirname "$x")")" &&
             cp "$x" "$dst/extra/$(basename "$(dirname "$x")")/" || exit 1
     done
-    render_to "$3" "$here/$pages/$3/report" || { say "report of $3 failed"; exit 1; }
+    render_to "$3" "$(dirname "$dst")/report" || { say "report of $3 failed"; exit 1; }
     say "docs/results/$3: $(find "$dst" -name results.jsonl | wc -l) results files, report in docs/results/$3/report/REPORT.md"
     ;;
 add-gpu)
-    [ $# -eq 3 ] || usage
     tgz=$2
     [ -d "$tgz" ] && tgz=$tgz/runs.tar.gz
     [ -f "$tgz" ] || { say "no $tgz: give gpu-check's output folder or its runs.tar.gz"; exit 2; }
-    tmp=$(mktemp -d) || exit 1
+    tmp=$(new_tmp) || exit 1
     trap 'rm -rf "$tmp"' EXIT
     tar -xzf "$tgz" -C "$tmp" 2>/dev/null && [ -d "$tmp/runs" ] ||
         { say "$tgz: not gpu-check's runs.tar.gz (no runs/ inside)"; exit 2; }
@@ -97,17 +159,19 @@ add-gpu)
 render)
     shift
     for n in $(names "$@"); do
-        render_to "$n" "$here/$pages/$n/report" || { say "report of $n failed"; exit 1; }
+        page=$(page_dir "$n") || exit 1
+        render_to "$n" "$page/report" || { say "report of $n failed"; exit 1; }
         say "rendered docs/results/$n/report"
     done
     ;;
 check)
     shift
     command -v gnuplot >/dev/null || { say "no gnuplot: the pages embed figures, so they cannot be compared"; exit 77; }
-    tmp=$(mktemp -d) || exit 1
+    tmp=$(new_tmp) || exit 1
     trap 'rm -rf "$tmp"' EXIT
     status=0
     for n in $(names "$@"); do
+        page_dir "$n" >/dev/null || exit 1
         render_to "$n" "$tmp/r" || { say "report of $n failed"; status=1; continue; }
         textfiles() { (cd "$1" && find . -type f \( -name '*.md' -o -name '*.csv' -o -name '*.tex' -o -name '*.dat' \) | sort); }
         textfiles "$here/$pages/$n/report" >"$tmp/want"
@@ -125,6 +189,4 @@ check)
     done
     exit $status
     ;;
--h|--help) usage 0 ;;
-*) usage ;;
 esac

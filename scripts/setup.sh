@@ -3,7 +3,7 @@
 # Installs what is missing from Debian's packages, finds nvcc when present, and configures build/.
 # Idempotent: running it twice installs nothing new and reconfigures build/ in place.
 #
-# Usage: scripts/setup.sh [--slurm] [--bundle] [BUILD_DIR] [--baselines[=debian|pypi]] [-- extra meson options]
+# Usage: scripts/setup.sh [--slurm] [--bundle] [--baselines[=debian|pypi]] [BUILD_DIR] [-- extra meson options]
 #   --slurm  also Debian's Slurm (slurmctld, slurmd, slurm-client, munge) for tests/slurm, which bring
 #            up a one-node cluster of their own (docs/slurm.md), and shellcheck, which checks every script
 #            `speedlab slurm` writes; no daemon is started or enabled here
@@ -20,7 +20,11 @@
 #            baselines/requirements-pypi.txt, in an environment that does not see the system packages
 #            (about 6 GB: torch's wheel brings NVIDIA's CUDA libraries). Without PyPI set-up stops with
 #            exit status 1 and leaves an earlier .venv-baselines as it was.
-# Exit status: 0 done, 1 a step failed, 2 usage (an unknown --baselines kind).
+# BUILD_DIR (default build) is relative to the repository root; it must be absent, empty or a meson
+# build folder, and never the source tree or a folder above it. The options may come in any order, each
+# once; everything after -- goes to meson setup. -h, --help: this text.
+# Exit status: 0 done, 1 a step failed, 2 usage (an unknown option or --baselines kind, a second
+# BUILD_DIR, a BUILD_DIR that is not one), checked before anything is installed.
 set -eu
 
 # clang and its runtimes (libFuzzer, sanitizers): for the fuzz harnesses only (scripts/fuzz.sh, .ci/run);
@@ -30,14 +34,19 @@ set -eu
 PACKAGES="meson ninja-build gcc pkg-config libpapi-dev gnuplot-nox libopenblas-dev zlib1g-dev \
 libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev dpkg-dev valgrind"
 
-while :; do
-    case ${1:-} in
-        --slurm) PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge shellcheck"; shift ;;
-        --bundle) PACKAGES="$PACKAGES patchelf xz-utils debootstrap"; shift ;;
-        *) break ;;
+here=$(cd "$(dirname "$0")/.." && pwd)
+# bad WHAT: a usage error, with the synopsis; exit 2 before anything is installed or configured
+bad() {
+    echo "setup: error: $*" >&2
+    echo "usage: scripts/setup.sh [--slurm] [--bundle] [--baselines[=debian|pypi]] [BUILD_DIR] [-- meson options]  (--help says more)" >&2
+    exit 2
+}
+for a in "$@"; do
+    case $a in
+        --) break ;;
+        -h | --help) sed -n '2,/^set -eu/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     esac
 done
-here=$(cd "$(dirname "$0")/.." && pwd)
 baselines=""
 # baselines_kind ARG: sets $baselines from --baselines[=KIND]; refuses an unknown kind (exit 2).
 baselines_kind() {
@@ -47,14 +56,39 @@ baselines_kind() {
         *)
             echo "setup: unknown baselines kind '${1#--baselines=}': the choices are --baselines" \
                  "(or --baselines=debian: Debian's packages) and --baselines=pypi (pinned PyPI packages)" >&2
-            exit 2 ;;
+            bad "--baselines=${1#--baselines=}" ;;
     esac
 }
-case ${1:-} in --baselines | --baselines=*) baselines_kind "$1"; shift ;; esac
-builddir=${1:-build}
-[ $# -gt 0 ] && shift
-case ${1:-} in --baselines | --baselines=*) baselines_kind "$1"; shift ;; esac
-[ "${1:-}" = "--" ] && shift
+slurm=0 bundle=0 builddir=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --slurm) slurm=1 ;;
+        --bundle) bundle=1 ;;
+        --baselines | --baselines=*) baselines_kind "$1" ;;
+        --) shift; break ;;
+        --slurm=* | --bundle=*) bad "${1%%=*} takes no value ('$1')" ;;
+        -*) bad "unknown option '$1'" ;;
+        '') bad "an empty BUILD_DIR" ;;
+        *)
+            [ -z "$builddir" ] || bad "a second BUILD_DIR '$1' (after '$builddir'); meson's own options go after --"
+            builddir=$1 ;;
+    esac
+    shift
+done
+builddir=${builddir:-build}
+# BUILD_DIR, as meson will see it from the repository root: absent, empty or a meson build folder; never
+# the source tree or a folder holding it (meson would write into the user's files)
+case $builddir in /*) bpath=$builddir ;; *) bpath=$here/$builddir ;; esac
+if [ -e "$bpath" ] || [ -L "$bpath" ]; then
+    real=$(cd "$here" && cd "$builddir" 2>/dev/null && pwd -P) || bad "BUILD_DIR '$builddir' is not a folder"
+    src=$(cd "$here" && pwd -P)
+    case $src/ in "$real"/*) bad "BUILD_DIR '$builddir' is $real, which holds the source tree" ;; esac
+    if [ -n "$(ls -A "$real")" ] && [ ! -d "$real/meson-private" ]; then
+        bad "BUILD_DIR '$builddir' ($real) holds files and is not a meson build folder"
+    fi
+fi
+[ $slurm -eq 1 ] && PACKAGES="$PACKAGES slurmctld slurmd slurm-client munge shellcheck"
+[ $bundle -eq 1 ] && PACKAGES="$PACKAGES patchelf xz-utils debootstrap"
 case $baselines in
     debian) PACKAGES="$PACKAGES python3-numpy python3-scipy python3-torch python3-venv" ;;
     pypi) PACKAGES="$PACKAGES python3-venv" ;;

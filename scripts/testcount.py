@@ -1,14 +1,27 @@
 #!/usr/bin/env python3
 """Counts test cases from Meson test logs (testlog.json): each TAP line of a TAP test counts once
 ('ok' passes, 'not ok' fails, '# SKIP' skips); other tests count by their result. Prints
-'N passed, N failed' (and skips) as the last line; exits 1 when anything failed or a log is missing."""
+'N passed, N failed' (and skips) as the last line; exits 1 when anything failed or a log is missing,
+2 on usage (no log named, an option: -h and --help print this)."""
 import json
 import re
 import sys
 
+USAGE = "usage: testcount.py TESTLOG.json...  (--help says more)"
+paths = sys.argv[1:]
+if "-h" in paths or "--help" in paths:
+    print(__doc__.strip())
+    print(USAGE)
+    sys.exit(0)
+for p in paths or [None]:
+    if p is None or not p or p.startswith("-"):
+        print("testcount: error: %s\n%s" % ("no test log" if p is None else "TESTLOG %r: want a file (a path"
+                                           " that does not start with '-')" % p, USAGE), file=sys.stderr)
+        sys.exit(2)
+
 passed = failed = skipped = 0
 missing = []
-for path in sys.argv[1:]:
+for path in paths:
     try:
         lines = open(path, encoding="utf-8").read().splitlines()
     except OSError:

@@ -16,10 +16,29 @@
 # check-libs.sh --needs FILE...: the libraries the FILEs load that are not on that list, a line each,
 # "SONAME PATH" as resolved here (PATH "not" when not found): what a bundle of them must carry
 # (scripts/gpu-bundle.sh copies them).
+# -h, --help: this text. Exit 2: usage (an unknown option, a FILE or BUNDLE that is not one).
 set -u
-if [ $# -eq 0 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-    sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
-    [ $# -eq 1 ] && exit 0 || exit 2
+for a in "$@"; do
+    case $a in -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac
+done
+bad() {
+    echo "check-libs: error: $*" >&2
+    echo "usage: check-libs.sh BUNDLE | check-libs.sh --needs FILE...  (--help says more)" >&2
+    exit 2
+}
+[ $# -gt 0 ] || bad "no bundle folder"
+if [ "$1" = --needs ]; then
+    [ $# -gt 1 ] || bad "--needs wants FILE..."
+    shift
+    for f in "$@"; do
+        case $f in ''|-*) bad "FILE '$f': want a file (a path that does not start with '-')" ;; esac
+        [ -f "$f" ] || bad "FILE '$f': no such file"
+    done
+    set -- --needs "$@"
+else
+    case $1 in -*) bad "unknown option '$1'" ;; '') bad "an empty BUNDLE" ;; esac
+    [ $# -eq 1 ] || bad "one bundle folder, or --needs FILE..."
+    [ -d "$1" ] || bad "BUNDLE '$1': no such folder"
 fi
 
 allowed() {
@@ -40,17 +59,14 @@ if [ "$1" = --needs ]; then
     done | sort -u
     exit 0
 fi
-[ $# -eq 1 ] || { echo "check-libs: one bundle folder, or --needs FILE... (--help)" >&2; exit 2; }
 # -P: the loader reports real paths, so a bundle reached through a symlink is compared by its real one
-bundle=$(cd "$1" 2>/dev/null && pwd -P) || { echo "check-libs: no such folder: $1" >&2; exit 2; }
-[ -d "$bundle/bin" ] || { echo "check-libs: $bundle has no bin/ (not a bundle?)" >&2; exit 2; }
+bundle=$(cd "$1" 2>/dev/null && pwd -P) || bad "BUNDLE '$1': no such folder"
+[ -d "$bundle/bin" ] || bad "BUNDLE '$1': $bundle has no bin/ (not a bundle?)"
 
 bad=0 files=0
-list=$(mktemp) || exit 2
-trap 'rm -f "$list"' EXIT
-find "$bundle/bin" "$bundle/lib" -type f 2>/dev/null | sort >"$list"
+# the files' list is a here-document, not a temporary file: a kill leaves nothing behind
 while IFS= read -r f; do
-    head -c 4 "$f" | grep -q 'ELF' || continue
+    [ -n "$f" ] && head -c 4 "$f" | grep -q 'ELF' || continue
     files=$((files + 1))
     # ldd: "name => path (addr)", "name => not found", or "path (addr)" for the loader and vdso
     out=$(env -u LD_LIBRARY_PATH -u LD_PRELOAD ldd "$f" 2>&1) || {
@@ -65,7 +81,9 @@ while IFS= read -r f; do
         [ "$where" = not ] && where="not found"
         echo "${f#"$bundle"/}: $name => $where"
     done | grep . && bad=1
-done <"$list"
+done <<FILES
+$(find "$bundle/bin" "$bundle/lib" -type f 2>/dev/null | sort)
+FILES
 if [ $files -eq 0 ]; then
     echo "check-libs: no ELF files under $bundle/bin or $bundle/lib" >&2
     exit 1
