@@ -73,14 +73,17 @@ static void add_row(rep_table *t, const rep_set *s, const rep_case *a, const rep
     rep_cell_num(t, r, 7, b->median / a->median, "%.3g×", b->median / a->median);
     double fa = rep_fraction_of_bound(s, a), fb = rep_fraction_of_bound(s, b);
     if (isfinite(fa))
-        rep_cell_num(t, r, 8, fa, "%.1f %%", 100 * fa);
+        rep_cell_fraction(t, r, 8, fa, 1);
     else
         rep_cell_text(t, r, 8, "—");
     if (isfinite(fb))
-        rep_cell_num(t, r, 9, fb, "%.1f %%", 100 * fb);
+        rep_cell_fraction(t, r, 9, fb, 1);
     else
         rep_cell_text(t, r, 9, "—");
-    rep_cell_num_or_dash(t, r, 10, fb / fa, "%.3g");
+    if (fa <= 1 && fb <= 1)
+        rep_cell_num_or_dash(t, r, 10, fb / fa, "%.3g");
+    else
+        rep_cell_text(t, r, 10, "—");
 }
 
 /* Whether the variant has a row with narrower level lo against a level of its CPU wider than hi. */

@@ -338,6 +338,9 @@ double rep_cmp_time(const rep_set *s, int env, const char *study, const rep_case
 rep_table *rep_tab_isa_levels(const rep_set *s);
 /* The fraction of its roofline bound a case reached (roofline.c): NAN without rates or a calibration. */
 double rep_fraction_of_bound(const rep_set *s, const rep_case *c);
+/* Cell (r, col) = the fraction num / den of a bound, "x.x %"; above 1 never a figure but an error (the
+ * work count or the ceiling is wrong), with the table's note saying so. */
+void rep_cell_fraction(rep_table *t, int r, int col, double num, double den);
 /* The "Findings" section: per machine and study, what the records say each optimisation bought. */
 void rep_findings_section(FILE *f, const rep_set *s);
 
