@@ -5,7 +5,8 @@
  * calib_cuda.cu's. Each figure: a warm-up, then the median of several repetitions timed by CUDA events
  * on the device (GPU times are steady: the median says what the device does, without a lucky outlier).
  * Each is validated before it is timed; a figure that could not be measured is absent from the object
- * and its reason is in `missing`, never a zero. The whole calibration takes a few seconds on an H100.
+ * and its reason is in `missing`, never a zero. Sized for an H100/H200: by datasheet rates, about 2 s
+ * of copies and device work in all (the pageable copies the most), plus the runtime's start-up.
  */
 #include <math.h>
 #include <stdint.h>
@@ -76,7 +77,9 @@ static int median_s(gpu_op op, void *arg, int warmup, int reps, double *sec, cha
     for (int i = 0; i < made; i++)
         cudaEventDestroy(ev[i]);
     if (rc != 0) {
-        snprintf(why, n, "error %d (%s)", rc, cudaGetErrorString(cudaGetLastError()));
+        /* rc is a cudaError_t, or a cublasStatus_t from a GEMM: say both what it was and CUDA's last error */
+        snprintf(why, n, "a timed repetition failed with status %d (last CUDA error: %s)", rc,
+                 cudaGetErrorString(cudaGetLastError()));
         return rc;
     }
     qsort(t, (size_t)reps, sizeof *t, cmp_double);
