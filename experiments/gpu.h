@@ -1,4 +1,4 @@
-/* gpu.h: the GPU probe, the GPU part of the environment and the GPU ceilings (gpu.c). */
+/* gpu.h: the GPU probe and the GPU part of the environment (gpu.c). */
 #ifndef SL_GPU_H
 #define SL_GPU_H
 
@@ -12,7 +12,5 @@ void sl_gpu_env(json_t *env);
 /* Device memory in use (total - free, cudaMemGetInfo: every allocation on the device, this process's
  * context included, and other processes') and the total, in bytes: 0, or -1 without a device. */
 int sl_gpu_mem_used(double *used, double *total);
-/* GPU ceilings (ceilings.gpu of docs/results-schema.md), or NULL without a device. */
-json_t *sl_gpu_calibrate(void);
 
 #endif

@@ -369,6 +369,40 @@ static void study_page(const rep_set *s, int env, const char *study, const char 
     }
 }
 
+/* The machine table's GPU ceilings row (calibrate_gpu.c): each figure measured, or why it was not; where
+ * the calibration found no device, the reason. Nothing for calibrations that say nothing of a GPU. */
+static void gpu_ceilings_row(FILE *f, const json_t *ceil)
+{
+    static const struct {
+        const char *key, *label, *unit;
+    } g[] = {{"triad_gbs", "triad", "GB/s"}, {"d2d_gbs", "device copy", "GB/s"},
+             {"fma_gflops", "FP32 FMA", "GFLOP/s"}, {"cublas_sgemm_gflops", "cuBLAS sgemm", "GFLOP/s"},
+             {"tc_fp16_gflops", "FP16 tensor cores", "GFLOP/s"}, {"tc_bf16_gflops", "BF16 tensor cores", "GFLOP/s"},
+             {"h2d_pageable_gbs", "H2D pageable", "GB/s"}, {"h2d_pinned_gbs", "H2D pinned", "GB/s"},
+             {"d2h_pageable_gbs", "D2H pageable", "GB/s"}, {"d2h_pinned_gbs", "D2H pinned", "GB/s"}};
+    const json_t *gpu = json_object_get(ceil, "gpu"), *why = json_object_get(ceil, "gpu_missing");
+    if (!gpu) {
+        if (json_is_string(why))
+            fprintf(f, "| GPU ceilings | none: %s |\n", json_string_value(why));
+        return;
+    }
+    const json_t *name = json_object_get(gpu, "name"), *missing = json_object_get(gpu, "missing");
+    fprintf(f, "| GPU ceilings (%s) |", json_is_string(name) ? json_string_value(name) : "unnamed device");
+    const char *sep = " ";
+    for (size_t i = 0; i < sizeof g / sizeof *g; i++) {
+        double v = rep_jnum(gpu, g[i].key);
+        const json_t *w = json_object_get(missing, g[i].key);
+        if (isfinite(v)) /* whole units from 10 000 up: 60000 GFLOP/s, not 6e+04 */
+            fprintf(f, v >= 1e4 ? "%s%s %.0f %s" : "%s%s %.4g %s", sep, g[i].label, v, g[i].unit);
+        else if (json_is_string(w))
+            fprintf(f, "%s%s not measured (%s)", sep, g[i].label, json_string_value(w));
+        else
+            continue;
+        sep = ", ";
+    }
+    fputs(" |\n", f);
+}
+
 /* ---- the environment of a machine ---------------------------------------------------------------- */
 
 /* What `speedlab run` warned of as it started (env.quiet, docs/quiet-machine.md); nothing for records
@@ -420,6 +454,7 @@ static void env_section(FILE *f, const rep_set *s, int env)
         if (isfinite(rep_jnum(e->ceilings, "sgemm_gflops")))
             fprintf(f, ", sgemm %.4g GFLOP/s", rep_jnum(e->ceilings, "sgemm_gflops"));
         fputs(" |\n", f);
+        gpu_ceilings_row(f, e->ceilings);
     } else {
         fputs("| ceilings | no calibration record (run `speedlab calibrate`) |\n", f);
     }

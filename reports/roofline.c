@@ -19,24 +19,62 @@ static const char *size_name_of(const rep_set *s, int env, const char *study)
     return "size";
 }
 
-/* Ceilings for a case: GPU variants use the GPU's, single-thread variants the _1t pair. fp64 work:
- * half the CPU's FP32 FMA peak (FP64 vectors hold half as many lanes); the GPU has no FP64 ceiling. */
-static int ceilings_for(const json_t *ceil, const rep_case *c, int fp64, double *peak, double *bw,
-                        const char **which)
+/* The precision of a whole case's work: work.precision when the record gives one, else the variant's
+ * name (cuda-fp16, cuda-bf16); NULL for fp32, which is what a study means when it says nothing. */
+static const char *case_precision(const rep_case *c)
 {
+    const char *p = json_string_value(json_object_get(json_object_get(c->rec, "work"), "precision"));
+    if (p)
+        return strcmp(p, "fp32") ? p : NULL;
+    return strstr(c->variant, "fp16") ? "fp16" : strstr(c->variant, "bf16") ? "bf16" : NULL;
+}
+
+/* A GPU ceiling's value, or NAN with *why: its reason in gpu.missing, the calibration's gpu_missing
+ * (no device), or NULL (an older record that lacks the field). */
+static double gpu_ceiling(const json_t *ceil, const char *key, const char **why)
+{
+    json_t *g = json_object_get(ceil, "gpu");
+    double v = rep_jnum(g, key);
+    if (!isfinite(v) && !*why)
+        *why = json_string_value(g ? json_object_get(json_object_get(g, "missing"), key)
+                                   : json_object_get(ceil, "gpu_missing"));
+    return v;
+}
+
+/* Ceilings for a case, named in which (n bytes); 0 when one is missing, with *why when the record says
+ * why. GPU variants use the GPU's: the device triad (or, in records before it, the device copy) and the
+ * peak of their precision: FP32 FMA (or cuBLAS sgemm before it), the tensor-core GEMM for fp16 and bf16,
+ * none for fp64. Single-thread CPU variants use the _1t pair; fp64 work on the CPU: half the FP32 FMA
+ * peak (FP64 vectors hold half as many lanes). */
+static int ceilings_for(const json_t *ceil, const rep_case *c, const char *prec, double *peak, double *bw,
+                        char *which, size_t n, const char **why)
+{
+    int fp64 = prec && !strcmp(prec, "fp64");
+    *why = NULL;
     if (c->gpu) {
-        json_t *g = json_object_get(ceil, "gpu");
-        *peak = fp64 ? NAN : rep_jnum(g, "cublas_sgemm_gflops");
-        *bw = rep_jnum(g, "d2d_gbs");
-        *which = "GPU (cuBLAS sgemm, device copy)";
+        const char *pk = "FP32 FMA", *bk = "triad";
+        *bw = gpu_ceiling(ceil, "triad_gbs", why);
+        if (!isfinite(*bw) && json_object_get(json_object_get(ceil, "gpu"), "d2d_gbs"))
+            *bw = gpu_ceiling(ceil, "d2d_gbs", why), bk = "device copy";
+        if (fp64)
+            *peak = NAN, pk = "no FP64 peak";
+        else if (prec && !strcmp(prec, "fp16"))
+            *peak = gpu_ceiling(ceil, "tc_fp16_gflops", why), pk = "FP16 tensor cores";
+        else if (prec && !strcmp(prec, "bf16"))
+            *peak = gpu_ceiling(ceil, "tc_bf16_gflops", why), pk = "BF16 tensor cores";
+        else if (json_object_get(json_object_get(ceil, "gpu"), "fma_gflops"))
+            *peak = gpu_ceiling(ceil, "fma_gflops", why);
+        else
+            *peak = gpu_ceiling(ceil, "cublas_sgemm_gflops", why), pk = "cuBLAS sgemm";
+        snprintf(which, n, "GPU (%s, %s)", pk, bk);
     } else if (c->threads <= 1) {
         *peak = rep_jnum(ceil, "fma_gflops_1t") / (fp64 ? 2 : 1);
         *bw = rep_jnum(ceil, "triad_gbs_1t");
-        *which = "1 thread";
+        snprintf(which, n, "1 thread");
     } else {
         *peak = rep_jnum(ceil, "fma_gflops") / (fp64 ? 2 : 1);
         *bw = rep_jnum(ceil, "triad_gbs");
-        *which = "all threads";
+        snprintf(which, n, "all threads");
     }
     return isfinite(*peak) && isfinite(*bw);
 }
@@ -45,8 +83,10 @@ double rep_fraction_of_bound(const rep_set *s, const rep_case *c)
 {
     const json_t *ceil = rep_is_ok(c) ? s->envs[c->env].ceilings : NULL;
     double peak, bw;
-    const char *which;
-    if (!ceil || !isfinite(c->gflops) || !ceilings_for(ceil, c, 0, &peak, &bw, &which))
+    char which[96];
+    const char *why;
+    if (!ceil || !isfinite(c->gflops) ||
+        !ceilings_for(ceil, c, c->gpu ? case_precision(c) : NULL, &peak, &bw, which, sizeof which, &why))
         return NAN;
     return c->gflops / (isfinite(c->ai) ? fmin(peak, c->ai * bw) : peak);
 }
@@ -67,22 +107,29 @@ int rep_fraction_cell(rep_table *t, int r, int col, double num, double den)
 }
 
 /* The roofline bound (GFLOP/s) of case c's work at intensity ai, or NAN; cell (r, col) says which
- * ceilings and which roof, or why there is no bound. prec ("fp32", "fp64") is named in the cell when
- * given (regions); NULL: fp32, unnamed (whole cases). */
+ * ceilings and which roof, or why there is no bound. prec ("fp32", "fp64", "fp16", "bf16") is named in
+ * the cell when given; NULL: fp32, unnamed. */
 static double bound_cell(rep_table *t, int r, int col, const json_t *ceil, const rep_case *c, double ai,
                          const char *prec)
 {
     int fp64 = prec && !strcmp(prec, "fp64");
     double peak, bw;
-    const char *which;
+    char which[96];
+    const char *why;
     if (!ceil) {
         rep_cell_text(t, r, col, "no calibration");
         return NAN;
     }
-    if (!ceilings_for(ceil, c, fp64, &peak, &bw, &which)) {
-        rep_cell_text(t, r, col, "%s: not calibrated%s", which, fp64 ? " for fp64" : "");
+    if (!ceilings_for(ceil, c, prec, &peak, &bw, which, sizeof which, &why)) {
+        rep_cell_text(t, r, col, "%s: not calibrated%s%s%s%s", c->gpu ? "GPU" : which, fp64 ? " for fp64" : "",
+                      why ? " (" : "", why ? why : "", why ? ")" : "");
         return NAN;
     }
+    if (c->gpu)
+        rep_table_note_once(t, "GPU rows are bound by the GPU's ceilings from the same calibration: the device "
+                               "triad's bandwidth (the device copy's in older records) and the peak of the row's "
+                               "precision: FP32 FMA (cuBLAS sgemm in older records), the tensor-core GEMM for "
+                               "fp16 and bf16 rows.");
     if (!isfinite(ai)) { /* flops without bytes: no intensity, so the peak alone is the bound */
         rep_cell_text(t, r, col, "%s, peak (no bytes recorded)", which);
         rep_table_note_once(t, "A case whose work has flops but no bytes has no arithmetic intensity: its "
@@ -143,7 +190,7 @@ rep_table *rep_tab_roofline(const rep_set *s, int env, const char *study)
                 rep_cell_num(t, r, 4, c->gbs, "%.3g", c->gbs);
             if (isfinite(c->ai)) /* a study may count flops only (no bytes): bound_cell says so */
                 rep_cell_num(t, r, 5, c->ai, "%.3g", c->ai);
-            double bound = bound_cell(t, r, 6, ceil, c, c->ai, NULL);
+            double bound = bound_cell(t, r, 6, ceil, c, c->ai, c->gpu ? case_precision(c) : NULL);
             if (!isfinite(bound))
                 continue;
             rep_cell_num(t, r, 7, bound, "%.3g", bound);

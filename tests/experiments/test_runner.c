@@ -121,7 +121,8 @@ static void test_ok_run_exits_zero(void **state)
     json_decref(all);
 }
 
-/* run --calibrate: the calibration record comes first, with plausible ceilings. */
+/* run --calibrate: the calibration record comes first, with plausible ceilings, and the GPU's or why
+ * there are none. */
 static void test_calibration_record(void **state)
 {
     (void)state;
@@ -142,6 +143,24 @@ static void test_calibration_record(void **state)
     assert_true(json_number_value(json_object_get(c, "triad_gbs")) > 0.5);
     assert_true(fma1 > 1 && fma1 < 100000);
     assert_true(fma > 0.5 * fma1);
+    /* The GPU's: on a device every figure is measured (> 0) or absent with its reason in gpu.missing;
+     * without one (or without CUDA) no GPU figure at all, and gpu_missing says why. Never a zero. */
+    json_t *g = json_object_get(c, "gpu"), *why = json_object_get(c, "gpu_missing");
+    assert_true(!g != !why);
+    if (why) {
+        assert_true(json_is_string(why) && json_string_length(why) > 0);
+    } else {
+        static const char *keys[] = {"triad_gbs", "d2d_gbs", "fma_gflops", "cublas_sgemm_gflops", "tc_fp16_gflops",
+                                     "tc_bf16_gflops", "h2d_pageable_gbs", "h2d_pinned_gbs", "d2h_pageable_gbs",
+                                     "d2h_pinned_gbs"};
+        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+            json_t *v = json_object_get(g, keys[i]);
+            if (v)
+                assert_true(json_number_value(v) > 0);
+            else
+                assert_true(json_is_string(json_object_get(json_object_get(g, "missing"), keys[i])));
+        }
+    }
     assert_string_equal(rt_str(json_array_get(all, 1), "kind"), "case");
     json_decref(all);
 }

@@ -689,6 +689,70 @@ static void gpu_read_from_traits(void **state)
     free(kp), free(text), free(out), free(path);
 }
 
+/* The GPU's ceilings (fixtures/gpu_roofline): each GPU row's fraction of the device's bound, by precision
+ * (the FP32 FMA peak, the FP16 and BF16 tensor-core peaks; the device triad for bandwidth), the framework
+ * rows (torch-cuda, jax-gpu) included; a row above its bound (jax-gpu) an error and never a fraction, in
+ * the table and in the findings; the machine table's GPU ceilings row, with a figure not measured and, for a
+ * machine calibrated without a device, the reason. Fractions from make_fixtures.py. Matches
+ * golden/gpu_roofline/. */
+static void gpu_roofline(void **state)
+{
+    (void)state;
+    char *out = tmpdir();
+    const char *in[] = {"gpu_roofline"};
+    assert_int_equal(run_report(out, 1, in), 0);
+    golden_tree(out, "gpu_roofline");
+
+    rep_set set = {0};
+    char *path = rep_printf("%s/gpu_roofline", fix), *paths[] = {path};
+    rep_load(&set, 1, paths, stderr);
+    assert_int_equal(set.nerrors, 0);
+    int env = strcmp(set.envs[0].host, "h200node") ? 1 : 0;
+    const struct { const char *study, *variant; long size; double want; } rows[] = {
+        {"entropy_mi", "simd", 4096, 1.073741824e9 / 0.016 / 1e9 / 100.0}, /* CPU, 1 thread: its own ceilings */
+        {"entropy_mi", "cuda", 4096, 1.073741824e9 / 1e-4 / 1e9 / 60000.0},
+        {"entropy_mi", "torch-cuda", 4096, 1.073741824e9 / 5e-5 / 1e9 / 60000.0},
+        {"precision", "cuda-fp32", 64, 1.965826048e9 / 4e-5 / 1e9 / 60000.0},
+        {"precision", "cuda-fp16", 64, 1.965826048e9 / 1e-5 / 1e9 / 600000.0},
+        {"precision", "cuda-bf16", 64, 1.965826048e9 / 8e-6 / 1e9 / 620000.0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        const rep_case *c = rep_find(&set, env, rows[i].study, rows[i].variant, rows[i].size);
+        assert_non_null(c);
+        double fr = rep_fraction_of_bound(&set, c);
+        if (!(fabs(fr - rows[i].want) <= 1e-9 * rows[i].want))
+            fail_msg("%s %s: fraction of bound %.6g, want %.6g", rows[i].study, rows[i].variant, fr, rows[i].want);
+    }
+    /* jax-gpu's work count puts it above the FP32 FMA bound: the fraction exceeds 1 (never printed) */
+    assert_true(rep_fraction_of_bound(&set, rep_find(&set, env, "entropy_mi", "jax-gpu", 4096)) > 1);
+    rep_set_free(&set);
+
+    char *tp = rep_printf("%s/h200node/tables/entropy_mi-roofline.md", out), *t = slurp(tp);
+    assert_non_null(t);
+    assert_true(has_line(t, "| cuda | 4096 | 1 | 1.07e+04 | 83.9 | 128 | GPU (FP32 FMA, triad), compute-bound | 6e+04 | "
+                            "17.9 % |"));
+    assert_true(has_line(t, "| torch-cuda | 4096 | 1 | 2.15e+04 | 168 | 128 | GPU (FP32 FMA, triad), compute-bound | "
+                            "6e+04 | 35.8 % |"));
+    assert_true(has_line(t, "| jax-gpu | 4096 | 1 | 7.16e+04 | 559 | 128 | GPU (FP32 FMA, triad), compute-bound | "
+                            "6e+04 | error: 119 % > 100 % |"));
+    assert_null(strstr(t, "119.3 %"));
+    char *pp = rep_printf("%s/h200node/tables/precision-roofline.md", out), *p = slurp(pp);
+    assert_true(has_line(p, "| cuda-fp16 | 64 | 1 | 1.97e+05 | 1e+03 | 197 | GPU (FP16 tensor cores, triad), fp16, "
+                            "compute-bound | 6e+05 | 32.8 % |"));
+    assert_true(has_line(p, "| cuda-bf16 | 64 | 1 | 2.46e+05 | 1.25e+03 | 197 | GPU (BF16 tensor cores, triad), bf16, "
+                            "compute-bound | 6.2e+05 | 39.6 % |"));
+    char *rp = rep_printf("%s/REPORT.md", out), *r = slurp(rp);
+    assert_non_null(strstr(r, "simd runs at 67 % of the roofline; torch-cuda runs at 36 % of the GPU's roofline; "
+                              "error: a case above its roofline bound (jax-gpu at B=4096 (119 %)): a work count or "
+                              "a ceiling is wrong, not a measurement."));
+    assert_true(has_line(r, "| GPU ceilings (NVIDIA H200) | triad 4000 GB/s, device copy 3600 GB/s, FP32 FMA 60000 "
+                            "GFLOP/s, cuBLAS sgemm 50000 GFLOP/s, FP16 tensor cores 600000 GFLOP/s, BF16 tensor "
+                            "cores 620000 GFLOP/s, H2D pageable 10 GB/s, H2D pinned 50 GB/s, D2H pageable not "
+                            "measured (error 2 (out of memory)), D2H pinned 52 GB/s |"));
+    assert_true(has_line(r, "| GPU ceilings | none: no CUDA device |"));
+    free(path), free(tp), free(t), free(pp), free(p), free(rp), free(r), free(out);
+}
+
 /* A repetition whose device time could not be read has null phases (mlp's and cnn's device variants,
  * experiments/train/train.c): the phases table averages the measured repetitions only, and a case with
  * none measured gets dashes, not a mean that counts the nulls as 0. */
@@ -1175,6 +1239,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(compare_finds_slowdown),
         cmocka_unit_test(compare_flags_noise_and_few_reps),
         cmocka_unit_test(compare_flags_isa),
+        cmocka_unit_test(gpu_roofline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
