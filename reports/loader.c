@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "rep.h"
+#include "safefile.h"
 
 static char *params_key(const json_t *r, const char *size_name);
 
@@ -363,10 +364,12 @@ static void clean_strings(json_t *obj)
 static void load_record(rep_set *s, const char *file, int line, const char *text, FILE *err)
 {
     json_error_t je;
+    char msg[160];
     json_t *r = json_loads(text, 0, &je);
-    if (!r || !json_is_object(r)) {
+    if (!r || !json_is_object(r)) { /* the message says where and what, never what the line holds */
         fprintf(err, "%s:%d: not a JSON object (%s at column %d); expected one results record per line "
-                     "(truncated write?); skipped\n", file, line, r ? "not an object" : je.text, je.column);
+                     "(truncated write?); skipped\n", file, line,
+                r ? "not an object" : sf_no_content(je.text, msg, sizeof msg), je.column);
         s->nerrors++;
         json_decref(r);
         return;
@@ -422,10 +425,12 @@ static void load_record(rep_set *s, const char *file, int line, const char *text
     json_decref(r);
 }
 
-static void load_file(rep_set *s, const char *file, FILE *err)
+/* top: a file named on the command line, which may be a link; below a folder only regular files are
+ * read, never through a link (common/safefile.h). */
+static void load_file(rep_set *s, const char *file, int top, FILE *err)
 {
     const char *why;
-    FILE *f = rep_open_input(file, &why);
+    FILE *f = sf_open_read(file, top ? SF_FOLLOW : 0, &why);
     if (!f) {
         fprintf(err, "%s: cannot open: %s; skipped\n", file, why);
         s->nerrors++;
@@ -505,7 +510,7 @@ static void walk(rep_set *s, const char *path, int top, seen *sn, FILE *err)
         return; /* e.g. `latest`: the run it points at is below the same parent */
     if (S_ISREG(st.st_mode)) {
         if ((top || ends_with(path, ".jsonl")) && seen_add(sn, path))
-            load_file(s, path, err);
+            load_file(s, path, top, err);
         return;
     }
     if (!S_ISDIR(st.st_mode)) { /* a FIFO, device or socket: reading it could block */

@@ -465,7 +465,8 @@ static void levels_section(FILE *f, const rep_set *s, const ropts *o)
 }
 
 /* REPORT.md, and below it every machine's pages, tables and figures. */
-static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *errbuf)
+/* Returns the traces refused or not readable (an input skipped: exit 3). */
+static int write_report(FILE *f, const rep_set *s, const ropts *o, const char *errbuf)
 {
     fputs("# speedlab report\n\nRead:", f);
     for (int i = 0; i < o->npaths; i++)
@@ -516,7 +517,7 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
         free(tdir);
         free(dir);
     }
-    rep_timelines(f, o->out, o->npaths, o->paths, o->plots);
+    return rep_timelines(f, o->out, o->npaths, o->paths, o->plots);
 }
 
 int rep_report_main(int argc, char **argv)
@@ -545,7 +546,8 @@ int rep_report_main(int argc, char **argv)
         fprintf(stderr, "speedlab report: cannot create %s: %s\n", o.out, strerror(errno));
         status = 1;
     } else if ((f = rep_out_open(rp))) {
-        write_report(f, &s, &o, errbuf);
+        if (write_report(f, &s, &o, errbuf) && !status)
+            status = 3; /* a trace that is not a regular file of the run, or not JSON, was skipped */
         rep_out_close(f);
     }
     int failed = rep_out_failures() - failed_before;
