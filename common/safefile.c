@@ -186,6 +186,86 @@ int sf_target_ok(const char *path, const char **why)
     return -1;
 }
 
+/* Length of root's part of path (root without trailing slashes), or 0 when path is not below root. */
+static size_t below(const char *root, const char *path)
+{
+    if (!root || !*root)
+        return 0;
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/')
+        n--;
+    return strncmp(path, root, n) == 0 && path[n] == '/' ? n : 0;
+}
+
+/* buf (a prefix of the path) below root: a real directory, or absent when may_be_absent. */
+static int real_dir(const char *buf, int may_be_absent, const char **why)
+{
+    struct stat st;
+    if (lstat(buf, &st) != 0)
+        return may_be_absent && errno == ENOENT ? 0 : (*why = strerror(errno), -1);
+    if (S_ISDIR(st.st_mode))
+        return 0;
+    *why = S_ISLNK(st.st_mode) ? "a folder inside the output folder is a symbolic link (not followed)"
+                                : "a folder inside the output folder is not a directory";
+    errno = ENOTDIR;
+    return -1;
+}
+
+static int walk_below(const char *root, const char *path, int make, const char **why)
+{
+    size_t start = below(root, path); /* 0: not below root, all of it is the user's */
+    char buf[4096];
+    if (!start && !make)
+        return 0;
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        *why = strerror(ENAMETOOLONG);
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (!start)
+        start = strlen(buf);
+    if (make) { /* the root itself, as given (links allowed) */
+        buf[start] = 0;
+        for (char *p = buf + 1; *p; p++)
+            if (*p == '/') {
+                *p = 0;
+                if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                    return *why = strerror(errno), -1;
+                *p = '/';
+            }
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return *why = strerror(errno), -1;
+        if (path[start])
+            buf[start] = '/';
+    }
+    size_t len = strlen(buf);
+    if (!make) /* the folders of a file: up to its last slash */
+        while (len > start && buf[len] != '/')
+            len--;
+    for (size_t i = start + 1; i <= len; i++) {
+        if (i < len && buf[i] != '/')
+            continue;
+        char c = buf[i];
+        buf[i] = 0;
+        if (make && mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return *why = strerror(errno), -1;
+        if (real_dir(buf, !make, why) != 0)
+            return -1;
+        buf[i] = c;
+    }
+    return 0;
+}
+
+int sf_inside(const char *root, const char *path, const char **why)
+{
+    return walk_below(root, path, 0, why);
+}
+
+int sf_mkdirs(const char *root, const char *path, const char **why)
+{
+    return walk_below(root, path, 1, why);
+}
+
 static void clean_beside(const char *path)
 {
     const char *slash = strrchr(path, '/');

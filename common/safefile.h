@@ -50,6 +50,13 @@ int sf_commit(FILE *f, const char *tmp, const char *path, const char **why);
  * the temporary is removed on failure. */
 int sf_rename_into(const char *tmp, const char *path, const char **why);
 
+/* Folders: root is the output folder the user named (it may be reached through links); below it,
+ * every folder must be a real directory, so that a file written there stays inside root. sf_inside: 0
+ * when each folder of path after root is one (path outside root: 0, nothing to check). sf_mkdirs:
+ * mkdir -p path, refusing a link or non-directory below root. Else -1, errno ENOTDIR, *why. */
+int sf_inside(const char *root, const char *path, const char **why);
+int sf_mkdirs(const char *root, const char *path, const char **why);
+
 /* A parser's message without the input it quotes: jansson's "... near 'TEXT'" loses the near part, so
  * an error about a file never shows what the file holds. Returns buf. */
 const char *sf_no_content(const char *msg, char *buf, size_t n);

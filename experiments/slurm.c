@@ -411,8 +411,9 @@ static int write_scripts(const slurm_opts *so, const char *dir, const char *sdir
         return -1;
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/logs", sdir);
-    if ((mkdir(sdir, 0777) != 0 && errno != EEXIST) || (mkdir(p, 0777) != 0 && errno != EEXIST)) {
-        fprintf(stderr, "speedlab: slurm: cannot create %s: %s\n", p, strerror(errno));
+    const char *why;
+    if (sf_mkdirs(dir, p, &why) != 0) { /* real folders inside DIR: a link there is not written through */
+        fprintf(stderr, "speedlab: slurm: cannot create %s: %s\n", p, why);
         return -1;
     }
     const char *gpart = so->gpu_partition ? so->gpu_partition : so->partition;

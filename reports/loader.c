@@ -47,16 +47,12 @@ char *rep_printf(const char *fmt, ...)
 
 int rep_mkdirs(const char *path)
 {
-    char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return (mkdir(buf, 0777) != 0 && errno != EEXIST) ? -1 : 0;
+    const char *why;
+    if (sf_mkdirs(rep_out_root(NULL, 0), path, &why) == 0)
+        return 0;
+    if (errno == ENOTDIR) /* a link below the output folder: said here, the caller says strerror's */
+        fprintf(stderr, "speedlab: %s: %s\n", path, why);
+    return -1;
 }
 
 double rep_jnum(const json_t *o, const char *key)

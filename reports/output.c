@@ -130,6 +130,16 @@ void rep_out_fail(const char *path, const char *what, int err)
     failures++;
 }
 
+const char *rep_out_root(const char *dir, int set)
+{
+    static char *root;
+    if (set) {
+        free(root);
+        root = dir ? rep_strdup(dir) : NULL;
+    }
+    return root;
+}
+
 FILE *rep_out_open(const char *path)
 {
     open_out *o = calloc(1, sizeof *o);
@@ -141,7 +151,7 @@ FILE *rep_out_open(const char *path)
     }
     sigset_t old;
     hold_stopping_signals(&old); /* the temporary is in the list before a signal can look for it */
-    o->f = sf_create(path, tmp, sizeof tmp, &why);
+    o->f = sf_inside(rep_out_root(NULL, 0), path, &why) == 0 ? sf_create(path, tmp, sizeof tmp, &why) : NULL;
     o->path = rep_strdup(path);
     o->tmp = rep_strdup(tmp);
     if (o->f)

@@ -408,7 +408,12 @@ void rep_out_fail(const char *path, const char *what, int err);
 
 char *rep_strdup(const char *s);
 char *rep_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int rep_mkdirs(const char *path);   /* mkdir -p; 0 on success */
+/* mkdir -p; 0 on success. Below the output folder (rep_out_root) each folder must be a real directory:
+ * a link there is refused, so nothing is written outside the folder through it. */
+int rep_mkdirs(const char *path);
+/* The output folder of this report (set: 1, dir or NULL to clear); returns it. rep_out_open refuses a
+ * file whose folder below it is a link. */
+const char *rep_out_root(const char *dir, int set);
 double rep_jnum(const json_t *o, const char *key);   /* NAN when absent or not a number */
 /* select.c: a case's metric (NAN when absent, or c NULL); whether the study has a current case on env
  * for which pred holds (how a study-specific table decides it applies). */

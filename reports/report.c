@@ -529,6 +529,7 @@ int rep_report_main(int argc, char **argv)
         return rc;
     }
     rep_out_cleanup_on_signals();
+    rep_out_root(o.out, 1); /* every file below it stays below it */
     int failed_before = rep_out_failures(); /* the count is the process's: a test calls this many times */
     char *errbuf = NULL;
     size_t errlen = 0;
@@ -568,5 +569,6 @@ int rep_report_main(int argc, char **argv)
     free(errbuf);
     rep_set_free(&s);
     free(o.paths);
+    rep_out_root(NULL, 1);
     return status;
 }

@@ -5,9 +5,11 @@
 # common/safefile.c. A hang is caught by `timeout` (exit 124) and is a failure.
 #   reads    RUN/trace.json as a FIFO (report must not hang) or a link to another file (must not quote
 #            it); a trace or record that is not JSON is reported by place, never by its text
-#   writes   compare --out over a FIFO, a device or a link; plan --out DIR whose cases.tsv is a link, a
+#   writes   compare --out over a FIFO, a device or a link; report --out OUT whose folder below OUT is
+#            a link out of it; plan --out DIR whose cases.tsv is a link, a
 #            FIFO (plan and slurm must not hang); a full disk (a file size limit, and a real tmpfs where
-#            mount is permitted) keeps the earlier cases.tsv whole
+#            mount is permitted) keeps the earlier cases.tsv whole; a trace on another file system is
+#            copied into the run, never linked
 #   kills    a report killed by SIGKILL while its figures are drawn leaves temporaries; the next report
 #            removes them (those of live processes and of other hosts stay)
 # Exit 0 passed, 1 failed (every failed check is printed).
@@ -91,6 +93,16 @@ writes() {
     done
     [ "$(cat "$T/victim")" = "keep me" ] || fail "compare wrote through the link"
 
+    # report --out OUT whose machine folder is a link out of OUT: nothing is written through it
+    mkdir -p "$T/ro" "$T/elsewhere"
+    ln -s "$T/elsewhere" "$T/ro/devbox"
+    timeout $LIMIT "$SL" report "$T/run" --out "$T/ro" --no-plots >/dev/null 2>"$T/ro.err"
+    rc=$?
+    if [ -n "$(ls -A "$T/elsewhere")" ]; then fail "report wrote through the linked folder OUT/devbox: $(ls "$T/elsewhere" | head -3)"
+    elif [ $rc -ne 1 ]; then fail "report with a linked OUT/devbox exits $rc, expected 1"
+    elif ! grep -q "$T/ro/devbox.*symbolic link" "$T/ro.err"; then fail "report does not name the linked folder: $(head -3 "$T/ro.err")"
+    else ok "report refuses to write through the linked OUT/devbox (exit $rc): $(grep -m1 'symbolic link' "$T/ro.err")"; fi
+
     # plan --out DIR whose cases.tsv is a link: the file it points to is not written
     mkdir -p "$T/plan-link"
     ln -s "$T/victim" "$T/plan-link/cases.tsv"
@@ -140,8 +152,18 @@ writes() {
         elif [ $rc -eq 0 ]; then fail "plan on a full tmpfs exits 0"
         else ok "plan on a full tmpfs: exit $rc, the earlier cases.tsv whole: $(head -1 "$T/full.err")"; fi
         umount "$T/mnt"
+        # a trace on another file system: RUN/trace.json is a copy, not a link out of the run
+        mount -t tmpfs -o size=4m tmpfs "$T/mnt" || fail "second tmpfs mount"
+        "$SL" run tensor_mean --quick --reps 1 --min-time 0 --warmup 0 --trace "$T/mnt/t.json" \
+            --out "$T/traced" >/dev/null 2>"$T/traced.err" || fail "run --trace on a tmpfs: $(cat "$T/traced.err")"
+        local tj="$T/traced/latest/trace.json"
+        if [ -L "$tj" ] || [ ! -f "$tj" ]; then fail "$tj is not a regular file of the run"
+        elif ! "$SL" report "$T/traced/latest" --out "$T/traced-rep" --no-plots >/dev/null 2>&1 ||
+             ! grep -q "regions on" "$T/traced-rep/REPORT.md"; then fail "report draws no timeline from the copied trace"
+        else ok "a trace on another file system is copied into the run, and report reads it"; fi
+        umount "$T/mnt"
     else
-        echo "skip: mount not permitted (no tmpfs test)"
+        echo "skip: mount not permitted (no tmpfs tests)"
     fi
 }
 
