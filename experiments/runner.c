@@ -269,8 +269,8 @@ static void link_trace(const sl_run_ctx *c)
     ssize_t n = 0;
     while (out && (n = read(in, buf, sizeof buf)) > 0 && fwrite(buf, 1, (size_t)n, out) == (size_t)n)
         ;
-    if (out && n != 0) /* a read error: not committed */
-        fclose(out), unlink(tmp), out = NULL, why = "reading it failed";
+    if (out && n != 0) /* a read or write error: not committed */
+        fclose(out), unlink(tmp), out = NULL, why = "copying it failed (disk full?)";
     if (in >= 0)
         close(in);
     if (out && sf_commit(out, tmp, dst, &why) == 0)
