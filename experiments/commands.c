@@ -170,7 +170,7 @@ int sl_calibrate_main(int argc, char **argv)
     if (sl_rundir_create(out, dir, sizeof dir, id, sizeof id) != 0)
         return SL_EXIT_FAILED;
     snprintf(path, sizeof path, "%s/results.jsonl", dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666); /* a new run directory */
     if (fd < 0) {
         perror(path);
         return SL_EXIT_FAILED;

@@ -18,6 +18,7 @@
 
 #include "plan.h"
 #include "rep.h"
+#include "safefile.h"
 
 typedef struct known {
     json_t *cases;        /* ok case records seen */
@@ -49,10 +50,11 @@ static void take_record(known *k, json_t *r)
     }
 }
 
-static void read_jsonl(known *k, const char *path)
+static void read_jsonl(known *k, const char *path, int top)
 {
     const char *why;
-    FILE *f = rep_open_input(path, &why); /* a FIFO is no calibration, and must not block the plan */
+    /* a FIFO is no calibration, and must not block the plan; a link is followed only where typed */
+    FILE *f = sf_open_read(path, top ? SF_FOLLOW : 0, &why);
     char *line = NULL;
     size_t cap = 0;
     while (f && getline(&line, &cap, f) > 0) {
@@ -75,7 +77,7 @@ static void walk(known *k, const char *path, int depth)
         return;
     size_t n = strlen(path);
     if (S_ISREG(st.st_mode) && n > 6 && !strcmp(path + n - 6, ".jsonl")) {
-        read_jsonl(k, path);
+        read_jsonl(k, path, depth == 0);
         return;
     }
     DIR *d = S_ISDIR(st.st_mode) && depth < 4 ? opendir(path) : NULL;

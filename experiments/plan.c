@@ -14,6 +14,7 @@
 #include "external.h"
 #include "params.h"
 #include "plan.h"
+#include "safefile.h"
 
 static const char plan_usage[] =
     "usage: speedlab plan STUDY...|all [run options] [--out DIR] [--calibration PATH]\n"
@@ -284,9 +285,13 @@ void sl_plan_free(sl_plan *p)
 
 int sl_plan_write(const sl_plan *p, const char *path, const char *header)
 {
-    FILE *f = fopen(path, "w");
+    /* whole, beside it, then renamed: a full disk keeps the earlier cases file whole, and a link, FIFO or
+     * device there is refused, never written through (common/safefile.h) */
+    char tmp[4400];
+    const char *why;
+    FILE *f = sf_create(path, tmp, sizeof tmp, &why);
     if (!f) {
-        fprintf(stderr, "speedlab: plan: cannot write %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "speedlab: plan: cannot write %s: %s; remove it or give another --out\n", path, why);
         return -1;
     }
     fprintf(f, "%s\n# options: %s\n", SL_CASES_MAGIC, p->options);
@@ -303,8 +308,9 @@ int sl_plan_write(const sl_plan *p, const char *path, const char *header)
         else
             fprintf(f, "-\n");
     }
-    if (fclose(f) != 0) {
-        fprintf(stderr, "speedlab: plan: writing %s: %s\n", path, strerror(errno));
+    if (sf_commit(f, tmp, path, &why) != 0) {
+        fprintf(stderr, "speedlab: plan: writing %s: %s; the file there is as it was (free space, then run "
+                "again)\n", path, why);
         return -1;
     }
     return 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "rundir.h"
+#include "safefile.h"
 
 /* mkdir -p: every missing parent of path, then path. */
 static int mkdir_p(const char *path)
@@ -41,7 +42,8 @@ static void point_latest(const char *out, const char *id)
 {
     char link[4096], tmp[4096];
     snprintf(link, sizeof link, "%s/latest", out);
-    snprintf(tmp, sizeof tmp, "%s/.latest-%ld", out, (long)getpid());
+    sf_temp_name(link, "", tmp, sizeof tmp); /* a kill leaves it for the next run to remove */
+    sf_clean_stale(out);
     unlink(tmp);
     struct stat st;
     if (lstat(link, &st) == 0 && !S_ISLNK(st.st_mode)) {

@@ -30,6 +30,7 @@
 #include "rundir.h"
 #include "params.h"
 #include "runner.h"
+#include "safefile.h"
 
 /* Limits of one study's declaration (far above any real study). */
 #define SL_MAX_SIZES 1024
@@ -248,9 +249,13 @@ static int open_run(sl_run_ctx *c)
         return -1;
     char path[4200];
     snprintf(path, sizeof path, "%s/results.jsonl", c->dir);
-    c->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    /* created in the run directory just made: O_EXCL and O_NOFOLLOW, so nothing there is written through */
+    c->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
     snprintf(path, sizeof path, "%s/timerstats.txt", c->dir);
-    c->timerstats = fopen(path, "a");
+    int tfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
+    c->timerstats = tfd >= 0 ? fdopen(tfd, "a") : NULL;
+    if (tfd >= 0 && !c->timerstats)
+        close(tfd);
     if (c->fd < 0 || !c->timerstats) {
         fprintf(stderr, "speedlab: cannot create files in %s\n", c->dir);
         return -1;
@@ -258,17 +263,28 @@ static int open_run(sl_run_ctx *c)
     return 0;
 }
 
-/* --trace FILE: the trace was written at prof_shutdown; RUNDIR/trace.json points at it, so that
- * `speedlab report` draws its timeline (a hard link, or a symbolic one across file systems). */
+/* --trace FILE: the trace was written at prof_shutdown; RUNDIR/trace.json is it, so that `speedlab
+ * report` draws its timeline: a hard link, or across file systems a copy (report reads only regular
+ * files of the run, never a link out of it). */
 static void link_trace(const sl_run_ctx *c)
 {
-    char dst[4200], abs[4096];
+    char dst[4200], tmp[4400], buf[1 << 16];
+    const char *why = "";
     snprintf(dst, sizeof dst, "%s/trace.json", c->dir);
     if (!c->cfg->trace || access(c->cfg->trace, R_OK) != 0 || link(c->cfg->trace, dst) == 0)
         return;
-    if (realpath(c->cfg->trace, abs) && symlink(abs, dst) == 0)
+    int in = sf_open_read_fd(c->cfg->trace, SF_FOLLOW, &why);
+    FILE *out = in >= 0 ? sf_create(dst, tmp, sizeof tmp, &why) : NULL;
+    ssize_t n = 0;
+    while (out && (n = read(in, buf, sizeof buf)) > 0 && fwrite(buf, 1, (size_t)n, out) == (size_t)n)
+        ;
+    if (out && n != 0) /* a read or write error: not committed */
+        fclose(out), unlink(tmp), out = NULL, why = "copying it failed (disk full?)";
+    if (in >= 0)
+        close(in);
+    if (out && sf_commit(out, tmp, dst, &why) == 0)
         return;
-    fprintf(stderr, "speedlab: trace in %s (could not link it as %s)\n", c->cfg->trace, dst);
+    fprintf(stderr, "speedlab: trace in %s (could not copy it to %s: %s)\n", c->cfg->trace, dst, why);
 }
 
 /* --trace FILE, before the first case: a path the run could not write (no such directory, no
@@ -276,23 +292,19 @@ static void link_trace(const sl_run_ctx *c)
  * temporary beside it is made and removed, as the trace itself will be (prof_trace_write). */
 static int trace_path_usable(const char *path)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "speedlab: --trace %s: exists and is not a regular file; give a file path\n", path);
+    const char *why;
+    if (sf_target_ok(path, &why) != 0) {
+        fprintf(stderr, "speedlab: --trace %s: %s; give a file path\n", path, why);
         return 0;
     }
     char tmp[PATH_MAX];
-    int fd = -1;
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        errno = ENAMETOOLONG;
-    else
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK, 0666);
-    if (fd < 0) {
+    FILE *f = sf_create(path, tmp, sizeof tmp, &why);
+    if (!f) {
         fprintf(stderr, "speedlab: --trace %s: cannot write there: %s; give a file in an existing directory "
-                "you can write to\n", path, strerror(errno));
+                "you can write to\n", path, why);
         return 0;
     }
-    close(fd);
+    fclose(f);
     unlink(tmp);
     return 1;
 }

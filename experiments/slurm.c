@@ -24,6 +24,7 @@
 #include "missing.h"
 #include "plan.h"
 #include "rep.h"
+#include "safefile.h"
 #include "slurm.h"
 
 static const char slurm_usage[] =
@@ -188,6 +189,26 @@ static int check_options(const char *path, int lineno, const char *options)
     return 0;
 }
 
+/* Every file slurm writes: whole, beside its target, renamed over it only if that is absent or a regular
+ * file, never through a link or over a FIFO or device (common/safefile.h); NULL or -1 after a message. */
+static FILE *out_open(const char *path, char *tmp, size_t n)
+{
+    const char *why;
+    FILE *f = sf_create(path, tmp, n, &why);
+    if (!f)
+        fprintf(stderr, "speedlab: slurm: cannot write %s: %s\n", path, why);
+    return f;
+}
+
+static int out_close(FILE *f, const char *tmp, const char *path)
+{
+    const char *why;
+    if (sf_commit(f, tmp, path, &why) == 0)
+        return 0;
+    fprintf(stderr, "speedlab: slurm: cannot write %s: %s; not written\n", path, why);
+    return -1;
+}
+
 static int read_cases(const char *path, cases_info *ci)
 {
     memset(ci, 0, sizeof *ci);
@@ -202,8 +223,8 @@ static int read_cases(const char *path, cases_info *ci)
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         if (++lineno == 1 && strcmp(line, SL_CASES_MAGIC) != 0) {
-            fprintf(stderr, "speedlab: slurm: %s:1: '%s': not a cases file (expected '%s', as "
-                    "speedlab plan --out writes)\n", path, line, SL_CASES_MAGIC);
+            fprintf(stderr, "speedlab: slurm: %s:1: not a cases file (expected its first line to be '%s', "
+                    "as speedlab plan --out writes)\n", path, SL_CASES_MAGIC); /* never the file's text */
             rc = -1;
             break;
         }
@@ -243,7 +264,8 @@ static int write_array(const char *path, const slurm_opts *so, const char *dir, 
                        const char *cases, const cases_info *ci, int gpu)
 {
     int n = gpu ? ci->n_gpu : ci->n_cpu, tasks = (int)((n + so->chunk - 1) / so->chunk);
-    FILE *f = fopen(path, "w");
+    char tmp[PATH_MAX + 128];
+    FILE *f = out_open(path, tmp, sizeof tmp);
     if (!f)
         return -1;
     fprintf(f, "#!/bin/bash\n"
@@ -297,14 +319,15 @@ static int write_array(const char *path, const slurm_opts *so, const char *dir, 
           "    exit 1; }\n"
           "# 1: a case failed its check or run (its record says why); the merge job runs anyway.\n"
           "exit $status\n", f);
-    return fclose(f);
+    return out_close(f, tmp, path);
 }
 
 /* The calibration of one partition's nodes, on a whole node, before that partition's cases. */
 static int write_calibrate(const char *path, const slurm_opts *so, const char *dir, const char *sdir,
                            const char *partition, int gpu)
 {
-    FILE *f = fopen(path, "w");
+    char tmp[PATH_MAX + 128];
+    FILE *f = out_open(path, tmp, sizeof tmp);
     if (!f)
         return -1;
     fprintf(f, "#!/bin/bash\n"
@@ -323,12 +346,13 @@ static int write_calibrate(const char *path, const slurm_opts *so, const char *d
     fputs(" calibrate --threads \"${SLURM_CPUS_ON_NODE:-1}\" --out ", f);
     put_quoted(f, dir);
     fprintf(f, "/calibration/%s\n", partition ? partition : "default");
-    return fclose(f);
+    return out_close(f, tmp, path);
 }
 
 static int write_merge(const char *path, const slurm_opts *so, const char *dir, const char *sdir)
 {
-    FILE *f = fopen(path, "w");
+    char tmp[PATH_MAX + 128];
+    FILE *f = out_open(path, tmp, sizeof tmp);
     if (!f)
         return -1;
     fprintf(f, "#!/bin/bash\n"
@@ -345,13 +369,14 @@ static int write_merge(const char *path, const slurm_opts *so, const char *dir, 
     fputs(" --out ", f);
     put_quoted(f, dir);
     fputs("/report\n", f);
-    return fclose(f);
+    return out_close(f, tmp, path);
 }
 
 /* submit.sh: calibration, then the arrays after it, then the merge job after the arrays. */
 static int write_submit(const char *path, const slurm_opts *so, const cases_info *ci, int calibrate)
 {
-    FILE *f = fopen(path, "w");
+    char tmp[PATH_MAX + 128];
+    FILE *f = out_open(path, tmp, sizeof tmp);
     if (!f)
         return -1;
     const char *gpart = so->gpu_partition ? so->gpu_partition : so->partition;
@@ -382,7 +407,7 @@ static int write_submit(const char *path, const slurm_opts *so, const cases_info
     if (ci->n_gpu)
         fputs("arrays=$arrays:$(submit gpu gpu.sbatch ${gpu_after:+\"$gpu_after\"})\n", f);
     fputs("submit merge merge.sbatch \"--dependency=afterany$arrays\" >/dev/null\n", f);
-    return fclose(f);
+    return out_close(f, tmp, path);
 }
 
 /* Every script of one submission in sdir; 0 or -1 after a message. */
@@ -394,8 +419,9 @@ static int write_scripts(const slurm_opts *so, const char *dir, const char *sdir
         return -1;
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/logs", sdir);
-    if ((mkdir(sdir, 0777) != 0 && errno != EEXIST) || (mkdir(p, 0777) != 0 && errno != EEXIST)) {
-        fprintf(stderr, "speedlab: slurm: cannot create %s: %s\n", p, strerror(errno));
+    const char *why;
+    if (sf_mkdirs(dir, p, &why) != 0) { /* real folders inside DIR: a link there is not written through */
+        fprintf(stderr, "speedlab: slurm: cannot create %s: %s\n", p, why);
         return -1;
     }
     const char *gpart = so->gpu_partition ? so->gpu_partition : so->partition;
@@ -415,8 +441,8 @@ static int write_scripts(const slurm_opts *so, const char *dir, const char *sdir
     rc |= write_merge(p, so, dir, sdir);
     snprintf(p, sizeof p, "%s/submit.sh", sdir);
     rc |= write_submit(p, so, &ci, calibrate);
-    if (rc)
-        fprintf(stderr, "speedlab: slurm: cannot write the scripts in %s: %s\n", sdir, strerror(errno));
+    if (rc) /* each file said what failed */
+        fprintf(stderr, "speedlab: slurm: the scripts in %s are not all written\n", sdir);
     else
         printf("speedlab slurm: %d CPU and %d GPU cases, %ld per task: scripts in %s/; submit with: "
                "sh %s/submit.sh\n", ci.n_cpu, ci.n_gpu, so->chunk, sdir, sdir);
@@ -548,9 +574,9 @@ static int write_missing(const char *dir, const char *cases, const cases_info *c
     rep_set s = {0};
     char *paths[] = {(char *)dir};
     rep_load(&s, 1, paths, stderr);
-    resub_ctx r = {fopen(path, "w"), 0};
+    char tmp[PATH_MAX + 128];
+    resub_ctx r = {out_open(path, tmp, sizeof tmp), 0};
     if (!r.out) {
-        fprintf(stderr, "speedlab: slurm: cannot write %s: %s\n", path, strerror(errno));
         rep_set_free(&s);
         return -1;
     }
@@ -559,11 +585,13 @@ static int write_missing(const char *dir, const char *cases, const cases_info *c
     fprintf(r.out, "# index\tstudy\tvariant\tsize\tseed\treps\tdevice\tparams\testimate_s\n");
     int planned = 0;
     rep_missing_cases(&s, cases, copy_case, &r, &planned);
-    fclose(r.out);
     rep_set_free(&s);
+    if (r.n == 0) { /* nothing to resubmit: no file */
+        fclose(r.out);
+        unlink(tmp);
+    } else if (out_close(r.out, tmp, path) != 0)
+        return -1;
     printf("speedlab slurm: %d of the %d cases in %s have no record under %s\n", r.n, planned, cases, dir);
-    if (r.n == 0)
-        remove(path);
     return r.n == 0 ? 0 : k - 1;
 }
 

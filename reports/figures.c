@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "rep.h"
+#include "safefile.h"
 #include "sl_config.h"
 
 #define MAXV 32
@@ -101,7 +102,8 @@ const char *rep_gp_str(char *buf, size_t n, const char *s)
  * </svg>. A file cut by a full disk or a file size limit (gnuplot may still exit 0) is not. */
 static int image_whole(const char *path, const char *ext)
 {
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = sf_open_read(path, 0, &why);
     if (!f)
         return 0;
     char tail[1025];
@@ -176,8 +178,10 @@ int rep_run_gnuplot(const char *script, const char *datafile, const char *outbas
     static const char *ext[] = {"png", "pdf", "svg"};
     int rc = 0;
     for (int i = 0; i < 3; i++) {
-        char *out = rep_printf("%s.%s", outbase, ext[i]), *tmp = rep_printf("%s.tmp-%ld.%s", outbase,
-                                                                              (long)getpid(), ext[i]);
+        char *out = rep_printf("%s.%s", outbase, ext[i]), *tmp = out ? malloc(strlen(out) + 128) : NULL;
+        if (tmp && sf_temp_name(out, "", tmp, strlen(out) + 128) != 0) /* ends in .EXT, as gnuplot needs */
+            free(tmp), tmp = NULL;
+        const char *why = NULL;
         rep_out_extra_temporary(tmp, 0);
         int drawn = out && tmp && gnuplot_one(gp, sp, datafile, tmp, ext[i], extra) == 0;
         if (!drawn) {
@@ -185,8 +189,10 @@ int rep_run_gnuplot(const char *script, const char *datafile, const char *outbas
             rep_out_fail(out ? out : outbase, what ? what : "gnuplot failed", 0);
             free(what);
             rc = -1;
-        } else if (rename(tmp, out) != 0) {
-            rep_out_fail(out, "renaming gnuplot's image into place", errno);
+        } else if (sf_rename_into(tmp, out, &why) != 0) {
+            char *what = rep_printf("renaming gnuplot's image into place: %s", why);
+            rep_out_fail(out, what ? what : "renaming gnuplot's image into place", -1);
+            free(what);
             rc = -1;
         }
         if (tmp)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "rep.h"
+#include "safefile.h"
 
 static char *params_key(const json_t *r, const char *size_name);
 
@@ -46,16 +47,12 @@ char *rep_printf(const char *fmt, ...)
 
 int rep_mkdirs(const char *path)
 {
-    char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return (mkdir(buf, 0777) != 0 && errno != EEXIST) ? -1 : 0;
+    const char *why;
+    if (sf_mkdirs(rep_out_root(NULL, 0), path, &why) == 0)
+        return 0;
+    if (errno == ENOTDIR) /* a link below the output folder: said here, the caller says strerror's */
+        fprintf(stderr, "speedlab: %s: %s\n", path, why);
+    return -1;
 }
 
 double rep_jnum(const json_t *o, const char *key)
@@ -383,10 +380,12 @@ static void clean_strings(json_t *obj)
 static void load_record(rep_set *s, const char *file, int line, const char *text, FILE *err)
 {
     json_error_t je;
+    char msg[160];
     json_t *r = json_loads(text, 0, &je);
-    if (!r || !json_is_object(r)) {
+    if (!r || !json_is_object(r)) { /* the message says where and what, never what the line holds */
         fprintf(err, "%s:%d: not a JSON object (%s at column %d); expected one results record per line "
-                     "(truncated write?); skipped\n", file, line, r ? "not an object" : je.text, je.column);
+                     "(truncated write?); skipped\n", file, line,
+                r ? "not an object" : sf_no_content(je.text, msg, sizeof msg), je.column);
         s->nerrors++;
         json_decref(r);
         return;
@@ -397,8 +396,8 @@ static void load_record(rep_set *s, const char *file, int line, const char *text
     const char *schema = jstr(r, "schema");
     json_t *ver = json_object_get(r, "schema_version");
     if (!schema || strcmp(schema, "speedlab-results") != 0) {
-        fprintf(err, "%s:%d: schema is %s%s%s, expected \"speedlab-results\"; skipped\n", file, line,
-                schema ? "\"" : "", schema ? schema : "missing", schema ? "\"" : "");
+        fprintf(err, "%s:%d: schema is %s, expected \"speedlab-results\"; skipped\n", file, line,
+                schema ? "another" : "missing"); /* the place and what is expected, never the file's text */
         s->nerrors++;
     } else if (!json_is_integer(ver) || json_integer_value(ver) != 1) {
         if (json_is_integer(ver))
@@ -431,8 +430,8 @@ static void load_record(rep_set *s, const char *file, int line, const char *text
             else if (strcmp(kind, "calibration") == 0)
                 add_calibration(s, r, file, line, env, err);
             else {
-                fprintf(err, "%s:%d: kind \"%s\" unknown, expected \"case\" or \"calibration\"; skipped\n",
-                        file, line, kind);
+                fprintf(err, "%s:%d: kind unknown, expected \"case\" or \"calibration\"; skipped\n", file,
+                        line);
                 s->nerrors++;
             }
         }
@@ -440,10 +439,12 @@ static void load_record(rep_set *s, const char *file, int line, const char *text
     json_decref(r);
 }
 
-static void load_file(rep_set *s, const char *file, FILE *err)
+/* top: a file named on the command line, which may be a link; below a folder only regular files are
+ * read, never through a link (common/safefile.h). */
+static void load_file(rep_set *s, const char *file, int top, FILE *err)
 {
     const char *why;
-    FILE *f = rep_open_input(file, &why);
+    FILE *f = sf_open_read(file, top ? SF_FOLLOW : 0, &why);
     if (!f) {
         fprintf(err, "%s: cannot open: %s; skipped\n", file, why);
         s->nerrors++;
@@ -523,7 +524,7 @@ static void walk(rep_set *s, const char *path, int top, seen *sn, FILE *err)
         return; /* e.g. `latest`: the run it points at is below the same parent */
     if (S_ISREG(st.st_mode)) {
         if ((top || ends_with(path, ".jsonl")) && seen_add(sn, path))
-            load_file(s, path, err);
+            load_file(s, path, top, err);
         return;
     }
     if (!S_ISDIR(st.st_mode)) { /* a FIFO, device or socket: reading it could block */

@@ -6,7 +6,8 @@
  *
  * Files: each is written to a temporary beside it and renamed into place only when every byte was
  * written and the close succeeded, so a full disk leaves the previous file (or none), never an empty or
- * cut one; every failure is said on stderr and counted, and the command exits non-zero when any was. */
+ * cut one; a target that is a link, FIFO, device or directory is refused (common/safefile.h); every
+ * failure is said on stderr and counted, and the command exits non-zero when any was. */
 #define _DEFAULT_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "rep.h"
+#include "safefile.h"
 
 /* ---- names ----------------------------------------------------------------------------------- */
 
@@ -55,24 +57,7 @@ char *rep_path_name(const char *s)
 
 FILE *rep_open_input(const char *path, const char **why)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0) {
-        *why = strerror(errno);
-        return NULL;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        *why = "not a regular file (a FIFO or device would block the read); expected a file";
-        return NULL;
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    FILE *f = fdopen(fd, "r");
-    if (!f) {
-        *why = strerror(errno);
-        close(fd);
-    }
-    return f;
+    return sf_open_read(path, 0, why); /* a regular file, never through a link (common/safefile.h) */
 }
 
 /* ---- files ----------------------------------------------------------------------------------- */
@@ -139,29 +124,43 @@ int rep_out_failures(void)
 
 void rep_out_fail(const char *path, const char *what, int err)
 {
-    fprintf(stderr, "speedlab: cannot write %s: %s: %s; the file is not written (free space or fix "
-                    "the permissions, then run again)\n", path, what,
-            err ? strerror(err) : "an earlier write failed (disk full?)");
+    fprintf(stderr, "speedlab: cannot write %s: %s: %s; the file is not written (free space, fix the "
+                    "permissions, or remove what is there if it is not a regular file, then run again)\n",
+            path, what, err > 0 ? strerror(err) : err ? "refused" : "an earlier write failed (disk full?)");
     failures++;
+}
+
+const char *rep_out_root(const char *dir, int set)
+{
+    static char *root;
+    if (set) {
+        free(root);
+        root = dir ? rep_strdup(dir) : NULL;
+    }
+    return root;
 }
 
 FILE *rep_out_open(const char *path)
 {
     open_out *o = calloc(1, sizeof *o);
+    char tmp[4200];
+    const char *why = NULL;
     if (!o) {
         rep_out_fail(path, "allocating", ENOMEM);
         return NULL;
     }
-    o->path = rep_strdup(path);
-    o->tmp = rep_printf("%s.tmp-%ld", path, (long)getpid());
     sigset_t old;
     hold_stopping_signals(&old); /* the temporary is in the list before a signal can look for it */
-    o->f = o->tmp ? fopen(o->tmp, "w") : NULL;
+    o->f = sf_inside(rep_out_root(NULL, 0), path, &why) == 0 ? sf_create(path, tmp, sizeof tmp, &why) : NULL;
+    o->path = rep_strdup(path);
+    o->tmp = rep_strdup(tmp);
     if (o->f)
         o->next = opened, opened = o;
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (!o->f) {
-        rep_out_fail(path, "creating its temporary", errno);
+        fprintf(stderr, "speedlab: cannot write %s: %s; the file is not written (remove what is there if it "
+                        "is not a regular file, free space or fix the permissions, then run again)\n", path, why);
+        failures++;
         free(o->path);
         free(o->tmp);
         free(o);
@@ -179,21 +178,18 @@ int rep_out_close(FILE *f)
     if (!*pp) /* not one of ours (stdout): only the checks */
         return (fflush(f) != 0 || ferror(f)) ? -1 : 0;
     open_out *o = *pp;
-    int bad = ferror(f), err = 0; /* errno of a write that failed earlier is gone */
-    if (fflush(f) != 0 && !bad)
-        bad = 1, err = errno;
+    const char *why = NULL;
     sigset_t old;
     hold_stopping_signals(&old); /* out of the list only once renamed or removed */
     *pp = o->next;
-    if (fclose(f) != 0 && !bad)
-        bad = 1, err = errno;
-    if (!bad && rename(o->tmp, o->path) != 0)
-        bad = 1, err = errno;
-    if (bad)
-        unlink(o->tmp);
+    int bad = sf_commit(f, o->tmp, o->path, &why) != 0;
     sigprocmask(SIG_SETMASK, &old, NULL);
-    if (bad)
-        rep_out_fail(o->path, "writing or closing it", err);
+    if (bad) {
+        fprintf(stderr, "speedlab: cannot write %s: %s; the file is not written (free space, fix the "
+                        "permissions, or remove what is there if it is not a regular file, then run again)\n",
+                o->path, why);
+        failures++;
+    }
     free(o->path);
     free(o->tmp);
     free(o);

@@ -384,15 +384,16 @@ int rep_figures(const rep_set *s, int env, const char *study, const char *dir, i
 
 /* The timeline figure of every path whose run directory has a trace.json (speedlab run --trace): data
  * and figures under out/timelines/, a section in the report (reports/timeline.c). */
-void rep_timelines(FILE *report, const char *out, int npaths, char **paths, int plots);
+int rep_timelines(FILE *report, const char *out, int npaths, char **paths, int plots); /* traces skipped */
 
 /* ---- output files (output.c) ----------------------------------------------------------------- */
 
 /* An injective, path-safe file name for a string from a results file (study, variant, host): letters,
  * digits, '_', '-' and a '.' not in front stay, any other byte is "~XX" (hex); malloc'd. */
 char *rep_path_name(const char *s);
-/* Opens an input (a results file, a cases file, a calibration) for reading, a regular file only: a FIFO
- * or device would block the open or the read. NULL with *why (strerror's text, or what it is). */
+/* Opens an input (a results file, a cases file, a calibration) for reading, a regular file only, never
+ * through a link: a FIFO or device would block the open or the read, a link could lead out of the
+ * results folder (common/safefile.h). NULL with *why (strerror's text, or what it is). */
 FILE *rep_open_input(const char *path, const char **why);
 /* Opens a temporary beside path; NULL after a message on stderr (counted in rep_out_failures). */
 FILE *rep_out_open(const char *path);
@@ -406,7 +407,8 @@ int rep_out_failures(void);
  * as the signal says. */
 void rep_out_cleanup_on_signals(void);
 void rep_out_extra_temporary(const char *path, pid_t writer);
-/* Says on stderr that path was not written (what failed, errno or 0) and counts it in rep_out_failures:
+/* Says on stderr that path was not written (what failed, errno, 0 for "an earlier write failed" or -1
+ * when `what` says it all) and counts it in rep_out_failures:
  * for outputs another program writes (gnuplot's figures). */
 void rep_out_fail(const char *path, const char *what, int err);
 
@@ -414,7 +416,12 @@ void rep_out_fail(const char *path, const char *what, int err);
 
 char *rep_strdup(const char *s);
 char *rep_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int rep_mkdirs(const char *path);   /* mkdir -p; 0 on success */
+/* mkdir -p; 0 on success. Below the output folder (rep_out_root) each folder must be a real directory:
+ * a link there is refused, so nothing is written outside the folder through it. */
+int rep_mkdirs(const char *path);
+/* The output folder of this report (set: 1, dir or NULL to clear); returns it. rep_out_open refuses a
+ * file whose folder below it is a link. */
+const char *rep_out_root(const char *dir, int set);
 double rep_jnum(const json_t *o, const char *key);   /* NAN when absent or not a number */
 /* select.c: a case's metric (NAN when absent, or c NULL); whether the study has a current case on env
  * for which pred holds (how a study-specific table decides it applies). */

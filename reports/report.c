@@ -531,7 +531,8 @@ static void levels_section(FILE *f, const rep_set *s, const ropts *o)
 }
 
 /* REPORT.md, and below it every machine's pages, tables and figures. */
-static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *errbuf)
+/* Returns the traces refused or not readable (an input skipped: exit 3). */
+static int write_report(FILE *f, const rep_set *s, const ropts *o, const char *errbuf)
 {
     fputs("# speedlab report\n\nRead:", f);
     for (int i = 0; i < o->npaths; i++)
@@ -582,7 +583,7 @@ static void write_report(FILE *f, const rep_set *s, const ropts *o, const char *
         free(tdir);
         free(dir);
     }
-    rep_timelines(f, o->out, o->npaths, o->paths, o->plots);
+    return rep_timelines(f, o->out, o->npaths, o->paths, o->plots);
 }
 
 int rep_report_main(int argc, char **argv)
@@ -594,6 +595,7 @@ int rep_report_main(int argc, char **argv)
         return rc;
     }
     rep_out_cleanup_on_signals();
+    rep_out_root(o.out, 1); /* every file below it stays below it */
     int failed_before = rep_out_failures(); /* the count is the process's: a test calls this many times */
     char *errbuf = NULL;
     size_t errlen = 0;
@@ -611,7 +613,8 @@ int rep_report_main(int argc, char **argv)
         fprintf(stderr, "speedlab report: cannot create %s: %s\n", o.out, strerror(errno));
         status = 1;
     } else if ((f = rep_out_open(rp))) {
-        write_report(f, &s, &o, errbuf);
+        if (write_report(f, &s, &o, errbuf) && !status)
+            status = 3; /* a trace that is not a regular file of the run, or not JSON, was skipped */
         rep_out_close(f);
     }
     int failed = rep_out_failures() - failed_before;
@@ -632,5 +635,6 @@ int rep_report_main(int argc, char **argv)
     free(errbuf);
     rep_set_free(&s);
     free(o.paths);
+    rep_out_root(NULL, 1);
     return status;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rep.h"
+#include "safefile.h"
 
 enum { MAX_NAMES = 16, MAX_ROWS = 64, MAX_DEPTH = 128, MIN_WIDTH_PARTS = 4000 };
 
@@ -188,17 +189,31 @@ static int trace_of(const char *path, char *trace, size_t n, char *run, size_t r
         *strrchr(real, '/') = '\0';
     snprintf(trace, n, "%s/trace.json", real);
     snprintf(run, rn, "%s", basename(real));
-    return access(trace, R_OK);
+    return lstat(trace, &st); /* whatever is there is looked at: one_timeline refuses what is not a file */
 }
 
 /* One traced run: data file, figure, and its lines in REPORT.md. */
-static void one_timeline(FILE *report, const char *out, const char *trace, const char *run, int plots)
+static int one_timeline(FILE *report, const char *out, const char *trace, const char *run, int plots)
 {
     json_error_t e;
-    json_t *root = json_load_file(trace, 0, &e);
-    if (!root) {
-        fprintf(report, "- `%s`: not readable as JSON (%s, line %d); no timeline\n\n", trace, e.text, e.line);
-        return;
+    const char *why;
+    char msg[160];
+    /* a regular file of the run only: a FIFO would hang the report, a link could show any file */
+    FILE *in = sf_open_read(trace, 0, &why);
+    json_t *root = in ? json_loadf(in, 0, &e) : NULL;
+    if (in)
+        fclose(in);
+    if (!in) {
+        fprintf(stderr, "speedlab: %s: not read: %s; no timeline for run %s\n", trace, why, run);
+        fprintf(report, "- `%s`: not read (%s); no timeline\n\n", trace, why);
+        return 1;
+    }
+    if (!root) { /* where and what was expected, never the file's text */
+        fprintf(stderr, "speedlab: %s:%d:%d: not JSON (%s); no timeline for run %s\n", trace, e.line, e.column,
+                sf_no_content(e.text, msg, sizeof msg), run);
+        fprintf(report, "- `%s`: not readable as JSON (%s at line %d, column %d); no timeline\n\n", trace,
+                sf_no_content(e.text, msg, sizeof msg), e.line, e.column);
+        return 1;
     }
     tl t = {.nnames = 0};
     replay(&t, json_object_get(root, "traceEvents"));
@@ -236,11 +251,12 @@ static void one_timeline(FILE *report, const char *out, const char *trace, const
     free(base);
     free(t.sp);
     json_decref(root);
+    return 0;
 }
 
-void rep_timelines(FILE *report, const char *out, int npaths, char **paths, int plots)
+int rep_timelines(FILE *report, const char *out, int npaths, char **paths, int plots)
 {
-    int header = 0;
+    int header = 0, skipped = 0;
     for (int i = 0; i < npaths; i++) {
         char trace[PATH_MAX + 16], run[256];
         if (trace_of(paths[i], trace, sizeof trace, run, sizeof run) != 0)
@@ -253,6 +269,7 @@ void rep_timelines(FILE *report, const char *out, int npaths, char **paths, int 
                   "(nested regions stacked above their parents), colours as in NVTX. Open the trace itself "
                   "in ui.perfetto.dev for every detail (docs/nsight.md).\n\n", report);
         }
-        one_timeline(report, out, trace, run, plots);
+        skipped += one_timeline(report, out, trace, run, plots);
     }
+    return skipped;
 }

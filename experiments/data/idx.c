@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L /* access() */
 #include "idx.h"
 #include "gzopen_regular.h"
+#include "safefile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -235,7 +236,8 @@ static int check_image_dims(const reader *r, const uint32_t *d)
  * length modulo 2^32: exact below 4 GiB, and a mismatch still shows above). -1 when unknown. */
 static long long stored_bytes(const char *path, int raw)
 {
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = sf_open_read(path, SF_FOLLOW, &why); /* a regular file only, as the reader opened it */
     if (!f)
         return -1;
     long long n = -1;

@@ -3,11 +3,13 @@
  * TimerStats text table.
  */
 #include "prof_internal.h"
+#include "safefile.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static json_t *jns(double ns) { return json_integer((json_int_t)llround(ns)); }
 
@@ -113,11 +115,21 @@ int prof_write_json(const char *path)
 {
     if (!path)
         return -1;
-    json_t *o = profile_json();
-    int rc = json_dump_file(o, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    /* whole beside it, then renamed; a link, FIFO or device there is refused (common/safefile.h) */
+    char tmp[4200];
+    const char *why = NULL;
+    FILE *f = sf_create(path, tmp, sizeof tmp, &why);
+    json_t *o = f ? profile_json() : NULL;
+    int rc = f ? json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : -1;
     json_decref(o);
+    if (f && rc != 0) {
+        fclose(f);
+        unlink(tmp);
+        why = "writing it failed (disk full?)";
+    } else if (f)
+        rc = sf_commit(f, tmp, path, &why);
     if (rc != 0)
-        fprintf(stderr, "prof: cannot write the profile to \"%s\"\n", path);
+        fprintf(stderr, "prof: cannot write the profile to \"%s\": %s\n", path, why);
     return rc == 0 ? 0 : -1;
 }
 

@@ -13,6 +13,7 @@
  * whole: once full, a thread keeps the ends of what it had open and drops everything newer.
  */
 #include "prof_internal.h"
+#include "safefile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -271,15 +272,15 @@ int prof_trace_write(const char *path)
         path = trace_path;
     if (!path || !prof_g.trace_on)
         return -1;
-    /* Written to a temporary beside it and renamed: a full disk or a kill mid-write leaves the last
-     * whole trace (a checkpoint's), never a cut one. */
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    FILE *f = tmp && snprintf(tmp, n, "%s.tmp-%ld", path, (long)getpid()) > 0 ? fopen(tmp, "w") : NULL;
+    /* Written to a temporary beside it, flushed and renamed (common/safefile.h): a full disk or a kill
+     * mid-write leaves the last whole trace (a checkpoint's), never a cut one, and a path that is a link,
+     * FIFO or device is refused, not written through. */
+    char tmp[4200];
+    const char *why = NULL;
+    FILE *f = sf_create(path, tmp, sizeof tmp, &why);
     if (!f) {
-        fprintf(stderr, "prof: cannot write the trace to \"%s\"; set PROF_TRACE (or speedlab run --trace) "
-                        "to a file in an existing directory you can write to\n", path);
-        free(tmp);
+        fprintf(stderr, "prof: cannot write the trace to \"%s\": %s; set PROF_TRACE (or speedlab run --trace) "
+                        "to a file in an existing directory you can write to\n", path, why);
         return -1;
     }
     static char iobuf[1 << 16];
@@ -289,16 +290,15 @@ int prof_trace_write(const char *path)
                          atomic_load_explicit(&nrss, memory_order_acquire), marks, nmarks, marks_dropped};
     int rc = prof_trace_write_file(f, &m);
     pthread_mutex_unlock(&tlock);
-    rc |= fflush(f) != 0 || ferror(f);
-    rc |= fclose(f) != 0;
-    if (rc != 0 || rename(tmp, path) != 0) {
-        fprintf(stderr, "prof: writing the trace \"%s\" failed (disk full?); %s\n", path,
-                access(path, F_OK) == 0 ? "the copy there is the last one written whole" : "no trace written");
+    if (rc != 0) { /* not committed: closed and removed here */
+        fclose(f);
         unlink(tmp);
-        free(tmp);
+    }
+    if (rc != 0 || sf_commit(f, tmp, path, &why) != 0) {
+        fprintf(stderr, "prof: writing the trace \"%s\" failed (%s); %s\n", path, rc ? "disk full?" : why,
+                access(path, F_OK) == 0 ? "the copy there is the last one written whole" : "no trace written");
         return -1;
     }
-    free(tmp);
     long dropped = prof_trace_dropped();
     if (dropped > 0)
         fprintf(stderr, "prof: trace \"%s\": %ld events dropped (buffers full at %zu events per thread); "

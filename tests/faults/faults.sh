@@ -49,7 +49,7 @@ check_summary() {
 # No empty file and no temporary left below a report directory.
 check_no_cut_files() {
     local bad
-    bad=$(find "$1" -type f \( -size 0 -o -name '*.tmp-*' \) 2>/dev/null | head -3)
+    bad=$(find "$1" -type f \( -size 0 -o -name '*.tmp-*' -o -name '.speedlab-tmp-*' \) 2>/dev/null | head -3)
     [ -z "$bad" ] || fail "empty or temporary files left: $bad"
 }
 
@@ -114,7 +114,7 @@ kills() {
         kill -"$sig" $pid 2>/dev/null
         wait $pid
         local left
-        left=$(find "$T/rep-killed" -name '*.tmp-*' 2>/dev/null | head -3)
+        left=$(find "$T/rep-killed" \( -name '*.tmp-*' -o -name '.speedlab-tmp-*' \) 2>/dev/null | head -3)
         [ -z "$left" ] || fail "report killed by SIG$sig left temporaries: $left"
     done
     echo "kills: a report stopped by SIGINT, SIGTERM or SIGHUP leaves no temporary"
@@ -144,7 +144,7 @@ trace() {
     [ $rc -eq 1 ] || { cat "$T/tr.err"; fail "a run whose trace does not fit exits $rc, expected 1"; }
     grep -q 'writing the trace' "$T/tr.err" || fail "the lost trace is not said"
     [ "$(cksum <"$T/t.json")" = "$sum" ] || fail "the earlier whole trace was overwritten"
-    [ -z "$(find "$T" -maxdepth 1 -name 't.json.tmp-*')" ] || fail "a temporary trace was left"
+    [ -z "$(find "$T" -maxdepth 1 \( -name 't.json.tmp-*' -o -name '.speedlab-tmp-*t.json' \))" ] || fail "a temporary trace was left"
     check_whole "$T/tr-full/latest/results.jsonl"
     echo "trace: bad paths refused first; a full disk keeps the last whole trace and exits 1"
 }

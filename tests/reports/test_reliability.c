@@ -257,7 +257,7 @@ static int empty_or_temp;
 static int check_whole(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)ftw;
-    if (flag == FTW_F && (st->st_size == 0 || strstr(p, ".tmp-"))) {
+    if (flag == FTW_F && (st->st_size == 0 || strstr(p, ".tmp-") || strstr(p, ".speedlab-tmp-"))) {
         fprintf(stderr, "# empty or temporary file left: %s\n", p);
         empty_or_temp++;
     }
