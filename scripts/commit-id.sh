@@ -73,11 +73,11 @@ find_commit() {
 
 case ${1:-} in
 c)
-    [ $# -ge 2 ] || exit 2
+    [ $# -ge 2 ] || { echo "usage: scripts/commit-id.sh c SRCROOT [GIVEN]" >&2; exit 2; }
     find_commit "$2" "${3:-}"
     printf '"%s", %s, "%s", "%s", "%s"\n' "$hash" "$dirty" "$source" "$note" "$describe" ;;
 sh)
-    [ $# -ge 2 ] || exit 2
+    [ $# -ge 2 ] || { echo "usage: scripts/commit-id.sh sh SRCROOT [GIVEN]" >&2; exit 2; }
     find_commit "$2" "${3:-}"
     printf "SL_COMMIT='%s'\nSL_COMMIT_DIRTY='%s'\nSL_COMMIT_SOURCE='%s'\nSL_COMMIT_NOTE='%s'\nSL_COMMIT_DESCRIBE='%s'\n" \
         "$hash" "$dirty" "$source" "$note" "$describe" ;;
@@ -90,7 +90,9 @@ dist)
     [ "$hash" != unknown ] || { echo "commit-id: $note" >&2; exit 1; }
     # the tarball holds the committed tree (meson dist archives HEAD, never uncommitted edits): clean
     printf 'commit %s\ndirty 0\n' "$hash" >"$MESON_DIST_ROOT/COMMIT" ;;
+-h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' ;;
 *)
-    sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
-    [ "${1:-}" = -h ] || [ "${1:-}" = --help ] ;;
+    echo "commit-id.sh: error: unknown mode '${1:-}'" >&2
+    echo "usage: scripts/commit-id.sh c|sh SRCROOT [GIVEN] | check GIVEN | dist  (--help says more)" >&2
+    exit 2 ;;
 esac

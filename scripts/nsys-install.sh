@@ -23,8 +23,8 @@ case $# in
     *) case $1 in
            -h|--help) [ $# -eq 1 ] && { usage; exit 0; } ;;
        esac
-       usage >&2
-       echo "nsys-install: error: unexpected argument '$1': it takes none (see above)" >&2
+       echo "nsys-install: error: unexpected argument '$1': it takes none" >&2
+       echo "usage: scripts/nsys-install.sh [-h|--help]" >&2
        exit 2 ;;
 esac
 

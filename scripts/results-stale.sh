@@ -22,17 +22,31 @@ warn=0
 say() { printf 'results-stale: %s\n' "$*" >&2; }
 usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
+bad() {
+    say "error: $*"
+    echo "usage: scripts/results-stale.sh [--warn] [--pages DIR] [NAME...]  (--help says more)" >&2
+    exit 2
+}
+for a in "$@"; do case $a in -h|--help) usage 0 ;; esac; done
 while [ $# -gt 0 ]; do
     case $1 in
         --warn) warn=1; shift ;;
-        --pages) [ $# -ge 2 ] || { say "--pages needs a folder"; exit 2; }; pages=$2; shift 2 ;;
-        -h|--help) usage 0 ;;
+        --pages) [ $# -ge 2 ] || bad "--pages needs a folder"; pages=$2; shift 2
+                 case $pages in -*|'') bad "--pages '$pages': want a folder" ;; esac ;;
         --) shift; break ;;
-        -*) say "unknown option '$1' (--help)"; exit 2 ;;
+        -*) bad "unknown option '$1'" ;;
         *) break ;;
     esac
 done
-[ -d "$pages" ] || { say "no pages folder $pages"; exit 2; }
+# NAMEs are page folders: plain words (as results-page.sh makes them), never a path
+for n in "$@"; do
+    case $n in
+        [a-z]*) case $n in *[!a-z0-9_.-]*) bad "NAME '$n': a lowercase letter, then letters, digits and _.- only" ;; esac ;;
+        *) bad "NAME '$n': a lowercase letter, then letters, digits and _.- only" ;;
+    esac
+    [ ${#n} -le 100 ] || bad "NAME '$n': at most 100 characters"
+done
+[ -d "$pages" ] || bad "no pages folder $pages"
 command -v git >/dev/null || { say "no git: cannot compare the pages' commits with the code's"; exit 77; }
 git -C "$here" rev-parse -q --verify HEAD >/dev/null 2>&1 ||
     { say "$here is not a git work tree (a tarball?): nothing to compare with"; exit 77; }

@@ -119,6 +119,9 @@ scripts/fuzz.sh|60 "\$tmp/out" "\$V"|$H $R9
 scripts/isa_dispatch.py|"\$V"|$H $R9
 scripts/isa_dispatch.py|rename "\$V" "\$run/results.jsonl" "\$tmp/out/x.a"|$H $R9
 scripts/testcount.py|"\$V"|$H refused refused ran:1 ran:1 ran:1 ran:1 ran:1
+scripts/commit-id.sh|"\$V"|$H $R9
+scripts/nsys-install.sh|"\$V"|$H $R9
+scripts/results-stale.sh|"\$V"|$H $R9
 EOF
 # the issue's reproducers, each a row of its own: SCRIPT|ARGS|OUTCOME
 cat >"$tmp/cases" <<EOF
