@@ -93,24 +93,30 @@ function max(a, b) { return a > b ? a : b }
 !done && $1 == "S" { sizes[$2] = $0; sub(/^S [^ ]+ /, "", sizes[$2]); next }
 !done && $1 == "P" { pdef[$2, $3] = $4; next }
 !done && $1 == "END" { done = 1; next }
-# the records: per case its time per repetition and spread, per run the gaps between records
+# The records: per case its time per repetition and spread; per run the gaps between the start times
+# of its cases (a record "time"): from the run start to its first case, and from the last case of a study to
+# the first of the next, a start-up of that study; from one case to the next of the same study, the first
+# one overhead beyond its timed calls (its check, the inputs of the next size)
 /"kind":"calibration"/ { if (str("time") != "" && str("date") != "") cal = max(cal, secs(str("time")) - secs(str("date"))); next }
 /"kind":"case"/ {
-    id = str("run_id"); t = secs(str("time"))
-    if (id != run) { run = id; prev = secs(str("date")); last = "" }
-    s = str("study"); v = str("variant"); gap = t - prev; prev = t; first = s != last; last = s
-    if (str("status") != "ok" || gap < 0) next
+    id = str("run_id"); t = secs(str("time")); s = str("study"); v = str("variant")
+    if (id != run) { run = id; pv = ""; o = t - secs(str("date")); if (o >= 0) startup[s] = max(startup[s], o) }
+    else if (pv != "" && t >= pt) {
+        o = t - pt - ptimed; if (o < 0) o = 0
+        if (ps != s) startup[s] = max(startup[s], o); else over[ps, pv] = max(over[ps, pv], o)
+    }
+    pt = t; ps = s; pv = ""
+    if (str("status") != "ok") next
     med = num("median_s"); n = num("reps"); w = num("warmup"); sz = num("size")
     if (med == "" || med <= 0) next
-    o = gap - (n + w) * med; if (o < 0) o = 0
-    if (first) startup[s] = max(startup[s], o); else over[s, v] = max(over[s, v], o)
+    pv = v; ptimed = (n + w) * med
     # what one repetition covered: epochs and training rows (a --quick record: one epoch on its rows)
     why = str("reduced_reason"); e = str("epochs") != "" ? str("epochs") + 0 : 1; rows = 1
     if (str("train_rows") != "") { rows = str("train_rows") + 0; if (rows == 0) rows = 60000 }
     if (match(why, /one epoch on [0-9]+ training rows/)) { e = 1; rows = substr(why, RSTART + 13, RLENGTH - 27) + 0 }
-    k = s SUBSEP v SUBSEP sz
-    if (!(k in tper) || med * 1 > tper[k]) { tper[k] = med / (e * rows); rsz[s, v] = rsz[s, v] " " sz
-                                              spread[k] = (med - num("min_s")) / med }
+    k = s SUBSEP v SUBSEP sz; u = med / (e * rows)   # per epoch and row: a quick record compares
+    if (!(k in tper)) rsz[s, v] = rsz[s, v] " " sz
+    if (!(k in tper) || u > tper[k]) { tper[k] = u; spread[k] = (med - num("min_s")) / med }   # the slowest
     next
 }
 # the time per repetition of a planned case, from the nearest recorded size of the variant (scaled)
@@ -124,8 +130,8 @@ function tcase(s, v, size, ep, rows,   m, i, best, lo, k) {
     if (lo != "") { k = s SUBSEP v SUBSEP lo; sp = spread[k]; return tper[k] * ep * rows }
     return ""
 }
-# "SECONDS<TAB>BASIS<TAB>ARGS" for a speedlab run of STUDY, KINDS (own,fw | cpu | fw) and extra args
-function plan(s, kinds, extra, only,   nk, kk, i, j, nv, vv, v, list, ep, rows, nz, z, t, tt, o, est, cases, guessed, mt, need, training, args) {
+# "SECONDS<TAB>BASIS<TAB>ARGS" for a speedlab run of the variants of STUDY of KINDS (own,fw | cpu), or ONLY
+function plan(s, kinds, only,   nk, kk, i, j, nv, vv, v, list, ep, rows, nz, t, tt, o, est, cases, guessed, mt, need, training, args) {
     list = ""
     nk = split(kinds, kk, ",")
     for (i = 1; i <= nk; i++) if (vars[s, kk[i]] != "") list = list (list == "" ? "" : ",") vars[s, kk[i]]
@@ -159,8 +165,8 @@ function plan(s, kinds, extra, only,   nk, kk, i, j, nv, vv, v, list, ep, rows, 
     est += (s in startup) ? startup[s] : 10
     args = "run " s " --variants " list (mt > 0 ? sprintf(" --min-time %.3g", mt) : "")
     if (s == "mlp" || s == "cnn") args = args " --param epochs=" ep
-    return sprintf("%d\t%d cases%s%s\t%s%s", ceil(est), cases, guessed ? ", " guessed " without a record (guessed)" : "",
-                   mt > 0 ? sprintf(", min-time %.3g s", mt) : "", args, extra)
+    return sprintf("%d\t%d cases%s%s\t%s", ceil(est), cases, guessed ? ", " guessed " without a record (guessed)" : "",
+                   mt > 0 ? sprintf(", min-time %.3g s", mt) : "", args)
 }
 function emit(name, line) { if (line != "") printf "%s\t%s\n", name, line }
 END {
@@ -171,12 +177,12 @@ END {
         s = named[i]; if (!(s in seen)) continue
         fwl = ""; n = split(vars[s, "fw"], f, ","); for (j = 1; j <= n; j++) if (f[j] !~ /^jax/) fwl = fwl (fwl == "" ? "" : ",") f[j]
         own = vars[s, "own"] (vars[s, "own"] != "" && fwl != "" ? "," : "") fwl
-        emit(s "-gpu", plan(s, "own,fw", "", own))
-        if (s == "entropy_mi" || s == "tensor_mean") emit(s "-cpu", plan(s, "cpu", ""))
+        emit(s "-gpu", plan(s, "own,fw", own))
+        if (s == "entropy_mi" || s == "tensor_mean") emit(s "-cpu", plan(s, "cpu"))
     }
-    for (i = 1; i <= ns; i++) { s = order[i]; if (!(s in named_) && vars[s, "own"] != "") emit(s "-gpu", plan(s, "own,fw", "")) }
+    for (i = 1; i <= ns; i++) { s = order[i]; if (!(s in named_) && vars[s, "own"] != "") emit(s "-gpu", plan(s, "own,fw")) }
     for (i = 1; i <= ns; i++) {
         s = order[i]; jl = ""; n = split(vars[s, "fw"], f, ","); for (j = 1; j <= n; j++) if (f[j] ~ /^jax/) jl = jl (jl == "" ? "" : ",") f[j]
-        if (jl != "") emit(s "-jax", plan(s, "fw", "", jl))
+        if (jl != "") emit(s "-jax", plan(s, "fw", jl))
     }
 }'
