@@ -69,7 +69,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=results-gpu
 budget=""      # 480, or 540 with --full
-mode=check     # check, full or plan
+mode=check     # check or full
+plan_only=0    # --plan: print the full mode's plan, run nothing
 records=()    # --records, else the bundle's plan records
 reserve=30     # seconds kept for the report and the packing
 
@@ -93,7 +94,7 @@ while [ $# -gt 0 ]; do
         --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
         --budget) [ $# -ge 2 ] || die "--budget needs seconds"; budget=$2; shift 2 ;;
         --full) mode=full; shift ;;
-        --plan) mode=plan; shift ;;
+        --plan) mode=full; plan_only=1; shift ;;
         --records) if [ $# -lt 2 ] || [ ! -e "$2" ]; then die "--records needs a results file or folder that exists"; fi
                    records+=("$2"); shift 2 ;;
         -h|--help) usage; exit 0 ;;
@@ -106,7 +107,7 @@ case $budget in ''|*[!0-9]*) die "--budget $budget: want whole seconds, at least
 [ -f "$here/BUNDLE" ] && [ -x "$here/bin/speedlab" ] ||
     die "$here is not a GPU bundle (no BUNDLE, bin/speedlab): build one with scripts/gpu-bundle.sh and run its copy of this script"
 [ ${#records[@]} -gt 0 ] || records=("$here/share/speedlab/plan-records")
-if [ "$mode" = plan ]; then
+if [ $plan_only -eq 1 ]; then
     # shellcheck source=/dev/null
     . "$here/BUNDLE"
     # shellcheck source=bundle/find-cuda-libs.sh
@@ -458,8 +459,11 @@ step_full() {
             # "run STUDY --variants LIST ARGS...": no word of it has a space or a wildcard
             # shellcheck disable=SC2086
             set -- $args
+            # the CPU rows as the CPU pages ran them: OpenMP's own wait policy, not the GPU rows' passive one
+            case $name in *-cpu) unset OMP_WAIT_POLICY ;; esac
             run_study full "$2" "$4" "${@:5}"
             rc=$?
+            export OMP_WAIT_POLICY=PASSIVE
         fi
         took=$(($(date +%s) - t0))
         case $rc in
