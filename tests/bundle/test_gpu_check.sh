@@ -74,7 +74,7 @@ fi
 NCU
 chmod +x "$tmp/ncu/ncu"
 
-echo "1..42"
+echo "1..44"
 PATH="$tmp/ncu:$PATH" "$b/gpu-check.sh" --out "$tmp/out" --budget 120 >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 s=$tmp/out/summary.txt
@@ -160,6 +160,9 @@ has "--plan: entropy_mi's CPU rows, every size" "$tmp/plan" '^  entropy_mi-cpu +
 has "--plan: mlp on the full set for 10 epochs, with torch-cuda" "$tmp/plan" '^  mlp-gpu +[0-9]+ s  run mlp --variants cuda,cublas,torch-cuda --param epochs=10: 3 cases'
 last=$(grep -B1 '^  total' "$tmp/plan" | head -1)
 case $last in "  tensor_mean-jax "*) ok "--plan: jax-gpu's rows last" ;; *) not_ok "--plan: jax-gpu's rows last (got: $last)" ;; esac
+"$b/gpu-check.sh" --plan --budget 200 >"$tmp/plan200" 2>&1
+has "--plan: a budget too short says so" "$tmp/plan200" '^  total +[0-9]+ s  of 170 s \(a 200 s budget .*\): does not fit'
+has "--plan: the last steps are the ones marked to be cut" "$tmp/plan200" '^  tensor_mean-jax +[0-9]+ s  .* \(may be cut\)$'
 "$b/gpu-check.sh" --plan --records "$tmp/nothing-here" >/dev/null 2>"$tmp/stderr"
 rc=$?
 if [ $rc -eq 2 ]; then ok "--records that does not exist: exit 2"; else not_ok "--records that does not exist: exit 2 (got $rc)"; fi
