@@ -23,8 +23,8 @@
 # their defaults; a study not named here at its defaults; jax-gpu's rows last (least telling: torch-cuda
 # is the framework row the tables compare with).
 #
-# The estimate of a case: its overhead (what the records show between one case's end and the next's
-# beyond the timed calls: set-up, the check against the CPU reference, an interpreter's start) plus
+# The estimate of a case: its overhead (what the records show from its start to the next case's beyond
+# its timed calls: the check against the CPU reference, an interpreter's start, the next inputs) plus
 # (warm-up + repetitions) x its time per repetition. The time comes from the record of the same study,
 # variant and size, else the largest recorded size below it (else the smallest above) scaled linearly
 # by size, epochs and training rows (a --quick record: one epoch on its rows); a variant without a
@@ -32,14 +32,19 @@
 # --min-time long enough for a median within about 2 % (1.25 s/sqrt(n), s the records' (median - min) /
 # median), at most the CPU rows' 0.2 s (GPU medians are steady); a CPU row speedlab's defaults (at
 # least 5, 0.2 s); a training row one repetition (its epochs give the per-epoch series). Each step adds
-# its study's start-up (the records' first case of a run). Without any record: a stated guess.
+# its study's start-up (from a run's start, or another study's last case, to its first case). Without a
+# record: a guess, said so in the step's basis. Exit 0; 1 when SPEEDLAB lists no study; 2 bad arguments.
 set -u
-EPOCHS_mlp=10   # the full set, lr 0.1 -> 0.01: the test accuracy settles within a point
-EPOCHS_cnn=5
+EPOCHS_mlp=10   # of the write-up's 40: per-epoch times, and an accuracy past its first epochs' rise
+EPOCHS_cnn=5    # of the write-up's 10
 CALIBRATE_GUESS=30   # seconds, without a calibration record (CPU and GPU ceilings)
 GPU_PAGE=h200-gpu-check
 CPU_PAGE=zen3-avx2
 
+case ${1:-} in
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    ''|-*) [ "${1:-}" = --collect ] || { echo "full-plan: want SPEEDLAB or --collect (--help says more)" >&2; exit 2; } ;;
+esac
 if [ "${1:-}" = --collect ]; then
     [ $# -eq 3 ] || { echo "usage: full-plan.sh --collect SOURCE_ROOT DEST" >&2; exit 2; }
     mkdir -p "$3/$GPU_PAGE" || exit 1
@@ -49,7 +54,7 @@ if [ "${1:-}" = --collect ]; then
     exit 0
 fi
 
-sl=${1:?usage: full-plan.sh SPEEDLAB [--frameworks found|all] RECORDS...}
+sl=$1
 shift
 fw=found
 if [ "${1:-}" = --frameworks ]; then
@@ -80,7 +85,9 @@ listing() {
         }'
 }
 
-{ listing; echo "END"; records "$@"; } | awk -v em="$EPOCHS_mlp" -v ec="$EPOCHS_cnn" -v calguess="$CALIBRATE_GUESS" '
+lst=$(listing)
+[ -n "$lst" ] || { echo "full-plan: '$sl list' named no study (not speedlab, or it does not start here)" >&2; exit 1; }
+{ printf '%s\nEND\n' "$lst"; records "$@"; } | awk -v em="$EPOCHS_mlp" -v ec="$EPOCHS_cnn" -v calguess="$CALIBRATE_GUESS" '
 function str(k) { if (match($0, "\"" k "\":\"([^\"\\\\]|\\\\.)*\"")) return substr($0, RSTART + length(k) + 4, RLENGTH - length(k) - 5); return "" }
 function num(k) { if (match($0, "\"" k "\":-?[0-9][0-9.eE+-]*")) return substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3) + 0; return "" }
 function secs(t) { # ISO 8601 UTC to seconds within a month (a gap across a month end is dropped)
