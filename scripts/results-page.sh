@@ -64,7 +64,8 @@ node_page() {
         FILENAME ~ /node.txt$/ && /^SL_BUNDLE_CUDA_RUNTIME=/ { v = $0; sub(/^[^=]*=/, "", v); gsub("\047", "", v); add("toolkit", "CUDA runtime " v) }
         FILENAME ~ /node.txt$/ && /^SL_BUNDLE_(CUBLAS|CUDNN)_HEADERS=/ { v = $0; sub(/^[^=]*=/, "", v); gsub("\047", "", v)
                                                                  add("toolkit", (/CUBLAS/ ? "cuBLAS " : "cuDNN ") v " headers (built against)") }
-        FILENAME ~ /node.txt$/ && /^  lib(cublas|cublasLt|cudnn)\.so/ { add("toolkit", $1 " " $NF " (found on the node)") }
+        FILENAME ~ /node.txt$/ && /^  lib(cublas|cublasLt|cudnn)\.so/ { v = $0; sub(/^ *[^ ]+ +[^ ]+ +/, "", v)   # "(VERSION (from where))"
+                                                             add("toolkit", $1 " " v " found on the node") }
         FILENAME ~ /node.txt$/ && /Driver Version *:/ { v = $0; sub(/.*: */, "", v); add("driver", v) }
         FILENAME ~ /node.txt$/ && /^Model name:/ { v = $0; sub(/^[^:]*: */, "", v); add("cpu", v) }
         FILENAME ~ /node.txt$/ && /^CPU\(s\):/ { add("cpu", $2 " CPUs") }

@@ -172,7 +172,7 @@ function plan(s, kinds, only,   nk, kk, i, j, nv, vv, v, list, ep, rows, nz, t, 
     est += (s in startup) ? startup[s] : 10
     args = "run " s " --variants " list (mt > 0 ? sprintf(" --min-time %.3g", mt) : "")
     if (s == "mlp" || s == "cnn") args = args " --param epochs=" ep
-    return sprintf("%d\t%d cases%s%s\t%s", ceil(est), cases, guessed ? ", " guessed " without a record (guessed)" : "",
+    return sprintf("%d\t%d case%s%s%s\t%s", ceil(est), cases, cases == 1 ? "" : "s", guessed ? ", " guessed " without a record (guessed)" : "",
                    mt > 0 ? sprintf(", min-time %.3g s", mt) : "", args)
 }
 function emit(name, line) { if (line != "") printf "%s\t%s\n", name, line }

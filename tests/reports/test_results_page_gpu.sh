@@ -84,8 +84,8 @@ SL_BUNDLE_SOURCE='1a2b3c4'
 SL_BUNDLE_CUDA_RUNTIME='13.0 (static)'
 
 == CUDA libraries the bundle does not carry
-  libcublas.so.13      /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cublas/lib (13.1.0.3)
-  libcudnn.so.9        /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib (9.19.0)
+  libcublas.so.13      /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cublas/lib (13.1.0.3 (wheel nvidia-cublas))
+  libcudnn.so.9        /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib (9.19.0 (cudnn_version.h))
 
 == CPU
 Model name:                           Intel(R) Xeon(R) Processor
@@ -101,7 +101,7 @@ else not_ok "the full runs' records, the calibration among them, are the page's"
 nodemd=$tmp/repo/docs/results/h200-full/NODE.md
 want='^\| node \| GPU: NVIDIA H200, 143771 MiB, 9\.0; driver: 580\.159\.04 \(CUDA 13\.0\);
 ^\| driver \| 580\.159\.04 \(CUDA 13\.0\); CUDA 13\.0 \(driver API\) \|$
-^\| toolkit \| CUDA runtime 13\.0 \(static\); libcublas\.so\.13 \(13\.1\.0\.3\) \(found on the node\); libcudnn\.so\.9 \(9\.19\.0\) \(found on the node\); cuDNN 9\.19\.0 \(loaded\) \|$
+^\| toolkit \| CUDA runtime 13\.0 \(static\); libcublas\.so\.13 \(13\.1\.0\.3 \(wheel nvidia-cublas\)\) found on the node; libcudnn\.so\.9 \(9\.19\.0 \(cudnn_version\.h\)\) found on the node; cuDNN 9\.19\.0 \(loaded\) \|$
 ^\| frameworks \| .*torch 2\.11\.0\+cu130
 ^\| commit \| 1a2b3c4; de1f01c-dirty \|$
 ^  calibrate +ok'
