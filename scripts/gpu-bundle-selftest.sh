@@ -14,7 +14,8 @@
 #     including the library check on that root, quick, default, report), the GPU tools skipped
 #     "no GPU", every CUDA test skipped "no CUDA device",
 #   - every GPU case of the summary is "unavailable" because of "no CUDA device", and
-#   - all eight output files are there.
+#   - all eight output files are there, and
+#   - `check --plan` (the full mode's plan, from the records the bundle carries) fits its default budget.
 # Prints gpu-check's summary and one line per check; exit 0 when all pass, 1 when one fails, 77 when it
 # cannot run here (not root, no debootstrap or network). Nothing is cached: each run makes a new root
 # (about a minute and a half with a nearby mirror; SPEEDLAB_DEBIAN_MIRROR picks another) and removes it.
@@ -82,6 +83,10 @@ chroot "$root" /bin/sh -c 'cd /opt && sh speedlab-gpu.run check --out /opt/resul
     >"$root/opt/check.out" 2>&1
 rc=$?
 sed -n '/^speedlab gpu-check:/,$p' "$root/opt/check.out"
+say "in the root: sh speedlab-gpu.run check --plan"
+chroot "$root" /bin/sh -c 'cd /opt && sh speedlab-gpu.run check --plan' >"$root/opt/plan.out" 2>&1
+plan_rc=$?
+sed -n '/^full mode plan/,$p' "$root/opt/plan.out"
 res=$root/opt/results
 
 fails=0
@@ -105,5 +110,10 @@ for f in summary.txt node.txt tests.log studies.log records.jsonl runs.tar.gz re
     check "output $f" [ -f "$res/$f" ]
 done
 check "eight files, no folder left" [ "$(ls -A "$res" | wc -l)" -eq 8 ]
+check "check --plan: exit 0, got $plan_rc" [ "$plan_rc" -eq 0 ]
+check "the full mode's plan fits the default budget" \
+    grep -qE '^  total +[0-9]+ s  of 510 s \(a 540 s budget .*\): fits$' "$root/opt/plan.out"
+check "the plan has every study's GPU step and the kernel studies' CPU steps" sh -c \
+    "[ \$(grep -cE '^  (entropy_mi|tensor_mean)-(gpu|cpu) |^  (mlp|cnn|precision|galaxy|h2d)-gpu ' '$root/opt/plan.out') -eq 9 ]"
 [ $fails -eq 0 ] && say "passed" || say "$fails checks failed (the root's output: above)"
 [ $fails -eq 0 ]

@@ -13,7 +13,8 @@
 #                              OpenBLAS with libgfortran and libquadmath, PAPI with libpfm, cmocka, libgomp,
 #                              speedlab's profiler), copied from this machine, RPATH $ORIGIN
 #     share/speedlab/          the gnuplot scripts (plots/), the data sets (data/galaxy,
-#                              data/fashion-mnist, unpacked), find-cuda-libs.sh and check-libs.sh
+#                              data/fashion-mnist, unpacked), find-cuda-libs.sh, check-libs.sh,
+#                              full-plan.sh and the records it plans from (plan-records/)
 #   DIR/speedlab-gpu.run       the same, packed (xz) and self-extracting: copy this one file to the node,
 #                              run `sh speedlab-gpu.run check --out results-gpu` there (--help says more)
 #
@@ -147,7 +148,11 @@ gunzip -f "$b"/share/speedlab/data/*/*.gz
 mkdir -p "$b/share/speedlab/plots" "$b/share/speedlab/baselines"
 cp "$src"/plots/*.gp "$b/share/speedlab/plots/"
 cp "$src"/baselines/*.py "$b/share/speedlab/baselines/"   # torch-cuda, jax-gpu: the node's python3 runs them
-install -m 644 "$src/scripts/bundle/find-cuda-libs.sh" "$src/scripts/bundle/check-libs.sh" "$b/share/speedlab/"
+install -m 644 "$src/scripts/bundle/find-cuda-libs.sh" "$src/scripts/bundle/check-libs.sh" \
+    "$src/scripts/bundle/full-plan.sh" "$b/share/speedlab/"
+# the records gpu-check --full plans from (a GPU node's check, the kernel studies' CPU rows)
+sh "$src/scripts/bundle/full-plan.sh" --collect "$src" "$b/share/speedlab/plan-records" ||
+    die "cannot copy the full mode's plan records from docs/results"
 install -m 755 "$src/scripts/bundle/speedlab" "$b/speedlab"
 install -m 755 "$src/scripts/gpu-check.sh" "$b/gpu-check.sh"
 cp "$src/LICENSE" "$b/"

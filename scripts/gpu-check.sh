@@ -2,14 +2,25 @@
 # gpu-check.sh: prove speedlab's CUDA half on a GPU node, from a bundle, in one command. Builds nothing.
 #
 #   speedlab-gpu/gpu-check.sh [--out DIR] [--budget SECONDS]
+#   speedlab-gpu/gpu-check.sh --full [--out DIR] [--budget SECONDS] [--records PATH]
+#   speedlab-gpu/gpu-check.sh --plan [--budget SECONDS] [--records PATH]
 #
 # Runs inside a bundle made by scripts/gpu-bundle.sh: copy speedlab-gpu.run to the node, then
 # `sh speedlab-gpu.run check [OPTIONS]` unpacks it and runs this script with OPTIONS.
 #   --out DIR         where the eight output files go (default: results-gpu); created, must be empty
-#   --budget SECONDS  wall-clock budget (default 480, from 60 to 604800, in decimal digits without a
-#                     leading zero): the last 30 s are kept for the report and the packing; no step
+#   --budget SECONDS  wall-clock budget (default 480, --full 540: one 10-minute job with the unpacking;
+#                     from 60 to 604800, in decimal digits without a leading zero): the last 30 s are kept for the report and the packing; no step
 #                     starts, and a running one is stopped, when only those are left; the summary names
 #                     what was skipped or stopped
+#   --full            the full mode: instead of the steps below (node and report excepted), the GPU
+#                     calibration, every study's GPU rows and torch-cuda's at the write-ups' sizes (mlp
+#                     and cnn on the full training set), the CPU rows of entropy_mi and tensor_mean on
+#                     this node's CPU (all cores), then jax-gpu's rows, a step each, planned from earlier
+#                     records (share/speedlab/full-plan.sh says how) and printed first with each step's
+#                     estimate; the least telling steps last, so that the budget cuts those
+#   --plan            print the full mode's plan and its estimate against the budget, run nothing
+#   --records PATH    the records the plan is made from, a file or a folder (repeatable; default the
+#                     bundle's share/speedlab/plan-records: an H200's check, a CPU page's kernel rows)
 #   -h, --help        this text
 #
 # Steps, in this order (each one line in the summary: ok; failed (why); incomplete (the budget or a
@@ -41,7 +52,8 @@
 #   node.txt         the node in full: nvidia-smi, the libraries found, the bundle's BUNDLE file, lscpu
 #   tests.log        the CUDA tests' output, plain, under memcheck and under racecheck
 #   studies.log      every speedlab run's output
-#   records.jsonl    every case record of every run (the quick and default runs; not the profiled ones)
+#   records.jsonl    every case record of every run (the quick and default runs, or the full mode's; not
+#                    the profiled ones)
 #   runs.tar.gz      the run directories (records, environment, traces; not the input arrays a failed framework row keeps): `speedlab report` reads them
 #   report.tar.gz    the report (REPORT.md, tables; figures where the node has gnuplot, else their data)
 #   profiles.tar.gz  the Nsight Compute and Nsight Systems reports, and their text output
@@ -57,7 +69,10 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=results-gpu
-budget=480
+budget=""      # 480, or 540 with --full
+mode=check     # check or full
+plan_only=0    # --plan: print the full mode's plan, run nothing
+records=()    # --records, else the bundle's plan records
 reserve=30     # seconds kept for the report and the packing
 
 exec 3>&2      # the terminal's stderr, for messages written while a step's output is redirected
@@ -67,8 +82,19 @@ usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 # bad WHAT: a usage error, with the synopsis; exit 2 before anything is made
 bad() {
     printf 'gpu-check: error: %s\n' "$*" >&2
-    echo "usage: gpu-check.sh [--out DIR] [--budget SECONDS]  (--help says more)" >&2
+    echo "usage: gpu-check.sh [--out DIR] [--budget SECONDS] [--full | --plan] [--records PATH]...  (--help says more)" >&2
     exit 2
+}
+
+# show_plan PLAN NOTE [SECONDS]: the full mode's plan (full-plan.sh's lines) as a table, each step's
+# estimate and the total against SECONDS (default: the budget less the reserve); the steps that would
+# start past it are marked "may be cut"
+show_plan() {
+    awk -F'\t' -v avail="${3:-$((budget - reserve))}" -v budget="$budget" -v reserve="$reserve" -v note="$2" '
+        BEGIN { printf "full mode plan (%s), from records:\n  %-17s %8s  %s\n", note, "step", "estimate", "what, and what the estimate rests on" }
+        { t += $2; printf "  %-17s %6d s  %s: %s%s\n", $1, $2, $4, $3, (t > avail ? " (may be cut)" : "") }
+        END { printf "  %-17s %6d s  of %d s (a %d s budget less %d s for the report and packing): %s\n", "total", t, avail,
+                     budget, reserve, (t <= avail ? "fits" : "does not fit: the steps marked may be cut, the least telling") }' "$1"
 }
 
 # Every argument is checked before anything is made: a bad one changes nothing.
@@ -85,15 +111,37 @@ while [ $# -gt 0 ]; do
                esac
                [ -z "${budget_bad:-}" ] && [ "$budget" -ge 60 ] && [ "$budget" -le 604800 ] ||
                    bad "--budget '$budget': want whole seconds from 60 (the report and packing need 30) to 604800 (a week), in decimal digits without a leading zero" ;;
+        --full) mode=full; shift ;;
+        --plan) mode=full; plan_only=1; shift ;;
+        --records) [ $# -ge 2 ] || bad "--records needs a results file or folder"
+                   case $2 in ''|-*) bad "--records '$2': want a results file or folder (a path that does not start with '-')" ;; esac
+                   [ -e "$2" ] || bad "--records '$2': no such file or folder"
+                   records+=("$2"); shift 2 ;;
         *) bad "unknown argument '$1'" ;;
     esac
 done
+[ -n "$budget" ] || { budget=480; [ "$mode" = check ] || budget=540; }
 [ -f "$here/BUNDLE" ] && [ -x "$here/bin/speedlab" ] ||
     die "$here is not a GPU bundle (no BUNDLE, bin/speedlab): build one with scripts/gpu-bundle.sh and run its copy of this script"
+[ ${#records[@]} -gt 0 ] || records=("$here/share/speedlab/plan-records")
+if [ $plan_only -eq 1 ]; then
+    # shellcheck source=/dev/null
+    . "$here/BUNDLE"
+    # shellcheck source=bundle/find-cuda-libs.sh
+    . "$here/share/speedlab/find-cuda-libs.sh"
+    sl_cuda_libs
+    plan=$(mktemp) || die "cannot make a temporary file"
+    sh "$here/share/speedlab/full-plan.sh" "$here/bin/speedlab" --frameworks all "${records[@]}" >"$plan" &&
+        [ -s "$plan" ] && show_plan "$plan" "the framework rows whether or not this python has them"
+    rc=$?
+    rm -f "$plan"
+    [ $rc -eq 0 ] || { echo "gpu-check: error: no plan made (full-plan.sh: above)" >&2; exit 1; }
+    exit 0
+fi
 if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
     bad "--out $out is not empty: name a new folder (nothing there is overwritten)"
 fi
-mkdir -p "$out/work/runs/quick" "$out/work/runs/default" "$out/work/prof" || die "cannot create $out"
+mkdir -p "$out/work/runs/quick" "$out/work/runs/default" "$out/work/runs/full" "$out/work/prof" || die "cannot create $out"
 out=$(cd "$out" && pwd)
 work=$out/work
 
@@ -396,6 +444,52 @@ step_nsys() {
     fi
 }
 
+# ---- full mode ----------------------------------------------------------------------------------------
+# The plan (share/speedlab/full-plan.sh, from the records), printed first, then its steps in order, each
+# one line in the summary (ok, failed, incomplete: the budget stopped it, skipped: the budget left too
+# little to start it), its records in runs/full
+step_full() {
+    local name est args rc t0 took
+    if ! sh "$here/share/speedlab/full-plan.sh" "$sl" "${records[@]}" >"$work/plan.tsv" 2>>"$work/studies.log" ||
+        [ ! -s "$work/plan.tsv" ]; then
+        step_result plan failed "full-plan.sh made no plan (studies.log)"
+        return 0
+    fi
+    show_plan "$work/plan.tsv" "the framework rows this node's python has" "$(($(left) - reserve))" >"$work/plan.txt"
+    cat "$work/plan.txt" >&3
+    cat "$work/plan.txt" >>"$work/studies.log"
+    step_result plan ok "$(awk '{n++; t += $2} END {printf "%d steps, %d s estimated", n, t}' "$work/plan.tsv")"
+    while IFS='	' read -r name est _ args; do
+        if [ "$(left)" -lt $((reserve + 20)) ]; then
+            step_result "$name" skipped "budget: $(left) s left of $budget (estimated $est s)"
+            continue
+        fi
+        t0=$(date +%s)
+        if [ "$args" = calibrate ]; then
+            echo "==== full: speedlab calibrate" >>"$work/studies.log"
+            bounded "$sl" calibrate --out "$work/runs/full" >>"$work/studies.log" 2>&1
+            rc=$?
+            echo "==== exit $rc" >>"$work/studies.log"
+            case $rc in 0|124|137) ;; *) rc=1 ;; esac
+        else
+            # "run STUDY --variants LIST ARGS...": no word of it has a space or a wildcard
+            # shellcheck disable=SC2086
+            set -- $args
+            # the CPU rows as the CPU pages ran them: OpenMP's own wait policy, not the GPU rows' passive one
+            case $name in *-cpu) unset OMP_WAIT_POLICY ;; esac
+            run_study full "$2" "$4" "${@:5}"
+            rc=$?
+            export OMP_WAIT_POLICY=PASSIVE
+        fi
+        took=$(($(date +%s) - t0))
+        case $rc in
+            0) step_result "$name" ok "$took s (estimated $est s)" ;;
+            124|137) step_result "$name" incomplete "stopped at the budget after $took s (estimated $est s)" ;;
+            *) step_result "$name" failed "a case failed after $took s (studies.log)" ;;
+        esac
+    done <"$work/plan.tsv"
+}
+
 step_report() {
     local rc
     if ! ls "$work"/runs/*/run-*/results.jsonl >/dev/null 2>&1; then
@@ -419,7 +513,7 @@ step_report() {
 # The records are jansson's one-line JSON, read with awk, since a bare node may have no Python.
 case_lines() {
     local kind f
-    for kind in quick default; do
+    for kind in quick default full; do
         for f in "$work"/runs/"$kind"/run-*/results.jsonl; do [ -f "$f" ] && echo "$kind $f"; done
     done | while read -r kind f; do awk -v kind="$kind" '{print kind "\t" $0}' "$f"; done | awk -F'\t' -v gpu="$1" '
     function str(k,   m) { if (match($2, "\"" k "\":\"([^\"\\\\]|\\\\.)*\"")) return substr($2, RSTART + length(k) + 4, RLENGTH - length(k) - 5); return "" }
@@ -472,8 +566,10 @@ write_summary() {
         echo "time: $(($(date +%s) - start)) s of a $budget s budget"
         echo
         echo "steps:"
-        awk -F'\t' '{printf "  %-10s %-8s %s\n", $1, $2, $3}' "$work/steps.txt"
+        awk -F'\t' 'NR == FNR { if (length($1) > w) w = length($1); next }
+                     { printf "  %-" (w > 10 ? w : 10) "s %-8s %s\n", $1, $2, $3 }' "$work/steps.txt" "$work/steps.txt"
         echo
+        [ -f "$work/plan.txt" ] && { cat "$work/plan.txt"; echo; }
         echo "GPU cases (phases: device phases per repetition, off with spans=0, n/a for a framework row; vram: peak device memory in use):"
         printf '  %-14s %-11s %-16s %-24s %-11s %-5s %-8s %s\n' run study variant sizes status phases vram "median / why"
         case_lines "$gpu_cases"
@@ -530,9 +626,11 @@ on_signal() {
 main() {
     local v rc
     : >"$work/tests.log"; : >"$work/studies.log"; : >"$work/prof/profilers.log"
-    say "bundle $SL_BUNDLE_SOURCE; budget $budget s; outputs in $out"
+    say "bundle $SL_BUNDLE_SOURCE; budget $budget s$([ "$mode" = full ] && echo ", full mode"); outputs in $out"
     # the studies before the sanitizers: under a short budget every GPU variant runs first
-    if step_node; then
+    if [ "$mode" = full ]; then
+        step_node && step_full
+    elif step_node; then
         within_budget tests $((reserve + 10)) && run_tests tests 300 "$SL_CUDA_TESTS"
         within_budget quick $((reserve + 20)) && step_studies quick
         step_sanitizer memcheck "$SL_CUDA_TESTS"

@@ -6,11 +6,16 @@
 #                                             extra/ runs) into docs/results/NAME/results/, then render;
 #                                             refused when a record names no commit (env.commit)
 #   scripts/results-page.sh add-gpu DIR NAME  the same from a GPU node's check (scripts/gpu-check.sh):
-#                                             DIR is its output folder or its runs.tar.gz; the default
-#                                             runs' records are the page's, each quick run an extra/ run
-#                                             (not the spans=0 reruns: the same cases without phases);
-#                                             a page from quick runs alone where the budget stopped
-#                                             the check before its default step
+#                                             DIR is its output folder or its runs.tar.gz; the full
+#                                             mode's runs' records are the page's (--full: calibration
+#                                             included), else the default runs', each quick run an
+#                                             extra/ run (not the spans=0 reruns: the same cases without
+#                                             phases); a page from quick runs alone where the budget
+#                                             stopped the check before its default step. Also writes
+#                                             docs/results/NAME/NODE.md: the node, driver, CUDA
+#                                             libraries, frameworks, commit and the check's steps, from
+#                                             DIR's summary.txt and node.txt (beside the runs.tar.gz)
+#                                             and the records
 #   scripts/results-page.sh render [NAME...]  render docs/results/NAME/report/ from its records again
 #                                             (every NAME without arguments)
 #   scripts/results-page.sh check [NAME...]   render into a temporary and compare every text file (md,
@@ -86,6 +91,53 @@ render_to() {
     (cd "$here" && "$speedlab" report $pool "$pages/$1/results" --out "$2" >/dev/null) || return 1
 }
 
+# node_page DIR RECORDS OUT: the window a GPU page was measured in, as Markdown: the node, driver, the
+# CUDA libraries the bundle found there, the frameworks the framework rows ran, the commit built, the
+# check's command line, time and steps. From gpu-check's summary.txt and node.txt in DIR (either may be
+# missing: then what the records say) and RECORDS (the page's records).
+node_page() {
+    sum=$1/summary.txt node=$1/node.txt
+    [ -f "$sum" ] || sum=/dev/null
+    [ -f "$node" ] || node=/dev/null
+    awk -v out="$3" '
+        function str(k) { if (match($0, "\"" k "\":\"([^\"\\\\]|\\\\.)*\"")) return substr($0, RSTART + length(k) + 4, RLENGTH - length(k) - 5); return "" }
+        function add(k, v) { if (v != "" && !((k, v) in seen)) { seen[k, v] = 1; val[k] = val[k] (val[k] == "" ? "" : "; ") v } }
+        FILENAME ~ /summary.txt$/ && /^node: / { add("node", substr($0, 7)); if (match($0, /driver: [^;]*/)) add("driver", substr($0, RSTART + 8, RLENGTH - 8)) }
+        FILENAME ~ /summary.txt$/ && /^time: / { add("time", substr($0, 7)) }
+        FILENAME ~ /summary.txt$/ && /^speedlab gpu-check: / { add("bundle", substr($0, 21)) }
+        FILENAME ~ /summary.txt$/ && /^steps:/ { insteps = 1; next }
+        FILENAME ~ /summary.txt$/ && insteps && /^$/ { insteps = 0 }
+        FILENAME ~ /summary.txt$/ && insteps { steps = steps $0 "\n" }
+        FILENAME ~ /summary.txt$/ && /^verdict: / { add("verdict", substr($0, 10)) }
+        FILENAME ~ /node.txt$/ && /^SL_BUNDLE_SOURCE=/ { v = $0; sub(/^[^=]*=/, "", v); gsub("\047", "", v); add("commit", v) }
+        FILENAME ~ /node.txt$/ && /^SL_BUNDLE_COMPILERS=/ { v = $0; sub(/^[^=]*=/, "", v); gsub("\047", "", v); add("compilers", v) }
+        FILENAME ~ /node.txt$/ && /^SL_BUNDLE_CUDA_RUNTIME=/ { v = $0; sub(/^[^=]*=/, "", v); gsub("\047", "", v); add("toolkit", "CUDA runtime " v) }
+        FILENAME ~ /node.txt$/ && /^SL_BUNDLE_(CUBLAS|CUDNN)_HEADERS=/ { v = $0; sub(/^[^=]*=/, "", v); gsub("\047", "", v)
+                                                                 add("toolkit", (/CUBLAS/ ? "cuBLAS " : "cuDNN ") v " headers (built against)") }
+        FILENAME ~ /node.txt$/ && /^  lib(cublas|cublasLt|cudnn)\.so/ { v = $0; sub(/^ *[^ ]+ +[^ ]+ +/, "", v)   # "(VERSION (from where))"
+                                                             add("toolkit", $1 " " v " found on the node") }
+        FILENAME ~ /node.txt$/ && /Driver Version *:/ { v = $0; sub(/.*: */, "", v); add("driver", v) }
+        FILENAME ~ /node.txt$/ && /^Model name:/ { v = $0; sub(/^[^:]*: */, "", v); add("cpu", v) }
+        FILENAME ~ /node.txt$/ && /^CPU\(s\):/ { add("cpu", $2 " CPUs") }
+        /"kind":"case"/ {
+            add("gpu", str("cuda_device")); add("commit", str("commit") != "" ? str("commit") : str("git_describe"))
+            if (str("cuda_driver") != "") add("driver", "CUDA " str("cuda_driver") " (driver API)")
+            if (str("cudnn_version") != "") add("toolkit", "cuDNN " str("cudnn_version") " (loaded)")
+            if (match($0, /"versions":\{[^}]*\}/)) { v = substr($0, RSTART + 12, RLENGTH - 13); gsub(/"/, "", v); gsub(/:/, " ", v); gsub(/,/, ", ", v)
+                                                    add("frameworks", v (str("python_version") != "" ? ", python " str("python_version") : "")) }
+        }
+        END {
+            print "# The GPU window behind this page" > out
+            print "" > out
+            print "What the records were measured on and with, from gpu-check\047s summary, node file and records. The tables: [REPORT.md](report/REPORT.md)." > out
+            print "" > out
+            print "| | |" > out; print "| --- | --- |" > out
+            n = split("node gpu driver toolkit cpu frameworks commit compilers bundle time verdict", ks, " ")
+            for (i = 1; i <= n; i++) printf "| %s | %s |\n", ks[i], val[ks[i]] == "" ? "not known (not in the files brought home)" : val[ks[i]] > out
+            if (steps != "") { print "" > out; print "The check\047s steps:" > out; print "" > out; printf "```\n%s```\n", steps > out }
+        }' "$sum" "$node" "$2"
+}
+
 # names [NAME...]: the NAMEs given (checked above), or every page's
 names() {
     if [ $# -gt 0 ]; then printf '%s\n' "$@"; return; fi
@@ -142,19 +194,23 @@ add-gpu)
         { say "$tgz: not gpu-check's runs.tar.gz (no runs/ inside)"; exit 2; }
     mkdir -p "$tmp/page" || exit 1
     : >"$tmp/page/results.jsonl"
-    for f in "$tmp"/runs/default/run-*/results.jsonl; do
+    main=default   # the full mode's runs where the check ran them (calibration included)
+    ls "$tmp"/runs/full/run-*/results.jsonl >/dev/null 2>&1 && main=full
+    for f in "$tmp"/runs/"$main"/run-*/results.jsonl; do
         [ -f "$f" ] && cat "$f" >>"$tmp/page/results.jsonl"
     done
-    for f in "$tmp"/runs/quick/run-*/results.jsonl; do
+    for f in "$tmp"/runs/quick/run-*/results.jsonl "$tmp"/runs/default/run-*/results.jsonl; do
         [ -f "$f" ] || continue
+        case $f in "$tmp/runs/$main/"*) continue ;; esac
         grep -q '"spans":"0"' "$f" && continue
         d=$tmp/page/extra/$(basename "$(dirname "$f")")
         mkdir -p "$d" && cp "$f" "$d/" || exit 1
     done
     [ -s "$tmp/page/results.jsonl" ] || [ -d "$tmp/page/extra" ] ||
         { say "$tgz: no records in its runs (the check ran no study): no page made"; exit 2; }
-    sh "$here/scripts/results-page.sh" add "$tmp/page" "$3"
-    exit $?
+    sh "$here/scripts/results-page.sh" add "$tmp/page" "$3" || exit $?
+    node_page "$(dirname "$tgz")" "$here/$pages/$3/results/results.jsonl" "$here/$pages/$3/NODE.md" || exit 1
+    say "docs/results/$3/NODE.md: the node, its CUDA libraries, the frameworks and the commit"
     ;;
 render)
     shift

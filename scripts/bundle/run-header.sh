@@ -4,7 +4,8 @@
 #
 #   sh speedlab-gpu.run                      unpack into ./speedlab-gpu (an existing one is replaced)
 #   sh speedlab-gpu.run check [OPTIONS]      unpack into a folder of its own, run its gpu-check.sh with
-#                                            OPTIONS (--out DIR, --budget SECONDS; gpu-check.sh --help),
+#                                            OPTIONS (--out DIR, --budget SECONDS, --full, --plan;
+#                                            gpu-check.sh --help),
 #                                            then remove that folder: jobs sharing a folder do not meet
 #   sh speedlab-gpu.run --help               this text
 # SPEEDLAB_BUNDLE_DIR=DIR unpacks below DIR instead of the current folder (for `check`, a fast local
@@ -17,7 +18,7 @@ if [ $# -gt 0 ]; then
         -h|--help) sed -n '2,/^set -eu/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
         check) ;;
         *) echo "speedlab-gpu.run: error: unknown command '$1': want nothing, 'check' or --help" >&2
-           echo "usage: sh speedlab-gpu.run [check [--out DIR] [--budget SECONDS]]  (--help says more)" >&2
+           echo "usage: sh speedlab-gpu.run [check [--out DIR] [--budget SECONDS] [--full | --plan]]  (--help says more)" >&2
            exit 2 ;;
     esac
 fi

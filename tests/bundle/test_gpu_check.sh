@@ -5,9 +5,12 @@
 # phases, VRAM and the error of the failed one, the events' cost from the spans=0 run, the failed test,
 # ncu's kernel in range and a copies-only study (and a failed ncu step for kernels outside the range);
 # the verdict FAILED with exit 1; eight output files. Then a budget too small for the studies: they are
-# skipped and said to be. TAP output. Usage: test_gpu_check.sh SOURCE_ROOT
+# skipped and said to be. The full mode (--full, --plan) with the real study list (SPEEDLAB: the build's
+# speedlab) and the records the bundle carries: the plan fits the default budget, its steps run in
+# order, and a short budget cuts the last ones. TAP output. Usage: test_gpu_check.sh SOURCE_ROOT SPEEDLAB
 set -u
 src=$1
+real_sl=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0 failed=0
@@ -20,7 +23,8 @@ has() { # has DESCRIPTION FILE PATTERN: a line of FILE matches the extended rege
 b=$tmp/speedlab-gpu
 mkdir -p "$b/bin" "$b/lib" "$b/share/speedlab/plots" "$b/share/speedlab/data" "$tmp/path"
 cp "$src/scripts/gpu-check.sh" "$b/"
-cp "$src/scripts/bundle/find-cuda-libs.sh" "$src/scripts/bundle/check-libs.sh" "$b/share/speedlab/"
+cp "$src/scripts/bundle/find-cuda-libs.sh" "$src/scripts/bundle/check-libs.sh" "$src/scripts/bundle/full-plan.sh" "$b/share/speedlab/"
+sh "$src/scripts/bundle/full-plan.sh" --collect "$src" "$b/share/speedlab/plan-records" || exit 1
 cp "$src/tests/bundle/fake/speedlab" "$b/bin/speedlab"
 printf '#!/bin/sh\nexit 0\n' >"$b/bin/test_good_cuda"
 printf '#!/bin/sh\necho "mismatch at 3"\nexit 1\n' >"$b/bin/test_bad_cuda"
@@ -70,7 +74,7 @@ fi
 NCU
 chmod +x "$tmp/ncu/ncu"
 
-echo "1..25"
+echo "1..44"
 PATH="$tmp/ncu:$PATH" "$b/gpu-check.sh" --out "$tmp/out" --budget 120 >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 s=$tmp/out/summary.txt
@@ -140,4 +144,50 @@ rc=$?
 if [ $rc -eq 0 ]; then ok "exit 0 when everything that ran passed"; else not_ok "exit 0 when everything that ran passed (got $rc)"; fi
 has "the verdict names the steps not run here" "$tmp/out4/summary.txt" \
     '^verdict: ALL OK on Fake H100, 81559 MiB, 9\.0 \(not run here: memcheck ncu nsys racecheck; see the steps\)$'
+
+# ---- the full mode ------------------------------------------------------------------------------------
+export FAKE_REAL_SPEEDLAB="$real_sl"
+"$b/gpu-check.sh" --plan >"$tmp/plan" 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then ok "--plan: exit 0"; else not_ok "--plan: exit 0 (got $rc)"; sed 's/^/#   /' "$tmp/plan"; fi
+has "--plan: the H200 records' plan fits the default budget" "$tmp/plan" \
+    '^  total +[0-9]+ s  of 510 s \(a 540 s budget less 30 s for the report and packing\): fits$'
+if sed -n 3p "$tmp/plan" | grep -q '^  calibrate '; then ok "--plan: calibrate is the first step"
+else not_ok "--plan: calibrate is the first step"; fi
+has "--plan: entropy_mi's GPU rows with torch-cuda's, every size, a min-time from the records" "$tmp/plan" \
+    '^  entropy_mi-gpu +[0-9]+ s  run entropy_mi --variants cuda,cuda_pinned,cuda_factorized,torch-cuda --min-time 0?\.[0-9]+: 20 cases'
+has "--plan: entropy_mi's CPU rows, every size" "$tmp/plan" '^  entropy_mi-cpu +[0-9]+ s  run entropy_mi --variants naive,simd,omp,factorized,factorized_omp: 25 cases'
+has "--plan: mlp on the full set for 10 epochs, with torch-cuda" "$tmp/plan" '^  mlp-gpu +[0-9]+ s  run mlp --variants cuda,cublas,torch-cuda --param epochs=10: 3 cases'
+last=$(grep -B1 '^  total' "$tmp/plan" | head -1)
+case $last in "  tensor_mean-jax "*) ok "--plan: jax-gpu's rows last" ;; *) not_ok "--plan: jax-gpu's rows last (got: $last)" ;; esac
+"$b/gpu-check.sh" --plan --budget 200 >"$tmp/plan200" 2>&1
+has "--plan: a budget too short says so" "$tmp/plan200" '^  total +[0-9]+ s  of 170 s \(a 200 s budget .*\): does not fit'
+has "--plan: the last steps are the ones marked to be cut" "$tmp/plan200" '^  tensor_mean-jax +[0-9]+ s  .* \(may be cut\)$'
+"$b/gpu-check.sh" --plan --records "$tmp/nothing-here" >/dev/null 2>"$tmp/stderr"
+rc=$?
+if [ $rc -eq 2 ]; then ok "--records that does not exist: exit 2"; else not_ok "--records that does not exist: exit 2 (got $rc)"; fi
+
+# the full mode runs its plan in order, prints it first and keeps it in the summary
+FAKE_ALL_OK=1 "$b/gpu-check.sh" --full --out "$tmp/full" --budget 120 >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+s=$tmp/full/summary.txt
+if [ $rc -eq 0 ]; then ok "--full: exit 0 when every step ran"; else not_ok "--full: exit 0 when every step ran (got $rc)"; sed 's/^/#   /' "$tmp/stderr"; fi
+has "--full: the plan printed before the first step" "$tmp/stderr" '^full mode plan'
+order=$(sed -n 's/^==== full: speedlab \(calibrate\)$/\1/p; s/^==== full: speedlab run \([a-z_0-9]*\) --variants \([^ ]*\).*/\1:\2/p' "$tmp/full/studies.log" | paste -sd' ' -)
+case $order in
+    "calibrate entropy_mi:cuda,cuda_pinned,cuda_factorized"*" entropy_mi:naive,"*" tensor_mean:cuda"*" mlp:cuda,cublas cnn:"*" h2d:"*)
+        ok "--full: calibrate, then each study's GPU rows (the kernel studies' CPU rows after them)" ;;
+    *) not_ok "--full: calibrate, then each study's GPU rows (got: $order)" ;;
+esac
+has "--full: a step line per planned step" "$s" '^  entropy_mi-cpu +ok +[0-9]+ s \(estimated [0-9]+ s\)$'
+has "--full: the GPU cases of the full runs" "$s" '^  full +mlp +cuda +batch=64 +ok +yes '
+tar tzf "$tmp/full/runs.tar.gz" | grep -q '^runs/full/run-.*/results.jsonl' && ok "--full: runs/full packed" || not_ok "--full: runs/full packed"
+
+# a budget that leaves room for two steps (8 s each; none starts with less than 50 s left): the rest,
+# the least telling, are skipped, saying so
+FAKE_SLEEP=8 "$b/gpu-check.sh" --full --out "$tmp/full2" --budget 70 >/dev/null 2>&1
+rc=$?
+if [ $rc -eq 4 ]; then ok "--full under a short budget: exit 4 (INCOMPLETE)"; else not_ok "--full under a short budget: exit 4 (got $rc)"; fi
+has "--full under a short budget: the first steps ran" "$tmp/full2/summary.txt" '^  entropy_mi-gpu +ok '
+has "--full under a short budget: the last steps skipped for the budget" "$tmp/full2/summary.txt" '^  h2d-gpu +skipped +budget: [0-9]+ s left of 70 \(estimated [0-9]+ s\)$'
 exit $failed
