@@ -41,12 +41,19 @@ CALIBRATE_GUESS=30   # seconds, without a calibration record (CPU and GPU ceilin
 GPU_PAGE=h200-gpu-check
 CPU_PAGE=zen3-avx2
 
+bad() {
+    echo "full-plan: error: $*" >&2
+    echo "usage: full-plan.sh SPEEDLAB [--frameworks found|all] [RECORDS...] | --collect SOURCE_ROOT DEST  (--help says more)" >&2
+    exit 2
+}
+for a in "$@"; do case $a in -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;; esac; done
 case ${1:-} in
-    -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
-    ''|-*) [ "${1:-}" = --collect ] || { echo "full-plan: want SPEEDLAB or --collect (--help says more)" >&2; exit 2; } ;;
+    --collect) ;;
+    ''|-*) bad "want SPEEDLAB (a program) or --collect, not '${1:-}'" ;;
+    *) [ -f "$1" ] && [ -x "$1" ] || bad "SPEEDLAB '$1' is not a program" ;;
 esac
 if [ "${1:-}" = --collect ]; then
-    [ $# -eq 3 ] || { echo "usage: full-plan.sh --collect SOURCE_ROOT DEST" >&2; exit 2; }
+    [ $# -eq 3 ] || bad "--collect wants SOURCE_ROOT DEST"
     mkdir -p "$3/$GPU_PAGE" || exit 1
     cp -R "$2/docs/results/$GPU_PAGE/results/." "$3/$GPU_PAGE/" || exit 1
     grep -hE '"study":"(entropy_mi|tensor_mean)"' "$2/docs/results/$CPU_PAGE/results/results.jsonl" |
@@ -58,7 +65,7 @@ sl=$1
 shift
 fw=found
 if [ "${1:-}" = --frameworks ]; then
-    case ${2:-} in found|all) fw=$2 ;; *) echo "full-plan: --frameworks wants found or all" >&2; exit 2 ;; esac
+    case ${2:-} in found|all) fw=$2 ;; *) bad "--frameworks wants found or all" ;; esac
     shift 2
 fi
 records() { # every record of RECORDS, a file's records together (a run's gaps are read in order)

@@ -120,6 +120,7 @@ scripts/isa_dispatch.py|"\$V"|$H $R9
 scripts/isa_dispatch.py|rename "\$V" "\$run/results.jsonl" "\$tmp/out/x.a"|$H $R9
 scripts/testcount.py|"\$V"|$H refused refused ran:1 ran:1 ran:1 ran:1 ran:1
 scripts/commit-id.sh|"\$V"|$H $R9
+scripts/bundle/full-plan.sh|"\$V"|$H $R9
 scripts/nsys-install.sh|"\$V"|$H $R9
 scripts/results-stale.sh|"\$V"|$H $R9
 EOF
