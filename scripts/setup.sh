@@ -3,12 +3,14 @@
 # Installs what is missing from Debian's packages, finds nvcc when present, and configures build/.
 # Idempotent: running it twice installs nothing new and reconfigures build/ in place.
 #
-# Usage: scripts/setup.sh [--slurm] [--bundle] [--baselines[=debian|pypi]] [BUILD_DIR] [-- extra meson options]
+# Usage: scripts/setup.sh [--slurm] [--bundle] [--nsys] [--baselines[=debian|pypi]] [BUILD_DIR] [-- extra meson options]
 #   --slurm  also Debian's Slurm (slurmctld, slurmd, slurm-client, munge) for tests/slurm, which bring
 #            up a one-node cluster of their own (docs/slurm.md), and shellcheck, which checks every script
 #            `speedlab slurm` writes; no daemon is started or enabled here
 #   --bundle also what scripts/gpu-bundle.sh and its selftest need (patchelf, xz-utils, debootstrap;
 #            docs/gpu-check.md)
+#   --nsys   also the Nsight Systems CLI from Debian's non-free section, unpacked into
+#            /opt/speedlab/nsight-systems (scripts/nsys-install.sh; docs/nsight.md): nsys on a CPU run
 #
 # --baselines (opt-in; also before BUILD_DIR): the framework baselines (docs/baselines.md) as well, in the
 # virtual environment .venv-baselines, whose python3 speedlab runs them with. A file in it,
@@ -38,7 +40,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 # bad WHAT: a usage error, with the synopsis; exit 2 before anything is installed or configured
 bad() {
     echo "setup: error: $*" >&2
-    echo "usage: scripts/setup.sh [--slurm] [--bundle] [--baselines[=debian|pypi]] [BUILD_DIR] [-- meson options]  (--help says more)" >&2
+    echo "usage: scripts/setup.sh [--slurm] [--bundle] [--nsys] [--baselines[=debian|pypi]] [BUILD_DIR] [-- meson options]  (--help says more)" >&2
     exit 2
 }
 for a in "$@"; do
@@ -59,14 +61,15 @@ baselines_kind() {
             bad "--baselines=${1#--baselines=}" ;;
     esac
 }
-slurm=0 bundle=0 builddir=""
+slurm=0 bundle=0 nsys=0 builddir=""
 while [ $# -gt 0 ]; do
     case $1 in
         --slurm) slurm=1 ;;
         --bundle) bundle=1 ;;
+        --nsys) nsys=1 ;;
         --baselines | --baselines=*) baselines_kind "$1" ;;
         --) shift; break ;;
-        --slurm=* | --bundle=*) bad "${1%%=*} takes no value ('$1')" ;;
+        --slurm=* | --bundle=* | --nsys=*) bad "${1%%=*} takes no value ('$1')" ;;
         -*) bad "unknown option '$1'" ;;
         '') bad "an empty BUILD_DIR" ;;
         *)
@@ -109,6 +112,7 @@ if [ -n "$missing" ]; then
 else
     echo "setup: all Debian packages present"
 fi
+[ $nsys -eq 0 ] || sh "$here/scripts/nsys-install.sh"
 
 # CUDA: used when nvcc is found (on PATH or in /usr/local/cuda); the build still works without it.
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
