@@ -122,7 +122,7 @@ const char *prec_cpu_offers(void)
         char *to = yes ? has : lacks;
         snprintf(to + strlen(to), 64 - strlen(to), "%s%s", *to ? " " : "", names[i]);
     }
-    snprintf(line, sizeof line, "%s%s%s", *has ? has : "none of them", *lacks ? "; not " : "", lacks);
+    snprintf(line, sizeof line, "%s%s%s", *has ? has : "none of them", *lacks ? "; lacks " : "", lacks);
     return line;
 }
 

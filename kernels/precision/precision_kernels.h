@@ -59,7 +59,7 @@ enum { PREC_PATH_CONVERT = 0, PREC_PATH_BF16DP = 1, PREC_PATH_FP16 = 2 };
 int prec_path(int type);
 /* One line naming a path, with the vector width of the copy that runs: "vdpbf16ps (AVX512_BF16), 512-bit". */
 const char *prec_path_name(int path);
-/* What this CPU offers the 16-bit rows, by cpuid: e.g. "avx512bf16 f16c; not avx512fp16, amx-bf16". */
+/* What this CPU offers the 16-bit rows, by cpuid: e.g. "avx512bf16 f16c; lacks avx512fp16 amx-bf16". */
 const char *prec_cpu_offers(void);
 
 /* convert: Pq := P in the row's storage (the fp32 row: nothing, it reads P). forward: z3 (and the
