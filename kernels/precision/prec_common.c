@@ -97,7 +97,8 @@ const char *prec_path_name(int path)
     static char line[3][96];
     const char *w = SIMD_BYTES <= 64 && bits[SIMD_BYTES / 8][0] ? bits[SIMD_BYTES / 8] : "scalar";
     if (path == PREC_PATH_BF16DP)
-        snprintf(line[1], sizeof line[1], "vdpbf16ps (AVX512_BF16) forward and backward, %s", w);
+        snprintf(line[1], sizeof line[1], "vdpbf16ps (AVX512_BF16) forward and backward, %s",
+                 PREC_DP_BYTES == 64 ? "512-bit" : "256-bit");
     else if (path == PREC_PATH_FP16)
         snprintf(line[2], sizeof line[2], "native fp16 FMA (AVX512_FP16) forward, %s", w);
     else

@@ -1,6 +1,6 @@
 /*
- * kernels/precision/prec_dp.h: the bf16 row's products by AVX512_BF16's vdpbf16ps (_mm512_dpbf16_ps in
- * the AVX-512 kernels, _mm256_dpbf16_ps in the AVX2 ones), forward and backward. Internal to
+ * kernels/precision/prec_dp.h: the bf16 row's products by AVX512_BF16's vdpbf16ps (_mm256_dpbf16_ps in
+ * the AVX2 and AVX-512 kernels: PREC_DP_BYTES below says why), forward and backward. Internal to
  * kernels/precision; bf16.c takes this path where prec_path(PT_BF16) says so (the CPU has AVX512_BF16,
  * by cpuid at run time) and its conversions (prec_gemm.h) elsewhere.
  *
@@ -18,11 +18,11 @@
  *                                as words, transposed: prec_tpairs_offset, made by convert)
  * So this path also rounds the deltas to bf16 for the products (as frameworks' bf16 autocast does); their
  * sums (the biases' gradients) and every accumulation stay float32. A reduction of odd length is padded
- * with a zero partner. The tile: MR x NV vectors of C in registers (6 x 4 of 32: AVX512VL code has 32
+ * with a zero partner. The tile: MR x NV vectors of C in registers (12 x 2 of 32: AVX512VL code has 32
  * registers at either width), each reduction step NV loads, MR broadcasts and MR NV dot products. A
- * tile of 12 x 2 (fewer loads per dot product) was 7 % faster than 6 x 4 on layer 1 here (Zen 4), where
- * a zmm vdpbf16ps issues at half an FMA's rate: the same multiply-adds per cycle as float32 FMA, so on
- * Zen 4 this path gains through its halved operands and conversions, not its arithmetic.
+ * 12 x 2 tile (fewer loads per dot product) was 7 % faster than 6 x 4 on layer 1 on Zen 4, where a
+ * zmm vdpbf16ps issues at about half an FMA's rate: about the multiply-adds per cycle of float32 FMA,
+ * so there this path gains through its halved operands and conversions more than its arithmetic.
  */
 #ifndef SL_KERNELS_PREC_DP_H
 #define SL_KERNELS_PREC_DP_H
@@ -37,31 +37,46 @@
 #else
 #define PREC_HAVE_DP_CODE 0
 #endif
+/* The dot products' width: 256-bit in the AVX-512 kernels too (with AVX512VL's 32 registers). Measured
+ * on Zen 4 (kernels/prec_step, thread CPU time, interleaved), the 256-bit path's step was faster than
+ * the 512-bit one's (a zmm vdpbf16ps issues at about the rate of a ymm one there, and the zmm pair
+ * interleave of convert costs more), and on Sapphire Rapids a ymm vdpbf16ps issues on two ports, a zmm
+ * one on one: the same multiply-adds per cycle. -DPREC_DP_BYTES=64 builds the 512-bit path to compare. */
+#ifndef PREC_DP_BYTES
+#define PREC_DP_BYTES 32
+#endif
 
 #if PREC_HAVE_DP_CODE
 #include <immintrin.h>
 
 #define DP_TARGET __attribute__((target("avx512f,avx512vl,avx512bw,avx512bf16")))
 #define DP_INLINE static inline __attribute__((always_inline)) DP_TARGET
-#define DP_VL VF32_LANES
+#define DP_VL (PREC_DP_BYTES / 4)
+#ifndef DP_MR /* -D to compare tiles */
 #define DP_MR 12
+#endif
+#ifndef DP_NV
 #define DP_NV 2
+#endif
 
-typedef uint32_t dp_vu32 __attribute__((vector_size(SIMD_BYTES)));
+typedef uint32_t dp_vu32 __attribute__((vector_size(PREC_DP_BYTES)));
+typedef float dp_vf __attribute__((vector_size(PREC_DP_BYTES)));
+typedef int dp_vi __attribute__((vector_size(PREC_DP_BYTES)));
+typedef uint16_t dp_vu16 __attribute__((vector_size(PREC_DP_BYTES / 2)));
 
 /* Masked loads and stores only, in the tile: a column tail through memcpy would be a call, and a call
  * in the epilogue makes GCC spill every accumulator of every tile (kernels/mlp/mlp_simd.h's mlps_ld).
  * LOADM: words; LOADF / STOREF: floats; LOADH: halves widened to words; STOREH: words' low halves. */
-#if SIMD_BYTES == 64
+#if PREC_DP_BYTES == 64
 typedef __mmask16 dp_mask;
-#define DP_DOT(acc, a, b) ((vf32)_mm512_dpbf16_ps((__m512)(acc), (__m512bh)(a), (__m512bh)(b)))
+#define DP_DOT(acc, a, b) ((dp_vf)_mm512_dpbf16_ps((__m512)(acc), (__m512bh)(a), (__m512bh)(b)))
 #define DP_LOADM(m, p) ((dp_vu32)_mm512_maskz_loadu_epi32((m), (p)))
-#define DP_LOADF(m, p) ((vf32)_mm512_maskz_loadu_ps((m), (p)))
+#define DP_LOADF(m, p) ((dp_vf)_mm512_maskz_loadu_ps((m), (p)))
 #define DP_STOREF(p, m, x) _mm512_mask_storeu_ps((p), (m), (__m512)(x))
 #define DP_LOADH(m, p) ((dp_vu32)_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16((m), (p))))
 #define DP_STOREH(p, m, x) _mm512_mask_cvtepi32_storeu_epi16((p), (m), (__m512i)(x))
 /* (bf16(lo[j]), bf16(hi[j])) word by word: vcvtne2ps2bf16 (lo's halves low), then vpermw interleaves. */
-DP_INLINE dp_vu32 dp_pair_round(vf32 lo, vf32 hi)
+DP_INLINE dp_vu32 dp_pair_round(dp_vf lo, dp_vf hi)
 {
     const __m512i ix = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
                                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
@@ -69,13 +84,13 @@ DP_INLINE dp_vu32 dp_pair_round(vf32 lo, vf32 hi)
 }
 #else
 typedef __mmask8 dp_mask;
-#define DP_DOT(acc, a, b) ((vf32)_mm256_dpbf16_ps((__m256)(acc), (__m256bh)(a), (__m256bh)(b)))
+#define DP_DOT(acc, a, b) ((dp_vf)_mm256_dpbf16_ps((__m256)(acc), (__m256bh)(a), (__m256bh)(b)))
 #define DP_LOADM(m, p) ((dp_vu32)_mm256_maskz_loadu_epi32((m), (p)))
-#define DP_LOADF(m, p) ((vf32)_mm256_maskz_loadu_ps((m), (p)))
+#define DP_LOADF(m, p) ((dp_vf)_mm256_maskz_loadu_ps((m), (p)))
 #define DP_STOREF(p, m, x) _mm256_mask_storeu_ps((p), (m), (__m256)(x))
 #define DP_LOADH(m, p) ((dp_vu32)_mm256_cvtepu16_epi32(_mm_maskz_loadu_epi16((m), (p))))
 #define DP_STOREH(p, m, x) _mm256_mask_cvtepi32_storeu_epi16((p), (m), (__m256i)(x))
-DP_INLINE dp_vu32 dp_pair_round(vf32 lo, vf32 hi)
+DP_INLINE dp_vu32 dp_pair_round(dp_vf lo, dp_vf hi)
 {
     const __m256i ix = _mm256_set_epi16(15, 7, 14, 6, 13, 5, 12, 4, 11, 3, 10, 2, 9, 1, 8, 0);
     return (dp_vu32)_mm256_permutexvar_epi16(ix, (__m256i)_mm256_cvtne2ps_pbh((__m256)hi, (__m256)lo));
@@ -100,7 +115,7 @@ typedef struct dp_op {
 DP_INLINE dp_mask dp_lanes(int m) { return m >= DP_VL ? (dp_mask)~0u : m <= 0 ? 0 : (dp_mask)((1u << m) - 1); }
 
 /* x rounded to bf16 (prec_convert.h's rounding: nearest even, NaN quiet), in each word's low half. */
-DP_INLINE dp_vu32 dp_round_bf16(vf32 x)
+DP_INLINE dp_vu32 dp_round_bf16(dp_vf x)
 {
     dp_vu32 u = (dp_vu32)x, r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     dp_vu32 nan = (dp_vu32)((u & 0x7fffffffu) > 0x7f800000u);
@@ -119,12 +134,12 @@ DP_INLINE void dp_tile(const int mr, const int nv, const dp_op *o, int r, int c)
 {
     const int nc = o->n - c;
     dp_mask m[DP_NV];
-    vf32 acc[DP_MR][DP_NV];
+    dp_vf acc[DP_MR][DP_NV];
     for (int v = 0; v < nv; v++)
         m[v] = dp_lanes(nc - v * DP_VL);
     for (int i = 0; i < mr; i++)
         for (int v = 0; v < nv; v++)
-            acc[i][v] = o->bias ? DP_LOADF(m[v], o->bias + c + v * DP_VL) : (vf32){0};
+            acc[i][v] = o->bias ? DP_LOADF(m[v], o->bias + c + v * DP_VL) : (dp_vf){0};
     const uint32_t *a = o->A + (size_t)r * o->ars, *b = o->B + c;
     for (int pp = 0; pp < o->kp; pp++, a += o->aps, b += o->bps) {
         dp_vu32 w[DP_NV];
@@ -139,11 +154,11 @@ DP_INLINE void dp_tile(const int mr, const int nv, const dp_op *o, int r, int c)
     for (int i = 0; i < mr; i++)
         for (int v = 0; v < nv; v++) {
             size_t at = (size_t)(r + i) * o->ldc + c + v * DP_VL;
-            vf32 x = acc[i][v];
+            dp_vf x = acc[i][v];
             if (o->relu)
-                x = (vf32)((vi32)x & (x > 0.0f));
+                x = (dp_vf)((dp_vi)x & (x > 0.0f));
             if (o->mask) /* relu'(A_prev): A_prev > 0 (a bf16 is a float32's top half) */
-                x = (vf32)((vi32)x & ((vf32)(DP_LOADH(m[v], o->mask + at) << 16) > 0.0f));
+                x = (dp_vf)((dp_vi)x & ((dp_vf)(DP_LOADH(m[v], o->mask + at) << 16) > 0.0f));
             if (o->ct == PT_F32)
                 DP_STOREF((float *)o->C + at, m[v], x);
             else
@@ -188,7 +203,7 @@ DP_INLINE void dp_gemm(const dp_op *o, int M)
 /* VL words (lo | hi << 16) from two rows of VL bf16 values each. */
 DP_INLINE dp_vu32 dp_pair_bits(const uint16_t *lo, const uint16_t *hi)
 {
-    prec_vu16 l, h = {0};
+    dp_vu16 l, h = {0};
     memcpy(&l, lo, sizeof l);
     if (hi)
         memcpy(&h, hi, sizeof h);
@@ -228,8 +243,8 @@ DP_INLINE void dp_interleave_w(uint32_t *Out, const float *W, int n_in, int n)
         uint32_t *o = Out + (size_t)(p / 2) * n;
         for (int j = 0; j < n; j += DP_VL) {
             dp_mask m = dp_lanes(n - j);
-            dp_vu32 w = dp_pair_round(DP_LOADF(m, lo + j), p + 1 < n_in ? DP_LOADF(m, hi + j) : (vf32){0});
-            DP_STOREF((float *)(void *)(o + j), m, (vf32)w);
+            dp_vu32 w = dp_pair_round(DP_LOADF(m, lo + j), p + 1 < n_in ? DP_LOADF(m, hi + j) : (dp_vf){0});
+            DP_STOREF((float *)(void *)(o + j), m, (dp_vf)w);
         }
     }
 }
