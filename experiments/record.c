@@ -152,6 +152,12 @@ void sl_record_merge(const sl_record *r, json_t *out)
         json_object_set_new(work, "flops", json_real(r->work_flops));
         json_object_set_new(work, "bytes", json_real(r->work_bytes));
         json_object_set_new(work, "scale", json_real(r->work_flops / declared));
+    } else if (r->work_flops > 0 && declared == 0 && work && !json_object_get(work, "flops")) {
+        /* A study whose work is known only after the run (galaxy: CG's calls) declares none and
+         * counts it in finish: the record's work is that count, with no `scale`. */
+        json_object_set_new(work, "flops", json_real(r->work_flops));
+        if (r->work_bytes > 0)
+            json_object_set_new(work, "bytes", json_real(r->work_bytes));
     } else if (r->work_flops == 0 && r->work_bytes > 0 && declared == 0 && work &&
                json_number_value(json_object_get(work, "bytes")) > 0) {
         /* A study that declares bytes only (pipeline): the variant's own byte count (gzip reads the

@@ -129,7 +129,8 @@ void sl_record_reduced(sl_record *r, const char *reason);
 /* The work this variant's repetition actually did, when it differs from the study's declared work (a
  * reduced variant: naive training 1 of 20 epochs; a training subset). When the study declares work
  * (flops > 0) and these numbers differ from it, the record's work holds them and `scale` = flops /
- * declared flops; rates and the roofline use them. Ignored for a study that declares no work. */
+ * declared flops; rates and the roofline use them. A study that declares no work because it is known
+ * only after the run (galaxy: the optimiser's calls) gives it here, and the record's work holds it. */
 void sl_record_work(sl_record *r, double flops, double bytes);
 /* (A study that declares bytes but no flops passes flops = 0: its bytes replace the declared ones, with
  * no `scale`, since the variant did the same job counted in its own bytes: pipeline's gzip reads the

@@ -46,6 +46,18 @@ static void storage_of(const rep_case *c, char *buf, size_t n)
     snprintf(buf, n, "%.0f-bit", metric(c, "storage_bits"));
 }
 
+/* The text of c's note "PREFIX...", after the prefix, or NULL. */
+static const char *note_after(const rep_case *c, const char *prefix)
+{
+    json_t *notes = json_object_get(c->rec, "notes");
+    for (size_t i = 0; i < json_array_size(notes); i++) {
+        const char *t = json_string_value(json_array_get(notes, i));
+        if (t && !strncmp(t, prefix, strlen(prefix)))
+            return t + strlen(prefix);
+    }
+    return NULL;
+}
+
 /* The study's current case of variant v (any size: the study has one; the first found). */
 static const rep_case *find_variant(const rep_set *s, int env, const char *study, const char *v)
 {
@@ -78,7 +90,11 @@ static void precision_row(rep_table *t, const rep_set *s, int env, const rep_cas
         return;
     }
     storage_of(c, st, sizeof st);
-    rep_cell_text(t, r, 1, "%s", st);
+    const char *path = note_after(c, "path: "); /* how the row computed, where the record says */
+    if (path)
+        rep_cell_text(t, r, 1, "%s: %s", st, path);
+    else
+        rep_cell_text(t, r, 1, "%s", st);
     double e = metric(c, "epoch_s_mean"), es = metric(c, "epoch_s_std"), acc = metric(c, "test_acc");
     rep_fmt_time(tm, sizeof tm, e);
     if (isfinite(es)) {
@@ -130,6 +146,14 @@ rep_table *rep_tab_precision(const rep_set *s, int env, const char *study)
             base = c->baseline;
         precision_row(t, s, env, c);
     }
+    const char *offers = NULL;
+    for (int vi = 0; vi < nv && !offers; vi++) {
+        const rep_case *c = find_variant(s, env, study, vs[vi]);
+        offers = c && !rep_not_run(c) && !c->gpu ? note_after(c, "cpu offers: ") : NULL;
+    }
+    if (offers)
+        rep_table_note(t, "The CPU offered the 16-bit rows: %s (cpuid). After the storage, the path each row took: "
+                          "the 16-bit rows choose theirs at run time from what the CPU offers.", offers);
     rep_table_note(t, "storage: the type the weights and activations are stored in (float32 master weights, "
                       "update and accumulation in every row); epoch time: the mean over the epochs and "
                       "repetitions (± the spread over repetitions); × baseline: %s's epoch time over the row's "

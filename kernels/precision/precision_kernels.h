@@ -26,6 +26,10 @@ typedef struct prec_ws {
     mlp_ws f;                 /* float32: z3, d3, d2, d1 for every row; a1, a2 for the fp32 row only */
     uint16_t *xq, *a1q, *a2q; /* B x n0, B x n1, B x n2: input and activations in the row's storage */
     float *wt;                /* a layer's W^T in float32 for the delta products: max(n1 n2, n2 n3) */
+    /* The bf16 dot-product path's backward (prec_dp.h): an activation's and a delta's row pairs
+     * interleaved, and a delta in bf16. */
+    uint32_t *ap, *dp;        /* ceil(B / 2) x max(n0, n1, n2), ceil(B / 2) x max(n1, n2, n3) */
+    uint16_t *dq;             /* B x (max(n1, n2, n3) + 1) */
 } prec_ws;
 
 /* Bytes of the block prec_ws_bind carves (64-byte aligned parts), and the binding. */
@@ -36,6 +40,27 @@ void prec_ws_bind(prec_ws *ws, const mlp_dims *d, int B, void *block);
 size_t prec_qweights_elems(const mlp_dims *d);
 /* Where layer l's (0, 1, 2) interleaved W starts in Pq. */
 size_t prec_pairs_offset(const mlp_dims *d, int layer);
+/* Where layer l's (1, 2) W^T pairs start in Pq (prec_dp.h's delta): the pair (W[i][2jj], W[i][2jj+1])
+ * as the 32-bit word jj n_prev + i, an odd last column's partner zero. */
+size_t prec_tpairs_offset(const mlp_dims *d, int layer);
+
+/* How a 16-bit row computes: chosen at run time from what the CPU offers (cpuid) and what the copy of
+ * the kernels that runs was compiled with, by prec_path, the same answer for every call:
+ *   PREC_PATH_CONVERT  the storage converted to float32 in registers, float32 FMA (prec_gemm.h): every
+ *                      CPU; the bf16 row without AVX512_BF16, the fp16 row without AVX512_FP16
+ *   PREC_PATH_BF16DP   bf16: the forward's and backward's products by vdpbf16ps (prec_dp.h), the
+ *                      deltas rounded to bf16 for them; a CPU with AVX512_BF16, AVX2 or AVX-512 kernels
+ *   PREC_PATH_FP16     fp16: the forward's products in native fp16 arithmetic (AVX512_FP16, fp16.c),
+ *                      summed in fp16 over PREC_FP16_CHUNK steps, then in float32; the backward the
+ *                      conversions' (fp16 deltas would underflow without loss scaling); AVX-512 kernels */
+enum { PREC_PATH_CONVERT = 0, PREC_PATH_BF16DP = 1, PREC_PATH_FP16 = 2 };
+#define PREC_FP16_CHUNK 16
+/* The path the row storing `type` (PT_BF16 = 1, PT_F16 = 2; anything else: convert) takes here. */
+int prec_path(int type);
+/* One line naming a path, with the vector width of the copy that runs: "vdpbf16ps (AVX512_BF16), 512-bit". */
+const char *prec_path_name(int path);
+/* What this CPU offers the 16-bit rows, by cpuid: e.g. "avx512bf16 f16c; lacks avx512fp16 amx-bf16". */
+const char *prec_cpu_offers(void);
 
 /* convert: Pq := P in the row's storage (the fp32 row: nothing, it reads P). forward: z3 (and the
  * stored activations) for B rows of X. backward: G from ws->f.d3 (mlp_loss), with the same forward's

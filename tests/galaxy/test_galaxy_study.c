@@ -103,6 +103,12 @@ static void test_variants_agree(void **state)
         double fc = metric(r, "final_cost"), it = metric(r, "iterations");
         assert_true(metric(r, "cost_calls") >= it && metric(r, "grad_calls") >= it);
         assert_true(metric(r, "test_acc") >= 0 && metric(r, "test_acc") <= 1);
+        /* the repetition's work: X (m x N doubles) read by each call, 2 m N H flops per cost call and
+         * 4 per gradient call, H = 8 (the default hidden) */
+        double calls = metric(r, "cost_calls") + metric(r, "grad_calls"), mnh = r->work_bytes / calls / 8 * 8;
+        assert_true(r->work_flops > 0 && r->work_bytes > 0 && fmod(r->work_bytes / calls, 8 * 1024) == 0);
+        assert_true(fabs(r->work_flops - mnh * (2 * metric(r, "cost_calls") + 4 * metric(r, "grad_calls"))) <=
+                    1e-9 * r->work_flops);
         assert_non_null(r->reduced_reason);               /* 5 < 300 iterations */
         const char *name = s->variants[v].name;
         int canon = strcmp(name, "blas") != 0;     /* default (first), layout, simd, omp, valgrad: the same bits */

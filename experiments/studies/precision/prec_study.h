@@ -5,6 +5,8 @@
 #ifndef SL_STUDY_PRECISION_H
 #define SL_STUDY_PRECISION_H
 
+#include <string.h>
+
 #include "data/idx.h"
 #include "precision/precision_kernels.h"
 #include "sl_config.h"
@@ -35,6 +37,14 @@ static inline const prec_kernels *prec_kernels_of(int v)
 static inline int prec_is_device(int v)
 {
     return (sl_study_precision.variants[v].traits & SL_DEVICE) != 0;
+}
+
+/* The path CPU row v takes here (precision_kernels.h): bf16 and fp16 choose theirs at run time; fp32
+ * and bf16dp have one way each. */
+static inline int prec_row_path(int v)
+{
+    const char *name = sl_study_precision.variants[v].name;
+    return !strcmp(name, "bf16") ? prec_path(1) : !strcmp(name, "fp16") ? prec_path(2) : PREC_PATH_CONVERT;
 }
 
 #define PREC_EVAL_CHUNK 1000 /* test rows per forward call when evaluating */

@@ -260,6 +260,17 @@ static void finish(void *vs, int v, sl_record *rec)
     char note[128];
     snprintf(note, sizeof note, "storage: %s", k->storage); /* the report's precision column reads it */
     sl_record_note(rec, note);
+    if (!prec_is_device(v)) { /* what the CPU offered and which path ran (the report prints both) */
+        char line[256];
+        const char *name = sl_study_precision.variants[v].name;
+        snprintf(line, sizeof line, "path: %s", !strcmp(name, "fp32")     ? "float32 FMA (the mlp's simd kernels)"
+                                                : !strcmp(name, "bf16dp") ? "vdpbf16ps (AVX512_BF16) forward, "
+                                                                            "conversions to float32 backward"
+                                                                          : prec_path_name(prec_row_path(v)));
+        sl_record_note(rec, line);
+        snprintf(line, sizeof line, "cpu offers: %s", prec_cpu_offers());
+        sl_record_note(rec, line);
+    }
 #if PREC_DEVICE
     double scale;
     long skipped;
@@ -333,12 +344,12 @@ enum { PREC_CUDA_F32 = 0, PREC_CUDA_F16 = 1, PREC_CUDA_BF16 = 2 };
 static const sl_variant variants[] = {
     {"fp32", NULL, "float32 weights and activations: the mlp's simd kernels (the reference)", NULL, 0,
      PREC_CPU(fp32, "fp32", 32)},
-    {"bf16", NULL, "bf16 weights and activations (shift conversions), float32 FMA accumulation", "fp32", 0,
-     PREC_CPU(bf16, "bf16", 16)},
-    {"fp16", NULL, "fp16 weights and activations (F16C conversions), float32 FMA accumulation", "fp32", 0,
-     PREC_CPU(fp16, "fp16", 16)},
-    {"bf16dp", "avx512bf16", "bf16 storage, the forward by AVX512_BF16 _mm512_dpbf16_ps dot products", "bf16", 0,
-     PREC_CPU(bf16dp, "bf16", 16)},
+    {"bf16", NULL, "bf16 weights and activations; AVX512_BF16 vdpbf16ps where the CPU has it, else shift "
+     "conversions and float32 FMA (the record's path)", "fp32", 0, PREC_CPU(bf16, "bf16", 16)},
+    {"fp16", NULL, "fp16 weights and activations; the forward in AVX512_FP16 where the CPU has it, else F16C "
+     "conversions and float32 FMA (the record's path)", "fp32", 0, PREC_CPU(fp16, "fp16", 16)},
+    {"bf16dp", "avx512bf16", "bf16 storage, the forward alone by AVX512_BF16 _mm512_dpbf16_ps, the backward by "
+     "conversions", "bf16", 0, PREC_CPU(bf16dp, "bf16", 16)},
     {"cuda-fp32", "cublas", "on the GPU: cublasGemmEx in float32 (no TF32), data resident", NULL, SL_DEVICE,
      PREC_GPU("fp32", 32, PREC_CUDA_F32)},
     {"cuda-fp16", "cublas", "cublasGemmEx fp16 inputs (tensor cores), fp32 compute, dynamic loss scaling", "cuda-fp32",
