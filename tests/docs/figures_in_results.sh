@@ -39,6 +39,7 @@ for md in README.md docs/*.md; do
         }
         function flush(   i, j, hit) {
             if (np == 0) { para = ""; return }
+            gsub(/[ \t]+/, " ", para)                          # an allowed text may span lines
             if (para !~ /\]\([^)]*results\//) {
                 for (i = 1; i <= np; i++) {
                     hit = 0
@@ -87,14 +88,14 @@ grep -v '^#' "$allowed" | grep ' | ' | while IFS= read -r entry; do
     f=${entry%% | *}
     t=${entry#* | }
     t=${t%% | *}
-    grep -qF -- "$t" "$f" 2>/dev/null || echo "$allowed: stale entry, not in $f: $t"
+    [ -f "$f" ] && tr -s ' \n\t' '   ' <"$f" | grep -qF -- "$t" || echo "$allowed: stale entry, not in $f: $t"
 done >>"$hits"
 
 if [ -s "$hits" ]; then
     cat "$hits"
-    echo "figures_in_results: $(wc -l <"$hits") figure(s) outside docs/results: link the results page" \
-        "that holds each, drop it, or (a bound, a default, a worked example) list it with its reason" \
-        "in $allowed" >&2
+    echo "figures_in_results: $(wc -l <"$hits") hit(s). A measured figure: link the docs/results page" \
+        "that holds it, or drop it. A bound, a default or a worked example: list it with its reason in" \
+        "$allowed. A stale entry: remove it." >&2
     exit 1
 fi
 exit 0
