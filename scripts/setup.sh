@@ -27,8 +27,9 @@ set -eu
 # the project itself builds with gcc. dpkg-dev: meson asks dpkg-architecture for the multiarch libdir, so
 # that `meson install` puts the profiler where pkg-config and the loader look (else /usr/local/lib64).
 # valgrind: the profiler's cost test (tests/profiler/prof_cost.sh) counts a region pair's instructions.
+# libdnnl-dev: oneDNN, the CPU's vendor library, for the onednn variants (meson builds without it too).
 PACKAGES="meson ninja-build gcc pkg-config libpapi-dev gnuplot-nox libopenblas-dev zlib1g-dev \
-libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev dpkg-dev valgrind"
+libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev dpkg-dev valgrind libdnnl-dev"
 
 while :; do
     case ${1:-} in
