@@ -497,7 +497,7 @@ static const char *incomplete(const sl_variant *v)
 #if SL_HAVE_ONEDNN
 #define CNN_ONEDNN CNN_CPU(onednn)
 #else
-#define CNN_ONEDNN &(const cnn_row){{0}} /* unavailable: the runner never runs it */
+#define CNN_ONEDNN &(const cnn_row){.backend = 0} /* unavailable: the runner never runs it */
 #endif
 
 /* One row per variant: name, requirement, description, the variant it builds on, traits, functions. */
