@@ -8,6 +8,7 @@
 #include "kern_onednn.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,7 +18,7 @@
 #endif
 
 enum { OP_MATMUL = 1, OP_MATMUL_BF16, OP_CONV_FWD, OP_CONV_BWD_W, OP_CONV_BWD_D };
-enum { KEY_N = 12, ARGS_N = 4, CACHE_N = 64 };
+enum { KEY_N = 14, ARGS_N = 4, CACHE_N = 64 };
 
 typedef struct prim {
     int key[KEY_N];
@@ -141,11 +142,11 @@ static void md_strided(dnnl_memory_desc_t *md, int rows, int cols, int ld, int t
 static prim *matmul_prim(const int key[KEY_N], dnnl_data_type_t dt)
 {
     int ta = key[1], tb = key[2], M = key[3], N = key[4], K = key[5], lda = key[6], ldb = key[7];
-    int ldc = key[8], has_bias = key[9], relu = key[10];
+    int ldc = key[8], has_bias = key[9], relu = key[10], accumulate = key[12], c_dt = key[13];
     dnnl_memory_desc_t a_md, b_md, c_md, bias_md;
     md_strided(&a_md, M, K, lda, ta, dt);
     md_strided(&b_md, K, N, ldb, tb, dt);
-    md_strided(&c_md, M, N, ldc, 0, dnnl_f32);
+    md_strided(&c_md, M, N, ldc, 0, (dnnl_data_type_t)c_dt);
     md_strided(&bias_md, 1, N, N, 0, dnnl_f32);
     dnnl_matmul_desc_t desc;
     if (dnnl_matmul_desc_init(&desc, &a_md, &b_md, has_bias ? &bias_md : NULL, &c_md) != dnnl_success)
@@ -154,6 +155,8 @@ static prim *matmul_prim(const int key[KEY_N], dnnl_data_type_t dt)
     dnnl_post_ops_t po;
     dnnl_primitive_attr_create(&attr);
     dnnl_post_ops_create(&po);
+    if (accumulate) /* C += the product */
+        dnnl_post_ops_append_sum(po, 1.0f);
     if (relu)
         dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
     dnnl_primitive_attr_set_post_ops(attr, po);
@@ -170,32 +173,40 @@ static prim *matmul_prim(const int key[KEY_N], dnnl_data_type_t dt)
 }
 
 static void matmul(int op, dnnl_data_type_t dt, int ta, int tb, int M, int N, int K, const void *A, int lda,
-                   const void *Bm, int ldb, const float *bias, float *C, int ldc, int relu, int threads)
+                   const void *Bm, int ldb, const float *bias, void *C, dnnl_data_type_t c_dt, int ldc, int relu,
+                   int accumulate, int threads)
 {
     if (M <= 0 || N <= 0)
         return;
     int old = set_threads(threads);
-    int key[KEY_N] = {op, ta, tb, M, N, K, lda, ldb, ldc, bias != NULL, relu, threads};
+    int key[KEY_N] = {op, ta, tb, M, N, K, lda, ldb, ldc, bias != NULL, relu, threads, accumulate, (int)c_dt};
     prim *e = ready() ? find(key) : NULL;
     if (!e && engine)
         e = matmul_prim(key, dt);
     void *ptr[] = {(void *)A, (void *)Bm, C, (void *)bias};
-    if (!e || run(e, ptr) != 0)
-        for (int i = 0; i < M; i++)
-            fill_nan(C + (size_t)i * ldc, (size_t)N);
+    if (!e || run(e, ptr) != 0) { /* NaN: 0xffff as bf16 too */
+        for (int i = 0; i < M; i++) {
+            if (c_dt == dnnl_f32)
+                fill_nan((float *)C + (size_t)i * ldc, (size_t)N);
+            else
+                memset((uint16_t *)C + (size_t)i * ldc, 0xff, (size_t)N * 2);
+        }
+    }
     restore_threads(old);
 }
 
 void kern_onednn_matmul(int ta, int tb, int M, int N, int K, const float *A, int lda, const float *Bm,
                         int ldb, const float *bias, float *C, int ldc, int relu, int threads)
 {
-    matmul(OP_MATMUL, dnnl_f32, ta, tb, M, N, K, A, lda, Bm, ldb, bias, C, ldc, relu, threads);
+    matmul(OP_MATMUL, dnnl_f32, ta, tb, M, N, K, A, lda, Bm, ldb, bias, C, dnnl_f32, ldc, relu, 0, threads);
 }
 
-void kern_onednn_matmul_bf16(int ta, int tb, int M, int N, int K, const void *A, int lda, const void *Bm,
-                             int ldb, const float *bias, float *C, int ldc, int relu, int threads)
+void kern_onednn_matmul_bf16(int ta, int tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *Bm,
+                             int ldb, const float *bias, void *C, int c_bf16, int ldc, int relu, int accumulate,
+                             int threads)
 {
-    matmul(OP_MATMUL_BF16, dnnl_bf16, ta, tb, M, N, K, A, lda, Bm, ldb, bias, C, ldc, relu, threads);
+    matmul(OP_MATMUL_BF16, dnnl_bf16, ta, tb, M, N, K, A, lda, Bm, ldb, bias, C, c_bf16 ? dnnl_bf16 : dnnl_f32,
+           ldc, relu, accumulate, threads);
 }
 
 /* ---- convolutions: NCHW activations, OIHW weights ---------------------------------------------- */

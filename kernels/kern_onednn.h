@@ -16,16 +16,20 @@
 #ifndef SL_KERNELS_KERN_ONEDNN_H
 #define SL_KERNELS_KERN_ONEDNN_H
 
+#include <stdint.h>
+
 /* C = act(op(A) op(Bm) + bias), all float32 row-major: op(A) is M x K (A stored K x M, leading
  * dimension lda, when ta), op(Bm) K x N (stored N x K when tb), C M x N with leading dimension ldc.
  * bias: N floats or NULL. relu: 1 applies max(0, .) as a post-op of the same primitive. */
 void kern_onednn_matmul(int ta, int tb, int M, int N, int K, const float *A, int lda, const float *Bm,
                         int ldb, const float *bias, float *C, int ldc, int relu, int threads);
 
-/* The same product with A and Bm in bf16 (uint16_t bit patterns) and C in float32: oneDNN's bf16
- * matmul (AVX512_BF16 dot products or AMX where the CPU has them, else its bf16 emulation). */
-void kern_onednn_matmul_bf16(int ta, int tb, int M, int N, int K, const void *A, int lda, const void *Bm,
-                             int ldb, const float *bias, float *C, int ldc, int relu, int threads);
+/* The same product with A and Bm in bf16 (uint16_t bit patterns), accumulated in float32, C in bf16
+ * (c_bf16: rounded to nearest even after bias and ReLU) or float32: oneDNN's bf16 matmul (AVX512_BF16
+ * dot products or AMX where the CPU has them, else its emulation). accumulate: C += the product. */
+void kern_onednn_matmul_bf16(int ta, int tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *Bm,
+                             int ldb, const float *bias, void *C, int c_bf16, int ldc, int relu, int accumulate,
+                             int threads);
 
 /* A valid k x k convolution, stride 1, NCHW: x B x cin x h x w, w cout x cin x k x k, b cout,
  * y B x cout x (h-k+1) x (w-k+1). forward: y = relu(conv(x, w) + b) (relu 0: no ReLU). */

@@ -136,6 +136,8 @@ static const fact facts[] = {
     {"bf16", PT_BF16, 1e-1, 0},
     {"fp16", PT_F16, 1e-1, 0},
     {"bf16dp", PT_BF16, 1e-1, 1},
+    {"onednn_fp32", PT_F32, 1e-5, 0}, /* built and listed with oneDNN only */
+    {"onednn_bf16", PT_BF16, 1e-1, 0},
 };
 
 static const fact *fact_of(const char *name)
