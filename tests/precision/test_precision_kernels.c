@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "isa.h"
+#include "sl_config.h"
 #include "precision/prec_convert.h"
 #include "precision/precision_kernels.h"
 
@@ -136,8 +137,10 @@ static const fact facts[] = {
     {"bf16", PT_BF16, 1e-1, 0},
     {"fp16", PT_F16, 1e-1, 0},
     {"bf16dp", PT_BF16, 1e-1, 1},
-    {"onednn_fp32", PT_F32, 1e-5, 0}, /* built and listed with oneDNN only */
+#if SL_HAVE_ONEDNN /* built and listed with oneDNN only */
+    {"onednn_fp32", PT_F32, 1e-5, 0},
     {"onednn_bf16", PT_BF16, 1e-1, 0},
+#endif
 };
 
 static const fact *fact_of(const char *name)
