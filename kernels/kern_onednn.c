@@ -17,7 +17,7 @@
 #include <omp.h>
 #endif
 
-enum { OP_MATMUL = 1, OP_MATMUL_BF16, OP_CONV_FWD, OP_CONV_BWD_W, OP_CONV_BWD_D };
+enum { OP_MATMUL = 1, OP_MATMUL_BF16, OP_CONV_FWD, OP_CONV_BWD_W, OP_CONV_BWD_D, OP_POOL_FWD, OP_POOL_BWD };
 enum { KEY_N = 14, ARGS_N = 4, CACHE_N = 64 };
 
 typedef struct prim {
@@ -326,6 +326,76 @@ void kern_onednn_conv_backward_data(int B, int cin, int h, int w, int cout, int 
     void *ptr[] = {(void *)wt, (void *)dz, dx};
     size_t n = (size_t)B * cin * h * w;
     conv(OP_CONV_BWD_D, B, cin, h, w, cout, k, 0, ptr, &dx, &n, 1, threads);
+}
+
+/* ---- 2x2 max pooling, stride 2: NCHW, the argmax as oneDNN's workspace ----------------------------- */
+
+/* oneDNN's max pooling keeps, per output, the index of the winner in its window (kh kw + kw: 0-3,
+ * row-major, the first on ties) as one byte in the output's layout: cnn_pool_forward's arg exactly, so
+ * the study's argmax arrays are the primitive's workspace. A pooling whose workspace is anything else
+ * is refused (its output NaN). */
+static prim *pool_prim(const int key[KEY_N])
+{
+    int op = key[0], B = key[1], c = key[2], h = key[3], w = key[4];
+    dnnl_dims_t xd = {B, c, h, w}, yd = {B, c, h / 2, w / 2}, st = {2, 2}, k = {2, 2};
+    dnnl_memory_desc_t x, y, arg;
+    dnnl_memory_desc_init_by_tag(&x, 4, xd, dnnl_f32, dnnl_nchw);
+    dnnl_memory_desc_init_by_tag(&y, 4, yd, dnnl_f32, dnnl_nchw);
+    dnnl_memory_desc_init_by_tag(&arg, 4, yd, dnnl_u8, dnnl_nchw);
+    dnnl_pooling_desc_t desc;
+    dnnl_primitive_desc_t fwd = NULL, pd = NULL;
+    if (dnnl_pooling_forward_desc_init(&desc, dnnl_forward_training, dnnl_pooling_max, &x, &y, st, k, pad0,
+                                       pad0) != dnnl_success ||
+        dnnl_primitive_desc_create(&fwd, &desc, NULL, engine, NULL) != dnnl_success)
+        return NULL;
+    const dnnl_memory_desc_t *ws = dnnl_primitive_desc_query_md(fwd, dnnl_query_workspace_md, 0);
+    if (!ws || !dnnl_memory_desc_equal(ws, &arg)) {
+        dnnl_primitive_desc_destroy(fwd);
+        return NULL;
+    }
+    if (op == OP_POOL_FWD) {
+        int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST, DNNL_ARG_WORKSPACE};
+        const dnnl_memory_desc_t *mds[] = {&x, &y, &arg};
+        prim *e = slot(key);
+        return make(e, fwd, 3, args, mds) == 0 ? e : NULL;
+    }
+    if (dnnl_pooling_backward_desc_init(&desc, dnnl_pooling_max, &x, &y, st, k, pad0, pad0) != dnnl_success ||
+        dnnl_primitive_desc_create(&pd, &desc, NULL, engine, fwd) != dnnl_success)
+        pd = NULL;
+    dnnl_primitive_desc_destroy(fwd);
+    if (!pd)
+        return NULL;
+    int args[] = {DNNL_ARG_DIFF_DST, DNNL_ARG_WORKSPACE, DNNL_ARG_DIFF_SRC};
+    const dnnl_memory_desc_t *mds[] = {&y, &arg, &x};
+    prim *e = slot(key);
+    return make(e, pd, 3, args, mds) == 0 ? e : NULL;
+}
+
+static void pool(int op, int B, int c, int h, int w, void *const *ptr, float *out, size_t n_out, int threads)
+{
+    if (B <= 0)
+        return;
+    int old = set_threads(threads);
+    int key[KEY_N] = {op, B, c, h, w, threads};
+    prim *e = ready() ? find(key) : NULL;
+    if (!e && engine)
+        e = pool_prim(key);
+    if (!e || run(e, ptr) != 0)
+        fill_nan(out, n_out);
+    restore_threads(old);
+}
+
+void kern_onednn_pool_forward(int B, int c, int h, int w, const float *x, float *y, uint8_t *arg, int threads)
+{
+    void *ptr[] = {(void *)x, y, arg};
+    pool(OP_POOL_FWD, B, c, h, w, ptr, y, (size_t)B * c * (h / 2) * (w / 2), threads);
+}
+
+void kern_onednn_pool_backward(int B, int c, int h, int w, const float *dy, const uint8_t *arg, float *dx,
+                               int threads)
+{
+    void *ptr[] = {(void *)dy, (void *)arg, dx};
+    pool(OP_POOL_BWD, B, c, h, w, ptr, dx, (size_t)B * c * h * w, threads);
 }
 
 /* ---- what runs ---------------------------------------------------------------------------------- */

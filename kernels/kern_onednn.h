@@ -42,6 +42,13 @@ void kern_onednn_conv_backward_weights(int B, int cin, int h, int w, int cout, i
 void kern_onednn_conv_backward_data(int B, int cin, int h, int w, int cout, int k, const float *wt,
                                     const float *dz, float *dx, int threads);
 
+/* 2x2 max pooling, stride 2, of x (B x c x h x w) into y (B x c x h/2 x w/2; an odd last row and
+ * column unused) with arg = each window's winner (0-3, row-major, the first on ties: cnn_pool_forward's),
+ * and its backward: dx = dy scattered through arg, zero elsewhere. */
+void kern_onednn_pool_forward(int B, int c, int h, int w, const float *x, float *y, uint8_t *arg, int threads);
+void kern_onednn_pool_backward(int B, int c, int h, int w, const float *dy, const uint8_t *arg, float *dx,
+                               int threads);
+
 /* What the build's oneDNN is and chose on this CPU, as its verbose output (ONEDNN_VERBOSE=1) names
  * them: "2.6.3 (commit N/A)" and e.g. "Intel AVX-512 with Intel DL Boost and bfloat16 support". */
 void kern_onednn_version(char *out, int n);

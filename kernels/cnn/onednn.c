@@ -2,7 +2,8 @@
  * kernels/cnn/onednn.c: every layer by oneDNN primitives (kern_onednn.h: made once per shape, oneDNN's
  * own ISA choice, `threads` OpenMP threads), as PyTorch's CPU backend runs nn.Conv2d and nn.Linear: the
  * convolutions by its convolution forward (bias and ReLU as a post-op), backward-data and
- * backward-weights (bias gradient included) primitives, the dense layers by matmul primitives as in
+ * backward-weights (bias gradient included) primitives, the pooling by its max pooling forward and
+ * backward (its workspace is the study's argmax bytes), the dense layers by matmul primitives as in
  * kernels/mlp/onednn.c. Activations stay in the study's plain NCHW layout, so no reorder runs between
  * layers (oneDNN's blocked layouts would need one at every hand-over to the shared pooling and loss).
  * The ReLU masks and the dense bias gradients are plain loops: O(outputs) beside the products.
@@ -68,4 +69,14 @@ void cnn_dense_backward_onednn(const cnn_dense *l, int B, const float *x, const 
             db[j] += dy[(size_t)n * l->nout + j];
     if (dx)
         kern_onednn_matmul(0, 1, B, l->nin, l->nout, dy, l->nout, w, l->nout, NULL, dx, l->nin, 0, threads);
+}
+
+void cnn_pool_forward_onednn(const cnn_pool *p, int B, const float *x, float *y, uint8_t *arg, int threads)
+{
+    kern_onednn_pool_forward(B, p->c, p->h, p->w, x, y, arg, threads);
+}
+
+void cnn_pool_backward_onednn(const cnn_pool *p, int B, const float *dy, const uint8_t *arg, float *dx, int threads)
+{
+    kern_onednn_pool_backward(B, p->c, p->h, p->w, dy, arg, dx, threads);
 }
