@@ -379,14 +379,15 @@ static void quiet_row(FILE *f, const json_t *quiet)
 static void env_section(FILE *f, const rep_set *s, int env)
 {
     /* The ISA fields (after cflags) are shown only when present: records written before they existed
-     * do not say which level ran, and "absent" there would read as "none". */
+     * do not say which level ran, and "absent" there would read as "none". So are oneDNN's (the library
+     * and the ISA its JIT chose), which builds without it do not write. */
     static const struct {
         const char *key;
         int optional;
     } keys[] = {{"host", 0}, {"cpu_model", 0}, {"cpu_cores", 0}, {"os", 0}, {"compiler", 0}, {"cflags", 0},
                 {"isa", 1}, {"isa_mode", 1}, {"isa_march", 1}, {"isa_forced", 1}, {"cpu_flags", 1},
                 {"git_describe", 0}, {"speedlab_version", 0}, {"threads", 0}, {"papi_version", 0}, {"blas", 0},
-                {"cuda_device", 0}, {"cuda_driver", 0}, {"cuda_runtime", 0}};
+                {"onednn", 1}, {"onednn_isa", 1}, {"cuda_device", 0}, {"cuda_driver", 0}, {"cuda_runtime", 0}};
     const rep_env *e = &s->envs[env];
     fprintf(f, "## Machine: %s (%s)\n\n| environment | value |\n| --- | --- |\n", e->name, e->cpu_model);
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
