@@ -67,6 +67,12 @@ int sl_variant_available(const sl_variant *v, char *why, size_t n)
             snprintf(why, n, "blas: built without BLAS");
         return SL_HAVE_BLAS;
     }
+    if (strcmp(r, "onednn") == 0) {
+        if (!SL_HAVE_ONEDNN)
+            snprintf(why, n, "onednn: built without oneDNN (install libdnnl-dev, e.g. sh scripts/setup.sh "
+                     "BUILDDIR, and configure again)");
+        return SL_HAVE_ONEDNN;
+    }
     if (strcmp(r, "cuda") == 0)
         return cuda_feature("cuda", 1, "CUDA", why, n);
     if (strcmp(r, "cublas") == 0)
@@ -77,7 +83,7 @@ int sl_variant_available(const sl_variant *v, char *why, size_t n)
         return sl_avx512bf16_available(cpu_has_avx512bf16(), kern_isa_avx512bf16(), kern_isa(), why, n);
     if (strncmp(r, "python:", 7) == 0) /* a framework baseline: the interpreter and its module */
         return sl_external_available(r + 7, why, n);
-    snprintf(why, n, "%s: unknown requirement (study.h lists openmp, blas, cuda, cublas, cudnn, avx512bf16, "
+    snprintf(why, n, "%s: unknown requirement (study.h lists openmp, blas, onednn, cuda, cublas, cudnn, avx512bf16, "
              "python:MODULE)", r);
     return 0;
 }

@@ -22,6 +22,9 @@
 #if SL_HAVE_OPENBLAS
 extern char *openblas_get_config(void);
 #endif
+#if SL_HAVE_ONEDNN
+#include "kern_onednn.h"
+#endif
 
 /* The value of the first "key : value" line of a /proc file whose key is `key`; 0 when found. */
 static int proc_field(const char *file, const char *key, char *out, size_t n)
@@ -160,6 +163,11 @@ json_t *sl_env_capture(int threads)
     set_str(env, "blas", openblas_get_config());
 #elif SL_HAVE_BLAS
     set_str(env, "blas", "CBLAS");
+#endif
+#if SL_HAVE_ONEDNN /* the library's version and the ISA its JIT chose on this CPU */
+    kern_onednn_version(buf, (int)sizeof buf);
+    set_str(env, "onednn", buf);
+    set_str(env, "onednn_isa", kern_onednn_isa());
 #endif
     sl_gpu_env(env);
     slurm_env(env);

@@ -44,7 +44,7 @@ enum sl_trait {
     SL_EXTERNAL = 1u << 3,
 };
 
-/* A variant: one row of its study's table. `requires` names the build or machine feature it needs ("openmp", "blas", "cuda",
+/* A variant: one row of its study's table. `requires` names the build or machine feature it needs ("openmp", "blas", "onednn", "cuda",
  * "cublas", "cudnn", "avx512bf16" (the CPU has AVX512_BF16 and the kernels that run have code for it:
  * the AVX-512 ones, not SPEEDLAB_ISA=v3's), or NULL for none); the runner reports it unavailable, with the reason, when the
  * feature is missing, and never calls the study for it. `builds_on` names the variant this one is an

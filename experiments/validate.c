@@ -13,7 +13,7 @@
 #include "validate.h"
 
 /* The requirements study.h documents; those starting "cu" need a GPU. */
-static const char *const known_requires[] = {"openmp", "blas", "cuda", "cublas", "cudnn", "avx512bf16"};
+static const char *const known_requires[] = {"openmp", "blas", "onednn", "cuda", "cublas", "cudnn", "avx512bf16"};
 
 static int requires_known(const char *r)
 {

@@ -424,7 +424,8 @@ static void quiet_row(FILE *f, const json_t *quiet)
 static void env_section(FILE *f, const rep_set *s, int env)
 {
     /* The ISA fields (after cflags) are shown only when present: records written before they existed
-     * do not say which level ran, and "absent" there would read as "none". */
+     * do not say which level ran, and "absent" there would read as "none". So are oneDNN's (the library
+     * and the ISA its JIT chose), which builds without it do not write. */
     static const struct {
         const char *key;
         int optional;
@@ -432,7 +433,7 @@ static void env_section(FILE *f, const rep_set *s, int env)
                 {"isa", 1}, {"isa_mode", 1}, {"isa_march", 1}, {"isa_forced", 1}, {"cpu_flags", 1},
                 {"commit", 1}, {"commit_dirty", 1}, {"commit_note", 1},
                 {"git_describe", 0}, {"speedlab_version", 0}, {"threads", 0}, {"papi_version", 0}, {"blas", 0},
-                {"cuda_device", 0}, {"cuda_driver", 0}, {"cuda_runtime", 0}};
+                {"onednn", 1}, {"onednn_isa", 1}, {"cuda_device", 0}, {"cuda_driver", 0}, {"cuda_runtime", 0}};
     const rep_env *e = &s->envs[env];
     fprintf(f, "## Machine: %s (%s)\n\n| environment | value |\n| --- | --- |\n", e->name, e->cpu_model);
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {

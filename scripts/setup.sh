@@ -33,9 +33,10 @@ set -eu
 # the project itself builds with gcc. dpkg-dev: meson asks dpkg-architecture for the multiarch libdir, so
 # that `meson install` puts the profiler where pkg-config and the loader look (else /usr/local/lib64).
 # valgrind: the profiler's cost test (tests/profiler/prof_cost.sh) counts a region pair's instructions.
+# libdnnl-dev: oneDNN, the CPU's vendor library, for the onednn variants (meson builds without it too).
 # llvm: llvm-mca, for the AVX-512 against AVX2 inner-loop comparison (tests/kernels/mca_compare.py).
 PACKAGES="meson ninja-build gcc pkg-config libpapi-dev gnuplot-nox libopenblas-dev zlib1g-dev \
-libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev dpkg-dev valgrind llvm"
+libjansson-dev libcmocka-dev dataset-fashion-mnist clang libclang-rt-14-dev dpkg-dev valgrind llvm libdnnl-dev"
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 # bad WHAT: a usage error, with the synopsis; exit 2 before anything is installed or configured

@@ -99,6 +99,12 @@ typedef void (*cnn_pool_conv_backward_fn)(const cnn_conv *c, const cnn_pool *pl,
                                           const float *w, const float *p, const uint8_t *arg, const float *dp,
                                           float *dw, float *db, float *dx, float *scratch, int threads);
 
+/* Optional: the 2x2 max pooling of a variant that has its own, with cnn_pool_forward's and
+ * cnn_pool_backward's contract (below). */
+typedef void (*cnn_pool_forward_fn)(const cnn_pool *p, int B, const float *x, float *y, uint8_t *arg, int threads);
+typedef void (*cnn_pool_backward_fn)(const cnn_pool *p, int B, const float *dy, const uint8_t *arg, float *dx,
+                                     int threads);
+
 typedef struct cnn_layers {
     cnn_conv_forward_fn conv_forward;
     cnn_conv_backward_fn conv_backward;
@@ -109,6 +115,8 @@ typedef struct cnn_layers {
      * cnn_net.c uses them for both convolutions, whose regions are then conv1+pool1 and conv2+pool2. */
     cnn_conv_pool_forward_fn conv_pool_forward;
     cnn_pool_conv_backward_fn pool_conv_backward;
+    cnn_pool_forward_fn pool_forward;   /* NULL: cnn_pool_forward (the shared pooling) */
+    cnn_pool_backward_fn pool_backward; /* NULL: cnn_pool_backward */
 } cnn_layers;
 
 /* The variant kernels, declared by the build line that builds them: for each NAME of cnn_variant_kernels
@@ -140,6 +148,10 @@ typedef struct cnn_layers {
 CNN_FUSED_KERNEL(simd)
 CNN_FUSED_KERNEL(omp)
 #undef CNN_FUSED_KERNEL
+
+/* onednn's own pooling (oneDNN's max pooling primitives; built with oneDNN only). */
+void cnn_pool_forward_onednn(const cnn_pool *p, int B, const float *x, float *y, uint8_t *arg, int threads);
+void cnn_pool_backward_onednn(const cnn_pool *p, int B, const float *dy, const uint8_t *arg, float *dx, int threads);
 
 /* Pooling is shared by every variant without fused convolutions (cnn_pool.c: the forward by explicit
  * vectors, the backward a scatter; memory-bound, the reason simd and omp fuse it into theirs): y = max

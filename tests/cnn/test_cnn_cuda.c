@@ -170,7 +170,7 @@ static int compare_params(const char *name, const char *when, const float *P, co
 static long cpu_correct(const float *P, const uint8_t *tex, const uint8_t *tey, int *ties)
 {
     const cnn_layers naive = {cnn_conv_forward_naive, cnn_conv_backward_naive, cnn_dense_forward_naive,
-                              cnn_dense_backward_naive, NULL, NULL, NULL};
+                              cnn_dense_backward_naive, NULL, NULL, NULL, NULL, NULL};
     size_t nf = cnn_ws_floats(&dims, MAXB, 1);
     float *block = aligned_alloc(64, (nf * sizeof(float) + 63) / 64 * 64);
     uint8_t *argmax = malloc(cnn_ws_argmax_bytes(&dims, MAXB));

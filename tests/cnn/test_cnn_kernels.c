@@ -463,6 +463,41 @@ static void test_scratch_is_enough(void **state)
         }
 }
 
+#if SL_HAVE_ONEDNN
+/* onednn's own pooling against the shared one, exactly (p, arg and dx), at 1 and 2 threads: an odd plane
+ * (an unused last row and column) and the study's conv1 output at batch 8 (oneDNN picks its JIT code for
+ * that one), values drawn from a few levels, so that windows hold ties. */
+static void test_pool_onednn(void **state)
+{
+    (void)state;
+    const cnn_pool shapes[] = {{.c = 3, .h = 11, .w = 9}, {.c = 8, .h = 24, .w = 24}};
+    const int Bs[] = {5, 8};
+    for (int k = 0; k < 2; k++) {
+        const cnn_pool *p = &shapes[k];
+        int B = Bs[k];
+        size_t n = (size_t)B * p->c * p->h * p->w, o = (size_t)B * p->c * (p->h / 2) * (p->w / 2);
+        float *x = malloc(n * sizeof *x), *dx0 = malloc(n * sizeof *x), *dx1 = malloc(n * sizeof *x);
+        float *y0 = malloc(o * sizeof *x), *y1 = malloc(o * sizeof *x), *dy = malloc(o * sizeof *x);
+        uint8_t *a0 = malloc(o), *a1 = malloc(o);
+        for (size_t i = 0; i < n; i++)
+            x[i] = (float)((i * 37) % 5) - 2.0f;
+        for (size_t i = 0; i < o; i++)
+            dy[i] = (float)(i % 13) - 6.5f;
+        cnn_pool_forward(p, B, x, y0, a0, 1);
+        cnn_pool_backward(p, B, dy, a0, dx0, 1);
+        for (int t = 1; t <= 2; t++) {
+            memset(dx1, 0xff, n * sizeof *dx1); /* NaN: every element must be written */
+            cnn_pool_forward_onednn(p, B, x, y1, a1, t);
+            cnn_pool_backward_onednn(p, B, dy, a1, dx1, t);
+            assert_memory_equal(y0, y1, o * sizeof *y0);
+            assert_memory_equal(a0, a1, o);
+            assert_memory_equal(dx0, dx1, n * sizeof *dx0);
+        }
+        free(x), free(dx0), free(dx1), free(y0), free(y1), free(dy), free(a0), free(a1);
+    }
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +506,9 @@ int main(void)
         cmocka_unit_test(test_conv_pool_fused),
         cmocka_unit_test(test_dense_shapes),
         cmocka_unit_test(test_scratch_is_enough),
+#if SL_HAVE_ONEDNN
+        cmocka_unit_test(test_pool_onednn),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -176,7 +176,7 @@ static float_run float_step(const cnn_dims *d, const cnn_layers *k, const float 
 }
 
 static const cnn_layers naive_layers = {cnn_conv_forward_naive, cnn_conv_backward_naive, cnn_dense_forward_naive,
-                                        cnn_dense_backward_naive, NULL, NULL, NULL};
+                                        cnn_dense_backward_naive, NULL, NULL, NULL, NULL, NULL};
 
 /* max over blocks of max |a - b| / max |b| within the block */
 static double block_error(const cnn_layout *L, const float *a, const double *b, const char **where)

@@ -23,6 +23,8 @@ static int can_run(const sl_variant *v)
         return SL_HAVE_OPENMP;
     if (!strcmp(v->requires, "blas"))
         return SL_HAVE_BLAS;
+    if (!strcmp(v->requires, "onednn"))
+        return SL_HAVE_ONEDNN;
     return 0; /* cuda: tests/kernels/test_kernels_cuda.c */
 }
 

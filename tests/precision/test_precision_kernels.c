@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "isa.h"
+#include "sl_config.h"
 #include "precision/prec_convert.h"
 #include "precision/precision_kernels.h"
 
@@ -137,6 +138,10 @@ static const fact facts[] = {
     {"bf16", PT_BF16, 1e-1, 0, 1},
     {"fp16", PT_F16, 1e-1, 0, 1},
     {"bf16dp", PT_BF16, 1e-1, 1, 0},
+#if SL_HAVE_ONEDNN /* built and listed with oneDNN only */
+    {"onednn_fp32", PT_F32, 1e-5, 0, 0},
+    {"onednn_bf16", PT_BF16, 1e-1, 0, 0},
+#endif
 };
 
 /* The path row f takes here (PREC_PATH_CONVERT for a row that has one way only). */

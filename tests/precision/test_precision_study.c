@@ -135,6 +135,9 @@ static void test_study_records(void **state)
         if (!strcmp(row->name, "fp32")) {
             assert_true(bits == 32);
             rel32 = rel, bytes32 = metric(r, "step_storage_bytes");
+        } else if (!strcmp(row->name, "onednn-fp32")) { /* with oneDNN: float32 storage, as fp32's */
+            assert_true(bits == 32);
+            assert_true(metric(r, "step_storage_bytes") == bytes32);
         } else {
             assert_true(bits == 16);
             assert_true(metric(r, "step_storage_bytes") * 2 == bytes32);

@@ -468,6 +468,8 @@ static const char *incomplete(const sl_variant *v)
         return any ? "an SL_DEVICE row runs the device model: no CPU layer functions" : NULL;
     if (!SL_HAVE_BLAS && v->requires && strcmp(v->requires, "blas") == 0)
         return NULL;
+    if (!SL_HAVE_ONEDNN && v->requires && strcmp(v->requires, "onednn") == 0)
+        return NULL;
     return k->conv_forward && k->conv_backward && k->dense_forward && k->dense_backward
                ? NULL
                : "a CPU row needs conv_forward, conv_backward, dense_forward and dense_backward";
@@ -492,6 +494,17 @@ static const char *incomplete(const sl_variant *v)
 #else
 #define CNN_BLAS &(const cnn_row){{0}} /* unavailable: the runner never runs it */
 #endif
+#if SL_HAVE_ONEDNN
+#define CNN_ONEDNN                                                                                       \
+    &(const cnn_row)                                                                                     \
+    {                                                                                                    \
+        .layers = {.conv_forward = cnn_conv_forward_onednn, .conv_backward = cnn_conv_backward_onednn,   \
+                   .dense_forward = cnn_dense_forward_onednn, .dense_backward = cnn_dense_backward_onednn, \
+                   .pool_forward = cnn_pool_forward_onednn, .pool_backward = cnn_pool_backward_onednn}   \
+    }
+#else
+#define CNN_ONEDNN &(const cnn_row){.backend = 0} /* unavailable: the runner never runs it */
+#endif
 
 /* One row per variant: name, requirement, description, the variant it builds on, traits, functions. */
 static const sl_variant variants[] = {
@@ -502,6 +515,8 @@ static const sl_variant variants[] = {
      CNN_CPU_FUSED(omp)},
     {"blas", "blas", "the GEMM-shaped parts by cblas_sgemm (im2col for the convolutions)", "naive",
      SL_THREADED, CNN_BLAS},
+    {"onednn", "onednn", "convolutions (bias + ReLU post-op, backward data and weights), max pooling and dense "
+     "layers by oneDNN primitives, plain NCHW", "naive", SL_THREADED, CNN_ONEDNN},
 #if CNN_DEVICE
     {"cuda", "cuda", "own CUDA kernels for every layer, data resident on the GPU (--param graph=1: each step "
      "one CUDA graph)", "omp", SL_DEVICE, &(const cnn_row){.backend = CNN_CUDA_OWN}},

@@ -352,6 +352,8 @@ static const char *incomplete(const sl_variant *v)
         return k->forward ? "an SL_DEVICE row runs the device model: no CPU kernels" : NULL;
     if (!SL_HAVE_BLAS && v->requires && strcmp(v->requires, "blas") == 0)
         return NULL;
+    if (!SL_HAVE_ONEDNN && v->requires && strcmp(v->requires, "onednn") == 0)
+        return NULL;
     return k->forward && k->backward ? NULL : "a CPU row needs .forward and .backward";
 }
 
@@ -359,6 +361,11 @@ static const char *incomplete(const sl_variant *v)
 #define MLP_BLAS_KERNELS {.forward = mlp_forward_blas, .backward = mlp_backward_blas}
 #else
 #define MLP_BLAS_KERNELS {0} /* unavailable: the runner never runs it */
+#endif
+#if SL_HAVE_ONEDNN
+#define MLP_ONEDNN_KERNELS {.forward = mlp_forward_onednn, .backward = mlp_backward_onednn}
+#else
+#define MLP_ONEDNN_KERNELS {0} /* unavailable: the runner never runs it */
 #endif
 
 /* One row per variant: name, requirement, description, the variant it builds on, traits, functions. */
@@ -373,6 +380,8 @@ static const sl_variant variants[] = {
      &(const mlp_kernels){.forward = mlp_forward_omp, .backward = mlp_backward_omp, .update = mlp_update_omp,
                           .gather = mlp_gather_omp, .step = mlp_step_omp}},
     {"blas", "blas", "the products by cblas_sgemm", "naive", SL_THREADED, &(const mlp_kernels)MLP_BLAS_KERNELS},
+    {"onednn", "onednn", "the products by oneDNN matmul primitives, bias and ReLU as post-ops", "naive", SL_THREADED,
+     &(const mlp_kernels)MLP_ONEDNN_KERNELS},
     {"cuda", "cuda", "own CUDA kernels, data resident on the GPU, batch gathered there", "omp", SL_DEVICE,
      &(const mlp_kernels){.cublas = 0}},
     {"cublas", "cublas", "the products by cublasSgemm, the rest as cuda", "cuda", SL_DEVICE,

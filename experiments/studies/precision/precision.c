@@ -329,12 +329,19 @@ static const char *incomplete(const sl_variant *v)
         return "a row needs .storage and .bits (16 or 32)";
     if (v->traits & SL_DEVICE)
         return k->forward ? "an SL_DEVICE row runs the device model: no CPU kernels" : NULL;
+    if (!SL_HAVE_ONEDNN && v->requires && strcmp(v->requires, "onednn") == 0)
+        return NULL; /* built without oneDNN: no kernels, the row is unavailable */
     return k->convert && k->forward && k->backward ? NULL : "a CPU row needs .convert, .forward and .backward";
 }
 
 #define PREC_CPU(name, type, nbits)                                                                  \
     &(const prec_kernels){.convert = prec_convert_##name, .forward = prec_forward_##name,               \
                           .backward = prec_backward_##name, .storage = type, .bits = nbits}
+#if SL_HAVE_ONEDNN /* the oneDNN rows' kernels exist only with oneDNN */
+#define PREC_ONEDNN(name, type, nbits) PREC_CPU(name, type, nbits)
+#else
+#define PREC_ONEDNN(name, type, nbits) &(const prec_kernels){.storage = type, .bits = nbits}
+#endif
 #define PREC_GPU(type, nbits, ct) &(const prec_kernels){.storage = type, .bits = nbits, .cuda_type = ct}
 #if !PREC_DEVICE /* the GPU rows' types, for a build without cuBLAS (the rows are then unavailable) */
 enum { PREC_CUDA_F32 = 0, PREC_CUDA_F16 = 1, PREC_CUDA_BF16 = 2 };
@@ -350,6 +357,10 @@ static const sl_variant variants[] = {
      "conversions and float32 FMA (the record's path)", "fp32", 0, PREC_CPU(fp16, "fp16", 16)},
     {"bf16dp", "avx512bf16", "bf16 storage, the forward alone by AVX512_BF16 _mm512_dpbf16_ps, the backward by "
      "conversions", "bf16", 0, PREC_CPU(bf16dp, "bf16", 16)},
+    {"onednn-fp32", "onednn", "float32 by oneDNN matmul primitives (mlp's onednn kernels), one thread", "fp32", 0,
+     PREC_ONEDNN(onednn_fp32, "fp32", 32)},
+    {"onednn-bf16", "onednn", "bf16 storage, the products by oneDNN's bf16 matmul, float32 deltas as two bf16 halves",
+     "onednn-fp32", 0, PREC_ONEDNN(onednn_bf16, "bf16", 16)},
     {"cuda-fp32", "cublas", "on the GPU: cublasGemmEx in float32 (no TF32), data resident", NULL, SL_DEVICE,
      PREC_GPU("fp32", 32, PREC_CUDA_F32)},
     {"cuda-fp16", "cublas", "cublasGemmEx fp16 inputs (tensor cores), fp32 compute, dynamic loss scaling", "cuda-fp32",

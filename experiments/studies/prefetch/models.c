@@ -100,7 +100,7 @@ typedef struct pf_cnn {
 #define CNN_MOMENTUM 0.9f /* cnn's default (--param momentum there) */
 
 static const cnn_layers cnn_omp = {cnn_conv_forward_omp, cnn_conv_backward_omp, cnn_dense_forward_omp,
-                                   cnn_dense_backward_omp, NULL, NULL, NULL};
+                                   cnn_dense_backward_omp, NULL, NULL, NULL, NULL, NULL};
 
 static void cnn_destroy(void *vn)
 {
