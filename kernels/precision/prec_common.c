@@ -46,7 +46,9 @@ static size_t pairs_elems(int n_in, int n_out) { return (size_t)(n_in + 1) / 2 *
 
 size_t prec_pairs_offset(const mlp_dims *d, int layer)
 {
-    size_t off = mlp_layout_of(d).n;
+    /* after the plain copy, rounded up to 32 elements (64 bytes): the pair layouts are read and written
+     * as 32-bit words, and a layout of odd size would leave them misaligned */
+    size_t off = (mlp_layout_of(d).n + 31) / 32 * 32;
     if (layer > 0)
         off += pairs_elems(d->n0, d->n1);
     if (layer > 1)
