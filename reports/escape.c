@@ -15,24 +15,12 @@
 
 #include <string.h>
 
-void rep_md_cell(const char *s, FILE *f)
+/* s with each byte of `backslashed` escaped by a backslash, '<' as &lt; (no HTML tag can open), and
+ * control characters as spaces (no line break can end a row or start a heading). */
+static void md_escaped(const char *s, const char *backslashed, FILE *f)
 {
     for (; s && *s; s++) {
-        if (*s == '|')
-            fputs("\\|", f);
-        else if (*s == '<')
-            fputs("&lt;", f);
-        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            fputc(' ', f);
-        else
-            fputc(*s, f);
-    }
-}
-
-void rep_md_text(const char *s, FILE *f)
-{
-    for (; s && *s; s++) {
-        if (strchr("|\\`*[]#", *s)) /* not _: inside a word it formats nothing (entropy_mi) */
+        if (strchr(backslashed, *s))
             fputc('\\', f), fputc(*s, f);
         else if (*s == '<')
             fputs("&lt;", f);
@@ -42,6 +30,11 @@ void rep_md_text(const char *s, FILE *f)
             fputc(*s, f);
     }
 }
+
+void rep_md_cell(const char *s, FILE *f) { md_escaped(s, "|", f); }
+
+/* not _: inside a word it formats nothing (entropy_mi) */
+void rep_md_text(const char *s, FILE *f) { md_escaped(s, "|\\`*[]#", f); }
 
 void rep_md_code(const char *s, FILE *f)
 {
