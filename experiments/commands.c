@@ -46,7 +46,9 @@ static const char calibrate_usage[] =
     "  --out DIR      results directory; the record goes to a new DIR/run-... (default results)\n"
     "  --threads N    threads for the all-threads ceilings (default: online CPUs)\n"
     "  The FMA peak is that of the kernels' ISA level: SPEEDLAB_ISA=v3 calibrates a dispatch build's\n"
-    "  AVX2 kernels (docs/speedlab.md, \"ISA levels\").\n";
+    "  AVX2 kernels (docs/speedlab.md, \"ISA levels\"). Where a CUDA device is visible, the GPU's\n"
+    "  ceilings too: device bandwidth, FP32 FMA peak, cuBLAS sgemm, FP16/BF16 tensor-core GEMM and\n"
+    "  host-device copies (docs/results-schema.md); without one the record says why they are absent.\n";
 
 /* ---- list --------------------------------------------------------------------------------------- */
 
