@@ -392,6 +392,14 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
     int device = (var->traits & SL_DEVICE) != 0;
     if (device && sl_gpu_mem_used(&gpu_before, &gpu_total) != 0)
         gpu_before = -1;
+    sl_impl impl = {0}; /* the level this case runs at (the planner's choice) and why, in the record */
+    if (c->planner) {
+        sl_planner_choose(c->planner, s, v, &impl);
+        sl_planner_enter(&impl);
+        json_t *what = sl_impl_json(&impl);
+        if (what)
+            json_object_set_new(rec, "impl", what);
+    }
     if (var->traits & SL_EXTERNAL) { /* the program times itself: external.c */
         n = sl_external_case(c, s, state, v, size, rec, &times);
     } else if (s->prepare && s->prepare(state, v, &err) != 0)
@@ -435,6 +443,7 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
         add_peak_rss(rec, rss_reset);
     if (prepared && s->release)
         s->release(state, v);
+    sl_planner_restore();
     /* The table and the record go out together: an interrupt waits until both are written. */
     sigset_t old;
     sl_interrupt_hold(&old);

@@ -10,11 +10,13 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "planner.h"
 #include "progress.h"
 #include "study.h"
 
 typedef struct sl_run_ctx {
     const sl_run_cfg *cfg;
+    const sl_planner *planner; /* the ISA level of each CPU case (NULL: the default level) */
     sl_opts opts;
     json_t *env;
     char dir[4096], id[256]; /* the run directory and its name (run_id) */

@@ -47,6 +47,10 @@ static const char run_usage[] =
     "                        after a case every 30 s, so Ctrl-C keeps it), linked as RUNDIR/trace.json;\n"
     "                        PROF_TRACE_EVENTS=N events per thread (default 1048576) bounds it\n"
     "                        (docs/profiler.md, \"Trace\"; docs/nsight.md)\n"
+    "  --wisdom FILE         the planner's choices of ISA level per CPU variant, made by `speedlab\n"
+    "                        tune` (default: $SPEEDLAB_WISDOM, else ~/.cache/speedlab/wisdom.tsv);\n"
+    "                        a variant it has no choice for runs at the widest level\n"
+    "  --no-tune             ignore the wisdom: every case at the widest level (SPEEDLAB_TUNE=off too)\n"
     "  -h, --help            this text\n"
     "environment: SPEEDLAB_ISA=v2|v3|v4 (or sse4.2|avx2|avx512) runs a dispatch build's kernels at that\n"
     "  level (records say which in env.isa; docs/speedlab.md, \"ISA levels\")\n"
@@ -299,7 +303,7 @@ static int parse_option(sl_run_cfg *c, int argc, char **argv, int *i)
     const char *arg = argv[*i], *val = NULL;
     const char *eq = strchr(arg, '=');
     snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-    static const char *const flags_only[] = {"--quick", "--calibrate", "--timerstats"};
+    static const char *const flags_only[] = {"--quick", "--calibrate", "--timerstats", "--no-tune"};
     for (size_t k = 0; k < sizeof flags_only / sizeof *flags_only; k++) {
         if (strcmp(name, flags_only[k]) != 0)
             continue;
@@ -311,8 +315,10 @@ static int parse_option(sl_run_cfg *c, int argc, char **argv, int *i)
             c->quick = 1;
         else if (k == 1)
             c->calibrate = 1;
-        else
+        else if (k == 2)
             c->timerstats = 1;
+        else
+            c->no_tune = 1;
         return 0;
     }
     if (eq)
@@ -348,6 +354,8 @@ static int parse_option(sl_run_cfg *c, int argc, char **argv, int *i)
         return (c->trace = val, 0);
     if (strcmp(name, "--data") == 0)
         return (c->data_dir = val, 0);
+    if (strcmp(name, "--wisdom") == 0)
+        return (c->wisdom = val, 0);
     if (strcmp(name, "--param") == 0)
         return parse_param(c, val);
     fprintf(stderr, "speedlab: run: unknown option '%s' (see speedlab run --help)\n", name);

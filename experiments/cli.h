@@ -29,6 +29,8 @@ typedef struct sl_run_cfg {
     int calibrate;
     int timerstats;
     const char *trace;          /* --trace FILE: the run's timeline (Chrome Trace Event JSON), NULL: none */
+    const char *wisdom;         /* --wisdom FILE: the planner's choices (NULL: the default path, wisdom.h) */
+    int no_tune;                /* --no-tune: every case at the default ISA level */
 } sl_run_cfg;
 
 /* Parses `run` arguments (argv[0] = "run"). Returns 0, 1 when --help was printed, or SL_EXIT_USAGE

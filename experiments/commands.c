@@ -20,6 +20,7 @@
 #include "runner.h"
 #include "sl_config.h"
 #include "slurm.h"
+#include "tune.h"
 #include "validate.h"
 
 static const char main_usage[] =
@@ -27,6 +28,7 @@ static const char main_usage[] =
     "  list                 studies, variants (and whether they can run here), sizes, parameters\n"
     "  run STUDY...|all     run cases and write results records (speedlab run --help)\n"
     "  calibrate            measure the machine's ceilings (triad, FMA peak, sgemm, GPU)\n"
+    "  tune [STUDY...]      time each CPU variant at each ISA level, keep the faster (speedlab tune --help)\n"
     "  plan STUDY...|all    the cases a run would run, counted and estimated (speedlab plan --help)\n"
     "  slurm STUDY...|all   the plan as Slurm job arrays and a merge job (speedlab slurm --help)\n"
     "  report DIR...        tables and figure data from results (speedlab report --help)\n"
@@ -209,12 +211,12 @@ int sl_main(int argc, char **argv, const sl_study *const *studies, int n_studies
         printf("speedlab %s\n", SL_VERSION);
         return SL_EXIT_OK;
     }
-    if (kern_isa_error() && (strcmp(cmd, "run") == 0 || strcmp(cmd, "calibrate") == 0)) {
+    if (kern_isa_error() && (!strcmp(cmd, "run") || !strcmp(cmd, "calibrate") || !strcmp(cmd, "tune"))) {
         /* a forced ISA level that cannot be had: running anyway would label results wrongly */
         fprintf(stderr, "speedlab: %s\n", kern_isa_error());
         return SL_EXIT_USAGE;
     }
-    if ((!strcmp(cmd, "list") || !strcmp(cmd, "run") || !strcmp(cmd, "plan") ||
+    if ((!strcmp(cmd, "list") || !strcmp(cmd, "run") || !strcmp(cmd, "plan") || !strcmp(cmd, "tune") ||
          !strcmp(cmd, "slurm")) && sl_registry_check(studies, n_studies) != 0)
         return SL_EXIT_FAILED; /* a row without its functions would crash a case later */
     if (strcmp(cmd, "list") == 0)
@@ -223,6 +225,8 @@ int sl_main(int argc, char **argv, const sl_study *const *studies, int n_studies
         return sl_run_main(argc - 1, argv + 1, studies, n_studies);
     if (strcmp(cmd, "calibrate") == 0)
         return sl_calibrate_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "tune") == 0)
+        return sl_tune_main(argc - 1, argv + 1, studies, n_studies);
     if (strcmp(cmd, "plan") == 0)
         return sl_plan_main(argc - 1, argv + 1, studies, n_studies);
     if (strcmp(cmd, "slurm") == 0)
@@ -231,7 +235,7 @@ int sl_main(int argc, char **argv, const sl_study *const *studies, int n_studies
         return rep_report_main(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
         return rep_compare_main(argc - 1, argv + 1);
-    fprintf(stderr, "speedlab: unknown command '%s'; valid commands: list, run, calibrate, plan, "
+    fprintf(stderr, "speedlab: unknown command '%s'; valid commands: list, run, calibrate, tune, plan, "
             "slurm, report, compare, help\n", cmd);
     return SL_EXIT_USAGE;
 }

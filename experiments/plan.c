@@ -31,7 +31,8 @@ static const char plan_usage[] =
 /* Options of `run` that take no value. */
 static int no_value(const char *name)
 {
-    return !strcmp(name, "--quick") || !strcmp(name, "--calibrate") || !strcmp(name, "--timerstats");
+    return !strcmp(name, "--quick") || !strcmp(name, "--calibrate") || !strcmp(name, "--timerstats") ||
+           !strcmp(name, "--no-tune");
 }
 
 /* Options each case line sets itself (or that a task must not repeat): left out of the shared options. */

@@ -29,6 +29,7 @@
 #include "quiet.h"
 #include "rundir.h"
 #include "params.h"
+#include "planner.h"
 #include "runner.h"
 #include "safefile.h"
 
@@ -383,10 +384,20 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
         sl_run_cfg_free(&cfg);
         return SL_EXIT_USAGE;
     }
+    sl_planner planner;
+    char why[1024];
+    if (sl_planner_open(&planner, cfg.wisdom, cfg.no_tune, why, sizeof why) != 0) {
+        fprintf(stderr, "speedlab: %s\n", why); /* before the run directory: nothing made, nothing lost */
+        prof_shutdown();
+        sl_run_cfg_free(&cfg);
+        return SL_EXIT_USAGE;
+    }
+    c.planner = &planner;
     rc = SL_EXIT_FAILED;
     if (open_run(&c) == 0) {
         sl_interrupt_install();
         c.env = sl_env_capture(cfg.threads);
+        json_object_set_new(c.env, "planner", sl_planner_env(&planner));
         sl_quiet_check(c.env, cfg.threads, stderr);
         c.t0_ns = prof_now_ns();
         c.n_cases = count_cases(&c);
@@ -412,6 +423,7 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
     }
     if (!close_run(&c) && rc == SL_EXIT_OK)
         rc = SL_EXIT_FAILED; /* the records are whole; the trace asked for is not */
+    sl_planner_close(&planner);
     sl_run_cfg_free(&cfg);
     return rc;
 }

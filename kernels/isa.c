@@ -47,6 +47,28 @@ static int cpu_level(void)
     return 1;
 }
 
+static int isa_default, isa_now; /* levels 2..4, set by kern_isa_install */
+static void (**isa_slot)(void);
+static void (*const *const *isa_tables)(void);
+static int isa_n, isa_cpu;
+
+int kern_isa_level(void) { return isa_now; }
+int kern_isa_default_level(void) { return isa_default; }
+int kern_isa_has_level(int level)
+{
+    return isa_forced ? level == isa_default : level >= 2 && level <= isa_cpu;
+}
+
+int kern_isa_select(int level)
+{
+    if (!kern_isa_has_level(level) || !isa_slot)
+        return -1;
+    for (int i = 0; i < isa_n; i++)
+        isa_slot[i] = isa_tables[level - 2][i];
+    isa_now = level;
+    return 0;
+}
+
 void kern_isa_install(void (**slot)(void), void (*const *const tables[3])(void), int n);
 void kern_isa_install(void (**slot)(void), void (*const *const tables[3])(void), int n)
 {
@@ -70,9 +92,25 @@ void kern_isa_install(void (**slot)(void), void (*const *const tables[3])(void),
             isa_forced = want;
         }
     }
-    for (int i = 0; i < n; i++) slot[i] = tables[level - 2][i];
+    isa_slot = slot;
+    isa_tables = tables; /* the generated table's constructor keeps them static */
+    isa_n = n;
+    isa_cpu = cpu;
+    isa_default = level;
+    kern_isa_select(level);
 }
 #else
+/* The one level built, by the name simd.h gives its widest vectors. */
+static int built_level(void)
+{
+    const char *isa = kern_isa();
+    return !strcmp(isa, "avx512") ? 4 : !strcmp(isa, "avx2") ? 3 : !strcmp(isa, "sse4.2") ? 2 : 0;
+}
+int kern_isa_level(void) { return built_level(); }
+int kern_isa_default_level(void) { return built_level(); }
+int kern_isa_has_level(int level) { return level != 0 && level == built_level(); }
+int kern_isa_select(int level) { return kern_isa_has_level(level) ? 0 : -1; }
+
 /* A native build honours SPEEDLAB_ISA only when it names the one level built (kern_isa(): the names
  * simd.h gives by the target's widest vectors). */
 __attribute__((constructor)) static void kern_isa_check(void)

@@ -44,6 +44,18 @@ const char *kern_isa_march(void);
  * e.g. "-DNDEBUG -O3 -fPIC -fopenmp -O3 -ffp-contract=fast -march=native"; in a dispatch build the
  * flags of the level that runs, ending in its -march=x86-64-vN. */
 const char *kern_isa_cflags(void);
+/* The level the kernels run at now, as an x86-64 level: 2 (v2, SSE4.2), 3 (v3, AVX2) or 4 (v4, AVX-512);
+ * 0 in a native build for another target (ARM). */
+int kern_isa_level(void);
+/* The level chosen at start-up: the widest this CPU supports, or the one SPEEDLAB_ISA names. */
+int kern_isa_default_level(void);
+/* Whether the kernels can run at `level` here: a dispatch build, v2 up to the CPU's widest (only the
+ * forced one when SPEEDLAB_ISA is set); a native build, the one level built. */
+int kern_isa_has_level(int level);
+/* Makes every kernel run at `level` from the next call on: the planner (experiments/planner.c) sets a
+ * variant's chosen level before its case and the default after. Call it between kernel calls, never
+ * while one runs on any thread. 0, or -1 (nothing changed) when kern_isa_has_level(level) is 0. */
+int kern_isa_select(int level);
 /* SPEEDLAB_ISA's value when it was set and honoured, else NULL. */
 const char *kern_isa_forced(void);
 /* NULL, or one line: why SPEEDLAB_ISA could not be honoured and what would be right. */
