@@ -52,6 +52,20 @@ json_t *sl_planner_env(const sl_planner *p)
     return o;
 }
 
+int sl_planner_stale(const sl_planner *p, char *line, size_t n)
+{
+    int here = 0, other = 0;
+    for (int i = 0; i < p->w.n; i++)
+        if (!strcmp(p->w.e[i].cpu, p->cpu))
+            strcmp(p->w.e[i].build, p->build) ? other++ : here++;
+    if (here || !other || p->off || levels->forced())
+        return 0;
+    snprintf(line, n, "the wisdom in %.200s has %d choice%s for this CPU from other builds, none for this one "
+             "(%.120s): every CPU case runs at the widest level; `speedlab tune` chooses for this build", p->path,
+             other, other == 1 ? "" : "s", p->build);
+    return 1;
+}
+
 int sl_variant_tunable(const sl_variant *v, char *why, size_t n)
 {
     /* Rows whose time is a library's that picks its own ISA at run time: the dispatch level changes only

@@ -40,6 +40,10 @@ void sl_planner_close(sl_planner *p);
 /* The run's env.planner: the wisdom file, whether it was used and how many choices it holds here. */
 json_t *sl_planner_env(const sl_planner *p);
 
+/* 1 with a line for the user when the wisdom has choices for this CPU but none for this build (made by
+ * another commit: the kernels may differ), so every case runs at the default level; else 0. */
+int sl_planner_stale(const sl_planner *p, char *line, size_t n);
+
 /* What ran for one case, and why. */
 typedef struct sl_impl {
     int level;              /* 2..4; 0 where the planner has no say (a GPU or framework row) */

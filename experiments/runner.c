@@ -393,6 +393,8 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
         return SL_EXIT_USAGE;
     }
     c.planner = &planner;
+    if (sl_planner_stale(&planner, why, sizeof why))
+        fprintf(stderr, "speedlab: %s\n", why);
     rc = SL_EXIT_FAILED;
     if (open_run(&c) == 0) {
         sl_interrupt_install();

@@ -65,7 +65,11 @@ static void add_row(rep_table *t, const rep_set *s, const rep_case *a, const rep
     rep_cell_text(t, r, 1, "%s", a->study);
     rep_cell_text(t, r, 2, "%s", a->variant);
     rep_cell_num(t, r, 3, (double)a->size, "%s=%ld", a->size_name, a->size);
-    rep_cell_text(t, r, 4, "%s / %s", s->envs[a->env].isa, s->envs[b->env].isa);
+    if (rep_impl_moved(s, a)) /* the wider run's case ran at a narrower level: the planner's choice */
+        rep_cell_text(t, r, 4, "%s (ran %s: %s) / %s", s->envs[a->env].isa, rep_impl(a, "isa"),
+                      rep_impl(a, "chosen_by"), s->envs[b->env].isa);
+    else
+        rep_cell_text(t, r, 4, "%s / %s", s->envs[a->env].isa, s->envs[b->env].isa);
     rep_fmt_time(ta, sizeof ta, a->median);
     rep_fmt_time(tb, sizeof tb, b->median);
     rep_cell_num(t, r, 5, a->median, "%s%s", ta, rep_case_mark(t, a));
@@ -140,6 +144,8 @@ rep_table *rep_tab_isa_levels(const rep_set *s)
                       "`fraction ×`: narrower ÷ wider, 1 when the narrower level's code uses as much of its "
                       "machine as the wider one's (on a CPU whose FMA peak is the same at both levels, as Zen 4's, "
                       "the two ratios say the same thing). — where a level has no calibration record, or the "
-                      "case no rates.");
+                      "case no rates. `ran avx2: wisdom`: the planner ran that variant at a narrower level in the "
+                      "wider run, because `speedlab tune` found it faster there (the study page's planner table "
+                      "has the times).");
     return t;
 }

@@ -265,6 +265,12 @@ void rep_overlap_sentences(FILE *f, const rep_set *s, int env, const char *study
  * data-path sentences. */
 int rep_is_copies(const rep_set *s, int env, const char *study);
 rep_table *rep_tab_copies(const rep_set *s, int env, const char *study);
+/* The planner (planner.c): a case's impl field ("level", "isa", "chosen_by", "why") or NULL; whether it ran
+ * at another level than its run's env.isa; the study's table of what ran and why, or NULL where no
+ * choice was made (a native build). */
+const char *rep_impl(const rep_case *c, const char *field);
+int rep_impl_moved(const rep_set *s, const rep_case *c);
+rep_table *rep_tab_planner(const rep_set *s, int env, const char *study);
 /* OpenMP attribution (threads.c): per-thread busy time and imbalance of the "threaded" rows whose records
  * carry threads_busy_s; NULL when none does. */
 rep_table *rep_tab_thread_busy(const rep_set *s, int env, const char *study);

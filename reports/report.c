@@ -249,7 +249,8 @@ static void collect_tables(const rep_set *s, int env, const char *study, study_t
     rep_table *(*const timing[])(const rep_set *, int, const char *) = {
         rep_tab_speedup, rep_tab_not_run, rep_tab_crossover, rep_tab_phases, rep_tab_summary, rep_tab_performance,
         rep_tab_training, rep_tab_batch, rep_tab_loading, rep_tab_overlap, rep_tab_precision, rep_tab_copies,
-        rep_tab_thread_busy, rep_tab_algo_search, rep_tab_agreement, rep_tab_roofline, rep_tab_region_roofline};
+        rep_tab_thread_busy, rep_tab_algo_search, rep_tab_agreement, rep_tab_roofline, rep_tab_region_roofline,
+        rep_tab_planner};
     st->not_run = NULL;
     st->n = 0;
     for (size_t i = 0; i < sizeof timing / sizeof *timing; i++) {
