@@ -3,6 +3,7 @@
 #
 # What `ninja -C build run-experiments` (and run-experiments-quick, with --quick) runs: every table and
 # figure of the case studies, in one report.
+#   0. `tune`: the ISA level of each CPU variant, chosen by timing (a dispatch build; docs/isa-levels.md);
 #   1. `run all --calibrate`: every study at its case-study sizes, into a new run directory OUT/run-...
 #      (OUT/latest points at it);
 #   2. the runs `run all` cannot make with one set of options, into RUNDIR/extra/run-...: pipeline with
@@ -54,6 +55,10 @@ finished() {
     esac
 }
 
+# The planner first: in a dispatch build, each CPU variant timed at the CPU's two widest levels and the
+# faster kept in the wisdom file (seconds to a minute); a native build has one level and says so.
+"$speedlab" tune
+finished $?
 "$speedlab" run all --calibrate --out "$out" "$@"
 finished $?
 # The run directory itself, not the link: the extra runs must land beside it whatever moves latest.

@@ -18,7 +18,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 : >"$tmp/all"
-for cmd in list run calibrate plan slurm report compare; do
+for cmd in list run calibrate tune plan slurm report compare; do
     "$sl" "$cmd" --help >"$tmp/help" 2>&1 || { miss "speedlab $cmd --help exits $?"; continue; }
     { grep -oE '^ +(-[a-z], )?--[a-z][a-z0-9-]*' "$tmp/help"; grep -E '^usage:' "$tmp/help" | grep -oE '\[--[a-z][a-z0-9-]*'; } |
         grep -oE -- '--[a-z][a-z0-9-]*' | sort -u >"$tmp/flags"
