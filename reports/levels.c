@@ -144,8 +144,13 @@ rep_table *rep_tab_isa_levels(const rep_set *s)
                       "`fraction ×`: narrower ÷ wider, 1 when the narrower level's code uses as much of its "
                       "machine as the wider one's (on a CPU whose FMA peak is the same at both levels, as Zen 4's, "
                       "the two ratios say the same thing). — where a level has no calibration record, or the "
-                      "case no rates. `ran avx2: wisdom`: the planner ran that variant at a narrower level in the "
-                      "wider run, because `speedlab tune` found it faster there (the study page's planner table "
-                      "has the times).");
+                      "case no rates.");
+    int moved = 0;
+    for (int i = 0; i < s->ncases && !moved; i++)
+        moved = rep_impl_moved(s, &s->cases[i]);
+    if (moved)
+        rep_table_note(t, "`ran avx2: wisdom`: the planner ran that variant at a narrower level in the wider run, "
+                          "because `speedlab tune` found it faster there (the study page's planner table has the "
+                          "times).");
     return t;
 }
