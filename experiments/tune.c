@@ -261,15 +261,15 @@ int sl_tune_main(int argc, char **argv, const sl_study *const *studies, int n_st
     if (L->forced())
         fprintf(stderr, "speedlab: tune: SPEEDLAB_ISA=%s is set; tune compares the levels itself: unset it\n",
                 L->forced());
-    else if (sl_planner_open(&t.planner, cfg.wisdom, 0, err, sizeof err) != 0)
-        fprintf(stderr, "speedlab: tune: %s\n", err);
-    else if (!t.planner.path[0])
-        fprintf(stderr, "speedlab: tune: no wisdom file: HOME is not set; give one with --wisdom FILE\n");
     else if (candidates(lv) < 2) {
         printf("speedlab tune: this build runs one ISA level here (a native build, or a CPU below x86-64-v3): "
                "nothing to choose; a -Disa=dispatch build has v2 to v4 (docs/isa-levels.md)\n");
         rc = SL_EXIT_OK;
-    } else {
+    } else if (sl_planner_open(&t.planner, cfg.wisdom, 0, err, sizeof err) != 0)
+        fprintf(stderr, "speedlab: tune: %s\n", err);
+    else if (!t.planner.path[0])
+        fprintf(stderr, "speedlab: tune: no wisdom file: HOME is not set; give one with --wisdom FILE\n");
+    else {
         printf("speedlab tune: levels v%d and v%d on %s, build %s\n", lv[0], lv[1], t.planner.cpu, t.planner.build);
         fflush(stdout);
         rc = SL_EXIT_OK;
