@@ -224,7 +224,8 @@ static int tune_args(int argc, char **argv, char **rest, int *nrest, int *dry_ru
         for (size_t k = 0; !ok && k < sizeof allowed / sizeof *allowed; k++)
             ok = strlen(allowed[k]) == len && !strncmp(a, allowed[k], len);
         if (!ok) {
-            fprintf(stderr, "speedlab: tune: unknown option '%s'\n%s", a, tune_usage);
+            fprintf(stderr, "speedlab: tune: unknown option '%s'; tune takes --variants, --threads, --data, --param, "
+                    "--wisdom and --dry-run (speedlab tune --help)\n", a);
             return -1;
         }
         rest[(*nrest)++] = argv[i];
