@@ -198,22 +198,39 @@ static void run_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs,
         return;
     }
 
-    sl_error err = {{0}};
-    progress(c, s, "setup", size);
-    void *state = s->setup(size, &c->opts, &err);
-    if (!state) {
-        char msg[SL_ERRLEN + 16];
-        snprintf(msg, sizeof msg, "setup: %s", err.msg[0] ? err.msg : "failed (no message)");
-        whole_size(c, s, size, runnable, nr, "failed", msg);
-        return;
-    }
+    /* The setup a case uses is made at the level the case runs at (the planner's choice): a study's
+     * workspace is sized by the kernels of that level (cnn's work area is larger at AVX2 than at AVX-512),
+     * so a variant at another level than the last setup's gets a setup of its own. Framework and GPU rows
+     * (level 0) use whichever is there. */
+    void *state = NULL;
+    int state_level = -1;
     for (int k = 0; k < nr; k++) {
+        sl_impl im = {0};
+        if (c->planner)
+            sl_planner_choose(c->planner, s, runnable[k], &im);
+        int level = im.level ? im.level : sl_levels_now()->default_level();
+        if (!state || (im.level && level != state_level)) {
+            if (state && s->teardown)
+                s->teardown(state);
+            sl_error err = {{0}};
+            progress(c, s, "setup", size);
+            sl_planner_enter(&im);
+            state = s->setup(size, &c->opts, &err);
+            sl_planner_restore();
+            state_level = level;
+            if (!state) {
+                char msg[SL_ERRLEN + 16];
+                snprintf(msg, sizeof msg, "setup: %s", err.msg[0] ? err.msg : "failed (no message)");
+                whole_size(c, s, size, runnable + k, nr - k, "failed", msg);
+                return;
+            }
+        }
         progress(c, s, s->variants[runnable[k]].name, size);
         trace_mark_case(s, s->variants[runnable[k]].name, size);
         sl_run_case(c, s, state, runnable[k], size);
         trace_checkpoint(c);
     }
-    if (s->teardown)
+    if (state && s->teardown)
         s->teardown(state);
 }
 

@@ -1,11 +1,14 @@
 /*
- * tune.c: `speedlab tune`: the planner's measurements (planner.h). For each CPU variant of speedlab's own
- * (sl_variant_tunable), at the study's first quick size: at each candidate level (the CPU's widest and
- * the one below), prepare, check against the reference (a level that fails has no time and is no
- * candidate), one warm-up call (kernels), then timed calls until 3 or 0.3 s; a second round in the
- * other order of levels when the calls are short, so that a slow spell of a shared machine falls on
- * both. The widest level is kept unless another's median is more than TUNE_MARGIN faster: noise must not
- * move a variant off the level a reader expects. The choices go into the wisdom file after each study.
+ * tune.c: `speedlab tune`: the planner's measurements (planner.h). For each study, at its first quick
+ * size, the study is set up once per candidate level (the CPU's widest and the one below; a workspace
+ * is sized by the kernels of the level that runs). Each CPU variant of speedlab's own
+ * (sl_variant_tunable) is made ready at each level (prepared, checked against the reference: a level
+ * that fails has no time and is no candidate; warmed up once), then timed in calls that alternate
+ * between the levels until 3 calls or 0.3 s each, so that a slow spell of a shared machine falls on
+ * both; a level's time is its fastest call. The widest level is kept unless another is more than
+ * TUNE_MARGIN faster and wins 3 in 4 of the calls made next to the widest's: noise must not move a
+ * variant off the level a reader expects. The choices go into
+ * the wisdom file after each study.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +21,16 @@
 #include "case.h"
 #include "cli.h"
 #include "planner.h"
+#include "quiet.h"
 #include "record.h"
 #include "stats.h"
 #include "tune.h"
 #include "wisdom.h"
 
 #define TUNE_MARGIN 0.05 /* a narrower level must be this much faster than the widest to be chosen */
-#define TUNE_MAX_CALLS 8 /* per level and round */
-#define TUNE_ROUND_S 0.3 /* timed seconds per level and round, after 3 calls */
+#define TUNE_MAX_CALLS 8 /* timed calls per level */
+#define TUNE_ROUND_S 0.3 /* timed seconds per level, after 3 calls */
+#define TUNE_MAX_VARIANTS 64
 
 static const char tune_usage[] =
     "usage: speedlab tune [STUDY...|all] [--variants A,B] [--threads N] [--data DIR] [--param NAME=VALUE]\n"
@@ -50,7 +55,7 @@ static const char tune_usage[] =
     "docs/isa-levels.md, \"The planner\", says how it chooses and how to check its choices.\n";
 
 typedef struct {
-    double t[2 * TUNE_MAX_CALLS];
+    double t[TUNE_MAX_CALLS];
     int n;
 } samples;
 
@@ -61,8 +66,10 @@ typedef struct {
     int dry_run, tty, failed, chosen;
 } tuner;
 
-/* Prepare, check (first round), warm up and time variant v at the level running now. 0, or -1 with why. */
-static int measure(const sl_study *s, void *state, int v, int check, samples *out, char *why, size_t n)
+/* Variant v made ready on a set-up state at the level running now: prepared, checked against the
+ * reference after one untimed run (kernels; a training study's own check), warmed up once (kernels).
+ * 0, or -1 with why (then it was released). */
+static int ready(const sl_study *s, void *state, int v, char *why, size_t n)
 {
     sl_error err = {{0}};
     if (s->prepare && s->prepare(state, v, &err) != 0)
@@ -70,36 +77,56 @@ static int measure(const sl_study *s, void *state, int v, int check, samples *ou
     sl_record *r = sl_record_new();
     json_t *rec = json_object();
     int rc = 0, kernel = s->kind == SL_KERNEL;
-    for (int w = 0; w < (check || kernel ? 1 : 0) && rc == 0; w++) /* the check's run, and the warm-up */
-        if ((s->before_rep && s->before_rep(state, v, &err)) || (kernel && s->run(state, v, r, &err)))
+    for (int k = 0; k < (kernel ? 2 : 0) && rc == 0; k++) /* the check's run, then the warm-up */
+        if ((s->before_rep && s->before_rep(state, v, &err)) || s->run(state, v, r, &err))
             rc = -1, snprintf(why, n, "run: %s", err.msg);
-    if (rc == 0 && check && sl_case_check(s, state, v, rec) != 0)
+        else if (k == 0 && sl_case_check(s, state, v, rec) != 0)
+            rc = -1, snprintf(why, n, "%s", json_string_value(json_object_get(rec, "error")));
+    if (rc == 0 && !kernel && sl_case_check(s, state, v, rec) != 0)
         rc = -1, snprintf(why, n, "%s", json_string_value(json_object_get(rec, "error")));
-    double total = 0;
-    for (int k = 0; rc == 0 && k < TUNE_MAX_CALLS && (k < 3 || total < TUNE_ROUND_S); k++) {
-        if (s->before_rep && s->before_rep(state, v, &err))
-            rc = -1, snprintf(why, n, "before_rep: %s", err.msg);
-        uint64_t t0 = prof_now_ns();
-        if (rc == 0 && s->run(state, v, r, &err))
-            rc = -1, snprintf(why, n, "run: %s", err.msg);
-        double t = (double)(prof_now_ns() - t0) * 1e-9;
-        if (rc == 0)
-            out->t[out->n++] = t, total += t;
-        if (total > 3 * TUNE_ROUND_S) /* a slow variant (naive): one call is enough to rank its levels */
-            break;
-    }
     json_decref(rec);
     sl_record_free(r);
-    if (s->release)
+    if (rc && s->release)
         s->release(state, v);
     return rc;
 }
 
-static double median_of(const samples *x)
+/* One timed call of variant v at the level running now: its seconds, or -1 with why. */
+static double timed_call(const sl_study *s, void *state, int v, char *why, size_t n)
+{
+    sl_error err = {{0}};
+    sl_record *r = sl_record_new();
+    double t = -1;
+    if (s->before_rep && s->before_rep(state, v, &err) != 0)
+        snprintf(why, n, "before_rep: %s", err.msg);
+    else {
+        uint64_t t0 = prof_now_ns();
+        int rc = s->run(state, v, r, &err);
+        t = (double)(prof_now_ns() - t0) * 1e-9;
+        if (rc != 0)
+            t = -1, snprintf(why, n, "run: %s", err.msg);
+    }
+    sl_record_free(r);
+    return t;
+}
+
+/* A level's time: its fastest call. Another process on a shared CPU only ever adds time, so the fastest
+ * of alternating calls compares the two codes, where a median can still hold a slow spell. */
+static double best_of(const samples *x)
 {
     sl_stats st;
     sl_stats_compute(x->t, x->n, &st);
-    return st.median;
+    return st.min;
+}
+
+/* Whether a wins at least 3 in 4 of its calls against b's made next to them (the calls alternate, so
+ * call k of each ran back to back): a fastest call alone could be one lucky call of a busy machine. */
+static int wins_pairs(const samples *a, const samples *b)
+{
+    int n = a->n < b->n ? a->n : b->n, won = 0;
+    for (int k = 0; k < n; k++)
+        won += a->t[k] < b->t[k];
+    return n > 0 && 4 * won >= 3 * n;
 }
 
 /* The candidate levels: the CPU's widest and the one below, where this build runs them. */
@@ -113,63 +140,33 @@ static int candidates(int *lv)
     return n;
 }
 
-/* Chooses variant v's level: every candidate measured, the winner into the wisdom. */
-static void tune_variant(tuner *t, const sl_study *s, void *state, int v, long size)
+/* Variant v's choice from its samples at the nl candidate levels lv (ok[i]: level i passed its check):
+ * the widest that ran, then a narrower one only when clearly faster; printed and put in the wisdom. */
+static void choose(tuner *t, const sl_study *s, int v, long size, const int *lv, int nl, const samples *x,
+                   const int *ok)
 {
-    const sl_levels *L = sl_levels_now();
     const sl_variant *var = &s->variants[v];
-    int lv[3], nl = candidates(lv), ok[3] = {0}, def = L->default_level();
-    samples x[3] = {{{0}, 0}};
-    char why[SL_ERRLEN + 64];
-    for (int round = 0; round < 2; round++) {
-        for (int k = 0; k < nl; k++) {
-            int i = round ? nl - 1 - k : k; /* the second round in the other order */
-            if (round && !ok[i])
-                continue;
-            if (t->tty)
-                fprintf(stderr, "\r\033[Ktune: %s %s v%d (round %d)", s->name, var->name, lv[i], round + 1);
-            L->select(lv[i]);
-            char avail[256];
-            if (!sl_variant_available(var, avail, sizeof avail)) /* bf16dp: the AVX-512 copy only */
-                continue;
-            if (measure(s, state, v, round == 0, &x[i], why, sizeof why) == 0)
-                ok[i] |= round == 0;
-            else if (round == 0) {
-                fprintf(stderr, "%sspeedlab tune: %s %s at v%d: %s; that level is not chosen\n", t->tty ? "\r\033[K" : "",
-                        s->name, var->name, lv[i], why);
-                t->failed = 1;
-            }
-        }
-        sl_planner_restore();
-        double longest = 0;
-        for (int i = 0; i < nl; i++)
-            longest = ok[i] && median_of(&x[i]) > longest ? median_of(&x[i]) : longest;
-        if (longest > TUNE_ROUND_S) /* slow calls: one round is enough, and a second would take minutes */
-            break;
-    }
-    if (t->tty)
-        fprintf(stderr, "\r\033[K");
-    int best = -1;
-    for (int i = 0; i < nl; i++) /* the widest that ran, then a narrower one only when clearly faster */
+    int best = -1, def = sl_levels_now()->default_level();
+    for (int i = 0; i < nl; i++)
         if (ok[i] && (best < 0 || lv[i] == def))
             best = i;
-    for (int i = 0; best >= 0 && i < nl; i++)
-        if (ok[i] && median_of(&x[i]) < median_of(&x[best]) * (1 - TUNE_MARGIN) &&
-            median_of(&x[i]) < median_of(&x[best]))
+    int wide = best;
+    for (int i = 0; wide >= 0 && i < nl; i++)
+        if (i != wide && ok[i] && best_of(&x[i]) < best_of(&x[wide]) * (1 - TUNE_MARGIN) &&
+            wins_pairs(&x[i], &x[wide]))
             best = i;
-    char times[160] = "", line[256], date[40], sz[96];
+    char times[160] = "", date[40], sz[96];
     int len = 0;
     for (int i = 0; i < nl; i++)
         if (ok[i] && len < (int)sizeof times)
             len += snprintf(times + len, sizeof times - (size_t)len, "%sv%d=%.4g", len ? "," : "", lv[i],
-                            median_of(&x[i]));
+                            best_of(&x[i]));
     snprintf(sz, sizeof sz, "%s=%ld", s->size_name ? s->size_name : "size", size);
     if (best < 0) {
         printf("%-12s %-14s %-12s no level passed its check: no choice\n", s->name, var->name, sz);
         return;
     }
-    snprintf(line, sizeof line, "%-12s %-14s %-12s %s s -> v%d", s->name, var->name, sz, times, lv[best]);
-    printf("%s\n", line);
+    printf("%-12s %-14s %-12s %s s -> v%d\n", s->name, var->name, sz, times, lv[best]);
     fflush(stdout);
     sl_iso_time(date, sizeof date);
     sl_wisdom_entry e = {t->planner.cpu, t->planner.build, (char *)s->name, (char *)var->name, times, sz, date,
@@ -178,7 +175,85 @@ static void tune_variant(tuner *t, const sl_study *s, void *state, int v, long s
         t->chosen++;
 }
 
-/* One study at its first quick size: setup, every tunable variant asked for, teardown. */
+/* The variants of s tune takes: asked for, speedlab's own CPU code, runnable here. */
+static int tunable_variants(const tuner *t, const sl_study *s, int *vs)
+{
+    char why[256];
+    int n = 0;
+    for (int v = 0; v < s->n_variants && n < TUNE_MAX_VARIANTS; v++) {
+        int take = t->cfg->n_variants == 0;
+        for (int k = 0; k < t->cfg->n_variants && !take; k++)
+            take = !strcmp(t->cfg->variants[k], s->variants[v].name);
+        if (take && sl_variant_tunable(&s->variants[v], why, sizeof why) &&
+            sl_variant_available(&s->variants[v], why, sizeof why))
+            vs[n++] = v;
+    }
+    return n;
+}
+
+/* What tune keeps of one study's variants: samples and check results per candidate level. */
+typedef struct {
+    int v[TUNE_MAX_VARIANTS], n;          /* the variants' indices in the study */
+    int lv[3], nl;                        /* the candidate levels */
+    void *state[3];                       /* the study set up at each level */
+    samples x[TUNE_MAX_VARIANTS][3];
+    int ok[TUNE_MAX_VARIANTS][3];         /* ready and every call ran at that level */
+} study_samples;
+
+/* Variant j at every candidate level: made ready at each, then timed calls alternating between the
+ * levels (the order reversed every call), so that a slow spell of a shared machine falls on both. */
+static void tune_variant(tuner *t, const sl_study *s, study_samples *z, int j)
+{
+    const sl_levels *L = sl_levels_now();
+    const sl_variant *var = &s->variants[z->v[j]];
+    char why[SL_ERRLEN + 64];
+    for (int i = 0; i < z->nl; i++) {
+        L->select(z->lv[i]);
+        if (!sl_variant_available(var, why, sizeof why)) /* bf16dp has code at the AVX-512 level only */
+            continue;
+        if (t->tty)
+            fprintf(stderr, "\r\033[Ktune: %s %s v%d", s->name, var->name, z->lv[i]);
+        z->ok[j][i] = ready(s, z->state[i], z->v[j], why, sizeof why) == 0;
+        if (!z->ok[j][i]) {
+            fprintf(stderr, "%sspeedlab tune: %s %s at v%d: %s; that level is not chosen\n",
+                    t->tty ? "\r\033[K" : "", s->name, var->name, z->lv[i], why);
+            t->failed = 1;
+        }
+    }
+    double total = 0;
+    for (int k = 0; k < TUNE_MAX_CALLS && (k < 3 || total < TUNE_ROUND_S * z->nl); k++) {
+        for (int m = 0; m < z->nl; m++) {
+            int i = k % 2 ? z->nl - 1 - m : m;
+            if (!z->ok[j][i])
+                continue;
+            L->select(z->lv[i]);
+            double secs = timed_call(s, z->state[i], z->v[j], why, sizeof why);
+            if (secs < 0) { /* a level whose call failed has no time */
+                fprintf(stderr, "%sspeedlab tune: %s %s at v%d: %s\n", t->tty ? "\r\033[K" : "", s->name,
+                        var->name, z->lv[i], why);
+                z->ok[j][i] = 0, t->failed = 1;
+                if (s->release)
+                    s->release(z->state[i], z->v[j]);
+                continue;
+            }
+            z->x[j][i].t[z->x[j][i].n++] = secs;
+            total += secs;
+        }
+        if (total > 3 * TUNE_ROUND_S * z->nl) /* slow calls (naive): one each ranks the levels */
+            break;
+    }
+    for (int i = 0; i < z->nl; i++)
+        if (z->ok[j][i] && s->release) {
+            L->select(z->lv[i]);
+            s->release(z->state[i], z->v[j]);
+        }
+    sl_planner_restore();
+    if (t->tty)
+        fprintf(stderr, "\r\033[K");
+}
+
+/* One study at its first quick size: set up once per candidate level (a workspace is sized by the
+ * kernels of the level that runs), every variant tuned, each choice kept. */
 static void tune_study(tuner *t, const sl_study *s)
 {
     long size = s->n_quick_sizes ? s->quick_sizes[0] : s->sizes[0];
@@ -187,24 +262,29 @@ static void tune_study(tuner *t, const sl_study *s)
         printf("%-12s (not tuned: %s)\n", s->name, why);
         return;
     }
-    void *state = NULL;
-    for (int v = 0; v < s->n_variants; v++) {
-        const sl_variant *var = &s->variants[v];
-        int take = t->cfg->n_variants == 0;
-        for (int k = 0; k < t->cfg->n_variants && !take; k++)
-            take = !strcmp(t->cfg->variants[k], var->name);
-        if (!take || !sl_variant_tunable(var, why, sizeof why) || !sl_variant_available(var, why, sizeof why))
-            continue;
-        sl_error err = {{0}};
-        if (!state && !(state = s->setup(size, &t->opts, &err))) {
-            printf("%-12s (not tuned: setup: %s)\n", s->name, err.msg);
-            t->failed = 1;
-            return;
-        }
-        tune_variant(t, s, state, v, size);
+    study_samples *z = calloc(1, sizeof *z);
+    if (!z || !(z->n = tunable_variants(t, s, z->v)) || !(z->nl = candidates(z->lv))) {
+        free(z);
+        return;
     }
-    if (state && s->teardown)
-        s->teardown(state);
+    int set_up = 1;
+    for (int i = 0; i < z->nl && set_up; i++) {
+        sl_error err = {{0}};
+        sl_levels_now()->select(z->lv[i]);
+        if (!(z->state[i] = s->setup(size, &t->opts, &err))) {
+            printf("%-12s (not tuned: setup at v%d: %s)\n", s->name, z->lv[i], err.msg);
+            t->failed = 1, set_up = 0;
+        }
+    }
+    sl_planner_restore();
+    for (int j = 0; j < z->n && set_up; j++) {
+        tune_variant(t, s, z, j);
+        choose(t, s, z->v[j], size, z->lv, z->nl, z->x[j], z->ok[j]);
+    }
+    for (int i = 0; i < z->nl; i++)
+        if (z->state[i] && s->teardown)
+            s->teardown(z->state[i]);
+    free(z);
 }
 
 /* Tune's own arguments out of argv (--dry-run; the rest must be options run shares with it). */
@@ -271,6 +351,10 @@ int sl_tune_main(int argc, char **argv, const sl_study *const *studies, int n_st
     else if (!t.planner.path[0])
         fprintf(stderr, "speedlab: tune: no wisdom file: HOME is not set; give one with --wisdom FILE\n");
     else {
+        json_t *quiet = json_object(); /* a busy machine's choices are noise: say so, as run does */
+        if (sl_quiet_check(quiet, cfg.threads, stderr))
+            fprintf(stderr, "speedlab: tune: choices made now may be noise; run it again on a quiet machine\n");
+        json_decref(quiet);
         printf("speedlab tune: levels v%d and v%d on %s, build %s\n", lv[0], lv[1], t.planner.cpu, t.planner.build);
         fflush(stdout);
         rc = SL_EXIT_OK;
