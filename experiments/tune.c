@@ -261,7 +261,10 @@ int sl_tune_main(int argc, char **argv, const sl_study *const *studies, int n_st
     if (L->forced())
         fprintf(stderr, "speedlab: tune: SPEEDLAB_ISA=%s is set; tune compares the levels itself: unset it\n",
                 L->forced());
-    else if (sl_planner_open(&t.planner, cfg.wisdom, 0, err, sizeof err) != 0)
+    else if (sl_planner_open(&t.planner, cfg.wisdom, 0, err, sizeof err) != 0 ||
+             /* SPEEDLAB_TUNE=off leaves the wisdom unread for runs; tune rewrites the file, and must keep
+              * every line of other CPUs and builds */
+             (t.planner.off && sl_wisdom_read(t.planner.path, &t.planner.w, err, sizeof err) != 0))
         fprintf(stderr, "speedlab: tune: %s\n", err);
     else if (!t.planner.path[0])
         fprintf(stderr, "speedlab: tune: no wisdom file: HOME is not set; give one with --wisdom FILE\n");
