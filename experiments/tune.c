@@ -346,7 +346,10 @@ int sl_tune_main(int argc, char **argv, const sl_study *const *studies, int n_st
         printf("speedlab tune: this build runs one ISA level here (a native build, or a CPU below x86-64-v3): "
                "nothing to choose; a -Disa=dispatch build has v2 to v4 (docs/isa-levels.md)\n");
         rc = SL_EXIT_OK;
-    } else if (sl_planner_open(&t.planner, cfg.wisdom, 0, err, sizeof err) != 0)
+    } else if (sl_planner_open(&t.planner, cfg.wisdom, 0, err, sizeof err) != 0 ||
+               /* SPEEDLAB_TUNE=off leaves the wisdom unread for runs; tune rewrites the file, and must keep
+                * every line of other CPUs and builds */
+               (t.planner.off && sl_wisdom_read(t.planner.path, &t.planner.w, err, sizeof err) != 0))
         fprintf(stderr, "speedlab: tune: %s\n", err);
     else if (!t.planner.path[0])
         fprintf(stderr, "speedlab: tune: no wisdom file: HOME is not set; give one with --wisdom FILE\n");

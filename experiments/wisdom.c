@@ -134,19 +134,19 @@ int sl_wisdom_put(sl_wisdom *w, const sl_wisdom_entry *e)
 /* One line's fields into e; NULL, or what is wrong with it. */
 static const char *parse_line(char *line, sl_wisdom_entry *e)
 {
+    static const char *const count = "not 9 tab-separated fields (cpu, build, study, variant, level, times, "
+                                     "size, threads, date)";
     char *f[NFIELDS];
     int k = 0;
-    for (char *p = line; k < NFIELDS; k++) {
+    for (char *p = line; p; k++) { /* a tenth field is refused, not dropped */
+        if (k == NFIELDS)
+            return count;
         f[k] = p;
-        p = strchr(p, '\t');
-        if (!p) {
-            k++;
-            break;
-        }
-        *p++ = '\0';
+        if ((p = strchr(p, '\t')))
+            *p++ = '\0';
     }
-    if (k != NFIELDS || strchr(f[NFIELDS - 1], '\t'))
-        return "not 9 tab-separated fields (cpu, build, study, variant, level, times, size, threads, date)";
+    if (k != NFIELDS)
+        return count;
     if (strcmp(f[4], "v2") && strcmp(f[4], "v3") && strcmp(f[4], "v4"))
         return "level is not v2, v3 or v4";
     char *end;
