@@ -114,6 +114,11 @@ void sl_planner_choose(const sl_planner *p, const sl_study *s, int v, sl_impl *o
         out->chosen_by = "default";
         snprintf(out->why, sizeof out->why, "the widest level this CPU runs: tuning off (--no-tune or "
                  "SPEEDLAB_TUNE=off)");
+    } else if (e && p->threads && e->threads != sl_variant_threads(var, p->threads)) {
+        out->chosen_by = "default";
+        snprintf(out->why, sizeof out->why, "the widest level this CPU runs: the wisdom's choice was tuned at %d "
+                 "thread%s, this case runs on %d (speedlab tune --threads %d)", e->threads, e->threads == 1 ? "" : "s",
+                 sl_variant_threads(var, p->threads), sl_variant_threads(var, p->threads));
     } else if (e && levels->has(e->level)) {
         out->chosen_by = "wisdom";
         out->level = e->level;

@@ -32,6 +32,7 @@ typedef struct sl_planner {
     char cpu[320], build[320];
     sl_wisdom w;
     int off;                 /* --no-tune, or SPEEDLAB_TUNE=off: every case at the default level */
+    int threads;             /* the run's --threads (0: unknown); a choice tuned at another count is not used */
 } sl_planner;
 
 /* Reads the wisdom (wisdom_path: --wisdom, or NULL). 0, or -1 with err (a malformed file: what and where). */

@@ -409,6 +409,7 @@ int sl_run_main(int argc, char **argv, const sl_study *const *studies, int n_stu
         sl_run_cfg_free(&cfg);
         return SL_EXIT_USAGE;
     }
+    planner.threads = cfg.threads;
     c.planner = &planner;
     if (sl_planner_stale(&planner, why, sizeof why))
         fprintf(stderr, "speedlab: %s\n", why);

@@ -161,7 +161,7 @@ static void choose(tuner *t, const sl_study *s, int v, long size, const int *lv,
         if (ok[i] && len < (int)sizeof times)
             len += snprintf(times + len, sizeof times - (size_t)len, "%sv%d=%.4g", len ? "," : "", lv[i],
                             best_of(&x[i]));
-    snprintf(sz, sizeof sz, "%s=%ld", s->size_name ? s->size_name : "size", size);
+    snprintf(sz, sizeof sz, "%.60s=%ld", s->size_name ? s->size_name : "size", size);
     if (best < 0) {
         printf("%-12s %-14s %-12s no level passed its check: no choice\n", s->name, var->name, sz);
         return;
