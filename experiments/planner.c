@@ -5,14 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "avail.h"
 #include "isa.h"
 
 static const sl_levels kernel_levels = {kern_isa_has_level, kern_isa_select, kern_isa_level,
-                                        kern_isa_default_level, kern_isa, kern_isa_forced};
+                                        kern_isa_default_level, kern_isa, kern_isa_forced, kern_isa_cflags};
 static const sl_levels *levels = &kernel_levels;
 
 const sl_levels *sl_levels_now(void) { return levels; }
 void sl_levels_override(const sl_levels *l) { levels = l ? l : &kernel_levels; }
+
+static int n_levels(void)
+{
+    int n = 0;
+    for (int l = 2; l <= 4; l++)
+        n += levels->has(l);
+    return n;
+}
 
 int sl_planner_open(sl_planner *p, const char *wisdom_path, int no_tune, char *err, size_t n)
 {
@@ -33,7 +42,8 @@ int sl_planner_open(sl_planner *p, const char *wisdom_path, int no_tune, char *e
         p->path[0] = '\0'; /* no HOME: no wisdom, every case at its default level */
         return 0;
     }
-    return p->off ? 0 : sl_wisdom_read(p->path, &p->w, err, n);
+    /* a native build or a forced level has nothing to choose: a broken file must not stop its runs */
+    return p->off || n_levels() < 2 || levels->forced() ? 0 : sl_wisdom_read(p->path, &p->w, err, n);
 }
 
 void sl_planner_close(sl_planner *p) { sl_wisdom_free(&p->w); }
@@ -82,12 +92,17 @@ int sl_variant_tunable(const sl_variant *v, char *why, size_t n)
     return 1;
 }
 
-static int n_levels(void)
+
+/* Whether this build and CPU run variant var at level (a hand-edited wisdom may name any). */
+static int available_at(const sl_variant *var, int level)
 {
-    int n = 0;
-    for (int l = 2; l <= 4; l++)
-        n += levels->has(l);
-    return n;
+    char why[256];
+    int now = levels->current();
+    if (!levels->has(level) || levels->select(level) != 0)
+        return 0;
+    int ok = sl_variant_available(var, why, sizeof why); /* bf16dp: AVX512_BF16 code in the v4 copy only */
+    levels->select(now);
+    return ok;
 }
 
 void sl_planner_choose(const sl_planner *p, const sl_study *s, int v, sl_impl *out)
@@ -119,7 +134,11 @@ void sl_planner_choose(const sl_planner *p, const sl_study *s, int v, sl_impl *o
         snprintf(out->why, sizeof out->why, "the widest level this CPU runs: the wisdom's choice was tuned at %d "
                  "thread%s, this case runs on %d (speedlab tune --threads %d)", e->threads, e->threads == 1 ? "" : "s",
                  sl_variant_threads(var, p->threads), sl_variant_threads(var, p->threads));
-    } else if (e && levels->has(e->level)) {
+    } else if (e && !available_at(var, e->level)) {
+        out->chosen_by = "default";
+        snprintf(out->why, sizeof out->why, "the widest level this CPU runs: the wisdom's choice, v%d, cannot run "
+                 "this variant here (speedlab tune chooses again)", e->level);
+    } else if (e) {
         out->chosen_by = "wisdom";
         out->level = e->level;
         snprintf(out->why, sizeof out->why, "speedlab tune: %s s at %s, %d thread%s (%s)", e->times, e->size,
@@ -152,6 +171,8 @@ json_t *sl_impl_json(const sl_impl *im)
     json_t *o = json_object();
     json_object_set_new(o, "level", json_string(lv));
     json_object_set_new(o, "isa", json_string(levels->isa()));
+    if (levels->cflags && levels->cflags()) /* env.cflags are the default level's */
+        json_object_set_new(o, "cflags", json_string(levels->cflags()));
     json_object_set_new(o, "chosen_by", json_string(im->chosen_by));
     json_object_set_new(o, "why", json_string(im->why));
     return o;

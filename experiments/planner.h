@@ -3,7 +3,7 @@
  * cuDNN's find choose: `speedlab tune` (tune.c) times each variant at the levels this CPU runs on a small
  * case, keeps the winner in the wisdom file (wisdom.h), and `speedlab run` runs each case at its
  * variant's kept level. Every CPU row's record says what ran and why ("impl", docs/results-schema.md).
- * Without wisdom a case runs at the default level (the widest the CPU has), as before the planner.
+ * Without wisdom a case runs at the default level (the widest the CPU has).
  */
 #ifndef SL_PLANNER_H
 #define SL_PLANNER_H
@@ -22,6 +22,7 @@ typedef struct sl_levels {
     int (*default_level)(void);
     const char *(*isa)(void);    /* the name of the level running now: "avx2" */
     const char *(*forced)(void); /* SPEEDLAB_ISA when it was honoured, else NULL */
+    const char *(*cflags)(void); /* the flags of the level running now, or NULL */
 } sl_levels;
 const sl_levels *sl_levels_now(void);
 /* Tests: levels of their own (a fake dispatch build), or NULL for the kernels'. */
@@ -35,7 +36,8 @@ typedef struct sl_planner {
     int threads;             /* the run's --threads (0: unknown); a choice tuned at another count is not used */
 } sl_planner;
 
-/* Reads the wisdom (wisdom_path: --wisdom, or NULL). 0, or -1 with err (a malformed file: what and where). */
+/* Reads the wisdom (wisdom_path: --wisdom, or NULL) where there is a choice to make (two levels or more,
+ * none forced). 0, or -1 with err (a malformed file: what and where). */
 int sl_planner_open(sl_planner *p, const char *wisdom_path, int no_tune, char *err, size_t n);
 void sl_planner_close(sl_planner *p);
 /* The run's env.planner: the wisdom file, whether it was used and how many choices it holds here. */
@@ -60,7 +62,8 @@ void sl_planner_choose(const sl_planner *p, const sl_study *s, int v, sl_impl *o
 /* Runs the kernels at im's level (nothing for level 0); sl_planner_restore goes back to the default. */
 void sl_planner_enter(const sl_impl *im);
 void sl_planner_restore(void);
-/* The record's "impl": {"level": "v3", "isa": "avx2", "chosen_by": ..., "why": ...}; NULL for level 0.
+/* The record's "impl": {"level": "v3", "isa": "avx2", "cflags": ..., "chosen_by": ..., "why": ...}; NULL for
+ * level 0.
  * Call between enter and restore: isa is the level running. */
 json_t *sl_impl_json(const sl_impl *im);
 

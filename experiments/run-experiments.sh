@@ -57,9 +57,12 @@ finished() {
 
 # The planner first: in a dispatch build, each CPU variant timed at the CPU's two widest levels and the
 # faster kept in the wisdom file (seconds to a minute); a native build has one level and says so.
-# A failed tune costs no case: the run goes on at the widest level, and says so.
-"$speedlab" tune || echo "run-experiments: 'speedlab tune' exited $? (see above): the cases without a" \
-    "choice run at the widest level" >&2
+# A failed tune costs no case: the run goes on, at the widest level where no choice was kept. Not with
+# SPEEDLAB_TUNE=off (the wisdom is not to be used) or SPEEDLAB_ISA set (one level, forced).
+if [ "${SPEEDLAB_TUNE:-on}" != off ] && [ -z "${SPEEDLAB_ISA:-}" ]; then
+    "$speedlab" tune || echo "run-experiments: 'speedlab tune' exited $? (see above): the cases without a" \
+        "choice run at the widest level" >&2
+fi
 "$speedlab" run all --calibrate --out "$out" "$@"
 finished $?
 # The run directory itself, not the link: the extra runs must land beside it whatever moves latest.

@@ -199,9 +199,9 @@ static void run_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs,
     }
 
     /* The setup a case uses is made at the level the case runs at (the planner's choice): a study's
-     * workspace is sized by the kernels of that level (cnn's work area is larger at AVX2 than at AVX-512),
-     * so a variant at another level than the last setup's gets a setup of its own. Framework and GPU rows
-     * (level 0) use whichever is there. */
+     * workspace is sized by the kernels of that level (cnn's work area differs between the levels for
+     * some image sizes), so a variant at another level than the last setup's gets a setup of its own.
+     * Framework and GPU rows (level 0) get the default level's. */
     void *state = NULL;
     int state_level = -1;
     for (int k = 0; k < nr; k++) {
@@ -209,7 +209,7 @@ static void run_size(sl_run_ctx *c, const sl_study *s, long size, const int *vs,
         if (c->planner)
             sl_planner_choose(c->planner, s, runnable[k], &im);
         int level = im.level ? im.level : sl_levels_now()->default_level();
-        if (!state || (im.level && level != state_level)) {
+        if (!state || level != state_level) {
             if (state && s->teardown)
                 s->teardown(state);
             sl_error err = {{0}};

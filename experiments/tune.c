@@ -28,8 +28,9 @@
 #include "wisdom.h"
 
 #define TUNE_MARGIN 0.05 /* a narrower level must be this much faster than the widest to be chosen */
-#define TUNE_MAX_CALLS 8 /* timed calls per level */
+#define TUNE_MAX_CALLS 1000 /* timed calls per level, at most */
 #define TUNE_ROUND_S 0.3 /* timed seconds per level, after 3 calls */
+#define TUNE_SLOW_S 1.0  /* a call this long: 2 calls per level are enough (naive rows) */
 #define TUNE_MAX_VARIANTS 64
 
 static const char tune_usage[] =
@@ -38,7 +39,8 @@ static const char tune_usage[] =
     "  Times each CPU variant at each ISA level this CPU runs (its widest and the one below), on the\n"
     "  study's first quick size, checked against the reference first, and keeps the faster level per\n"
     "  variant in the wisdom file for this CPU model and build; a narrower level is kept only when it\n"
-    "  is more than 5 % faster. `speedlab run` then runs each case at its variant's level, and its\n"
+    "  is more than 5 % faster and wins 3 in 4 of the calls made next to the widest's (calls alternate\n"
+    "  between the levels; a level's time is its fastest call). `speedlab run` then runs each case at its variant's level, and its\n"
     "  record says which and why (impl). Rows whose library picks its own ISA (blas, onednn), GPU rows\n"
     "  and framework baselines are not tuned. Takes seconds to a minute (default: every study).\n"
     "  Needs a dispatch build (-Disa=dispatch): a native build has one level, and tune says so.\n"
@@ -51,11 +53,12 @@ static const char tune_usage[] =
     "  --dry-run         print the choices, write nothing\n"
     "  -h, --help        this text\n"
     "environment: SPEEDLAB_ISA must be unset (tune compares the levels itself).\n"
-    "Exit status: 0, 1 when a variant failed its check at some level (that level is not chosen), 2 usage.\n"
+    "Exit status: 0; 1 when a variant failed its check at some level (that level is not chosen), a study\n"
+    "could not be set up or the wisdom not written; 2 usage or a malformed wisdom file.\n"
     "docs/isa-levels.md, \"The planner\", says how it chooses and how to check its choices.\n";
 
 typedef struct {
-    double t[TUNE_MAX_CALLS];
+    double *t; /* TUNE_MAX_CALLS */
     int n;
 } samples;
 
@@ -63,6 +66,7 @@ typedef struct {
     const sl_run_cfg *cfg;
     sl_opts opts;
     sl_planner planner;
+    sl_wisdom fresh; /* this tune's choices, put into the file after each study (sl_wisdom_update) */
     int dry_run, tty, failed, chosen;
 } tuner;
 
@@ -148,6 +152,13 @@ static void choose(tuner *t, const sl_study *s, int v, long size, const int *lv,
     const sl_variant *var = &s->variants[v];
     int best = -1, def = sl_levels_now()->default_level();
     for (int i = 0; i < nl; i++)
+        if (lv[i] == def && !ok[i]) { /* available there (tunable_variants), so it failed: its message is
+                                        * above; no choice, so that run shows the failure */
+            printf("%-12s %-14s failed at v%d: no choice (the run's case at v%d will say why)\n", s->name,
+                   var->name, def, def);
+            return;
+        }
+    for (int i = 0; i < nl; i++)
         if (ok[i] && (best < 0 || lv[i] == def))
             best = i;
     int wide = best;
@@ -171,7 +182,7 @@ static void choose(tuner *t, const sl_study *s, int v, long size, const int *lv,
     sl_iso_time(date, sizeof date);
     sl_wisdom_entry e = {t->planner.cpu, t->planner.build, (char *)s->name, (char *)var->name, times, sz, date,
                          lv[best], sl_variant_threads(var, t->cfg->threads)};
-    if (sl_wisdom_put(&t->planner.w, &e) == 0)
+    if (sl_wisdom_put(&t->fresh, &e) == 0)
         t->chosen++;
 }
 
@@ -222,6 +233,8 @@ static void tune_variant(tuner *t, const sl_study *s, study_samples *z, int j)
     }
     double total = 0;
     for (int k = 0; k < TUNE_MAX_CALLS && (k < 3 || total < TUNE_ROUND_S * z->nl); k++) {
+        if (k >= 2 && total > 2 * TUNE_SLOW_S * z->nl) /* slow calls: two pairs, in both orders, rank them */
+            break;
         for (int m = 0; m < z->nl; m++) {
             int i = k % 2 ? z->nl - 1 - m : m;
             if (!z->ok[j][i])
@@ -239,8 +252,6 @@ static void tune_variant(tuner *t, const sl_study *s, study_samples *z, int j)
             z->x[j][i].t[z->x[j][i].n++] = secs;
             total += secs;
         }
-        if (total > 3 * TUNE_ROUND_S * z->nl) /* slow calls (naive): one each ranks the levels */
-            break;
     }
     for (int i = 0; i < z->nl; i++)
         if (z->ok[j][i] && s->release) {
@@ -263,10 +274,14 @@ static void tune_study(tuner *t, const sl_study *s)
         return;
     }
     study_samples *z = calloc(1, sizeof *z);
-    if (!z || !(z->n = tunable_variants(t, s, z->v)) || !(z->nl = candidates(z->lv))) {
-        free(z);
+    double *pool = calloc((size_t)TUNE_MAX_VARIANTS * 3 * TUNE_MAX_CALLS, sizeof *pool);
+    if (!z || !pool || !(z->n = tunable_variants(t, s, z->v)) || !(z->nl = candidates(z->lv))) {
+        free(z), free(pool);
         return;
     }
+    for (int j = 0; j < TUNE_MAX_VARIANTS; j++)
+        for (int i = 0; i < 3; i++)
+            z->x[j][i].t = pool + ((size_t)j * 3 + (size_t)i) * TUNE_MAX_CALLS;
     int set_up = 1;
     for (int i = 0; i < z->nl && set_up; i++) {
         sl_error err = {{0}};
@@ -284,7 +299,7 @@ static void tune_study(tuner *t, const sl_study *s)
     for (int i = 0; i < z->nl; i++)
         if (z->state[i] && s->teardown)
             s->teardown(z->state[i]);
-    free(z);
+    free(z), free(pool);
 }
 
 /* Tune's own arguments out of argv (--dry-run; the rest must be options run shares with it). */
@@ -296,21 +311,34 @@ static int tune_args(int argc, char **argv, char **rest, int *nrest, int *dry_ru
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         size_t len = strcspn(a, "=");
-        int ok = strncmp(a, "--", 2) != 0;
+        int opt = 0;
         if (!strcmp(a, "--dry-run")) {
             *dry_run = 1;
             continue;
         }
-        for (size_t k = 0; !ok && k < sizeof allowed / sizeof *allowed; k++)
-            ok = strlen(allowed[k]) == len && !strncmp(a, allowed[k], len);
-        if (!ok) {
+        for (size_t k = 0; k < sizeof allowed / sizeof *allowed; k++)
+            opt |= strlen(allowed[k]) == len && !strncmp(a, allowed[k], len);
+        if (!strncmp(a, "--", 2) && !opt) {
             fprintf(stderr, "speedlab: tune: unknown option '%s'; tune takes --variants, --threads, --data, --param, "
                     "--wisdom and --dry-run (speedlab tune --help)\n", a);
             return -1;
         }
+        if (a[0] == '-' && !opt) {
+            fprintf(stderr, "speedlab: tune: unknown option '%s' (speedlab tune --help)\n", a);
+            return -1;
+        }
+        int wants_value = opt && a[len] != '=';
+        if (wants_value && (i + 1 >= argc || argv[i + 1][0] == '-' || !argv[i + 1][0])) {
+            fprintf(stderr, "speedlab: tune: %s needs a value (speedlab tune --help)\n", a);
+            return -1;
+        }
+        if (opt && !strncmp(a, "--wisdom", len) && (wants_value ? !argv[i + 1][0] : !a[len + 1])) {
+            fprintf(stderr, "speedlab: tune: --wisdom needs a file path\n");
+            return -1;
+        }
         rest[(*nrest)++] = argv[i];
-        *named |= strncmp(a, "--", 2) != 0; /* a study */
-        if (a[len] != '=' && strncmp(a, "--", 2) == 0 && i + 1 < argc)
+        *named |= !opt; /* a study */
+        if (wants_value)
             rest[(*nrest)++] = argv[++i]; /* the option's value */
     }
     return 0;
@@ -363,7 +391,7 @@ int sl_tune_main(int argc, char **argv, const sl_study *const *studies, int n_st
         rc = SL_EXIT_OK;
         for (int i = 0; i < cfg.n_studies && rc == SL_EXIT_OK; i++) {
             tune_study(&t, cfg.studies[i]);
-            if (!dry_run && t.chosen && sl_wisdom_write(&t.planner.w, t.planner.path, err, sizeof err) != 0) {
+            if (!dry_run && t.fresh.n && sl_wisdom_update(t.planner.path, &t.fresh, err, sizeof err) != 0) {
                 fprintf(stderr, "speedlab: tune: %s\n", err); /* each study's choices kept as they come */
                 rc = SL_EXIT_FAILED;
             }
@@ -377,6 +405,7 @@ int sl_tune_main(int argc, char **argv, const sl_study *const *studies, int n_st
             rc = SL_EXIT_FAILED;
     }
     sl_planner_close(&t.planner);
+    sl_wisdom_free(&t.fresh);
     sl_run_cfg_free(&cfg);
     return rc;
 }

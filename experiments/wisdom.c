@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "commit.h"
 #include "isa.h"
@@ -197,22 +200,57 @@ int sl_wisdom_read(const char *path, sl_wisdom *w, char *err, size_t n)
     return rc;
 }
 
+/* The folder of path into dir, made when missing (mkdir -p: ~/.cache may not exist on a fresh account). */
+static void make_dir_of(const char *path, char *dir, size_t n)
+{
+    snprintf(dir, n, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        snprintf(dir, n, ".");
+        return;
+    }
+    if (slash == dir) {
+        snprintf(dir, n, "/");
+        return;
+    }
+    *slash = '\0';
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0777);
+            *p = '/';
+        }
+    mkdir(dir, 0777);
+}
+
+int sl_wisdom_update(const char *path, const sl_wisdom *fresh, char *err, size_t n)
+{
+    char dir[4096];
+    make_dir_of(path, dir, sizeof dir);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) { /* a lock on the folder: no file left beside the wisdom */
+        snprintf(err, n, "cannot lock the folder of the wisdom file %s: %s; give a writable path with --wisdom", path,
+                 strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    sl_wisdom now;
+    int rc = sl_wisdom_read(path, &now, err, n);
+    for (int i = 0; rc == 0 && i < fresh->n; i++)
+        rc = sl_wisdom_put(&now, &fresh->e[i]);
+    if (rc == 0)
+        rc = sl_wisdom_write(&now, path, err, n);
+    sl_wisdom_free(&now);
+    close(fd); /* the lock goes with it */
+    return rc;
+}
+
 int sl_wisdom_write(const sl_wisdom *w, const char *path, char *err, size_t n)
 {
     char dir[4096], tmp[4200];
     const char *why = NULL;
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        for (char *p = dir + 1; *p; p++) /* mkdir -p: ~/.cache may not exist on a fresh account */
-            if (*p == '/') {
-                *p = '\0';
-                mkdir(dir, 0777);
-                *p = '/';
-            }
-        mkdir(dir, 0777);
-    }
+    make_dir_of(path, dir, sizeof dir);
     FILE *f = sf_create(path, tmp, sizeof tmp, &why);
     if (f) {
         fprintf(f, "# speedlab wisdom: the ISA level each CPU variant runs at, chosen by timing (speedlab tune)\n"

@@ -45,6 +45,10 @@ const sl_wisdom_entry *sl_wisdom_find(const sl_wisdom *w, const char *cpu, const
 int sl_wisdom_put(sl_wisdom *w, const sl_wisdom_entry *e);
 /* Writes w whole (a temporary renamed over path; the directory made when missing). 0, or -1 with err. */
 int sl_wisdom_write(const sl_wisdom *w, const char *path, char *err, size_t n);
+/* Puts fresh's entries into the file at path as it is now: under a lock on its directory, the file is
+ * read again, each entry put, and written whole, so that two tunes of one shared file (cluster nodes
+ * under one HOME) keep each other's lines. 0, or -1 with err. */
+int sl_wisdom_update(const char *path, const sl_wisdom *fresh, char *err, size_t n);
 void sl_wisdom_free(sl_wisdom *w);
 
 #endif

@@ -123,8 +123,10 @@ static void compare_case(rep_table *t, const rep_case *a, const rep_case *b, con
         snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%sdifferent machines", flags[0] ? "; " : "");
         n->envdiff++;
     }
-    /* Two ISA levels are two machines (envs.c), even on one CPU; a side that does not say is unknown. */
-    const char *ia = sa->envs[a->env].isa, *ib = sb->envs[b->env].isa;
+    /* Two ISA levels are two machines (envs.c), even on one CPU; a side that does not say is unknown. The
+     * level a case ran at is its impl's where the planner chose it, else its run's. */
+    const char *ia = rep_impl(a, "isa") ? rep_impl(a, "isa") : sa->envs[a->env].isa;
+    const char *ib = rep_impl(b, "isa") ? rep_impl(b, "isa") : sb->envs[b->env].isa;
     if (ia && ib && strcmp(ia, ib)) {
         snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%sdifferent ISA (%s / %s)",
                  flags[0] ? "; " : "", ia, ib);

@@ -26,7 +26,7 @@ static int chosen_here(const rep_case *c)
     return by && (!strcmp(by, "wisdom") || !strcmp(by, "default")); /* forced, build: one level, no choice */
 }
 
-/* The variant's first ok case (its smallest size): every size of a variant runs at one level. */
+/* The variant's first case with an impl (its smallest size): every size of a variant runs at one level. */
 static const rep_case *first_case(const rep_set *s, int env, const char *study, const char *variant)
 {
     for (int i = 0; i < s->ncases; i++) {

@@ -172,7 +172,8 @@ static int same_json(json_t *a, json_t *b)
 
 /* What must match for two records' repetitions to be one sample: the thread count, the work (reduced, its
  * reason, extrapolated: units.c), the build (env fields that name it: two builds on one host are one
- * machine to the report) and a framework row's timed form (chosen per run, the fastest). */
+ * machine to the report), the ISA level the case ran at (impl.level: the planner's choice may differ
+ * between runs) and a framework row's timed form (chosen per run, the fastest). */
 static int same_config(const rep_case *a, const rep_case *b)
 {
     static const char *const build[] = {"compiler", "cflags", "commit", "commit_dirty", "git_describe", "speedlab_version", "isa_march"};
@@ -181,6 +182,8 @@ static int same_config(const rep_case *a, const rep_case *b)
         if (!same_json(json_object_get(ea, build[i]), json_object_get(eb, build[i])))
             return 0;
     return a->threads == b->threads && rep_same_work(a, b) &&
+           same_json(json_object_get(json_object_get(a->rec, "impl"), "level"),
+                     json_object_get(json_object_get(b->rec, "impl"), "level")) &&
            same_json(json_object_get(a->rec, "baseline_form"), json_object_get(b->rec, "baseline_form"));
 }
 

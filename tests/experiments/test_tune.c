@@ -46,7 +46,7 @@ static int lv_current(void) { return lv_cur; }
 static int lv_default(void) { return lv_hi; }
 static const char *lv_isa(void) { return lv_cur == 4 ? "avx512" : lv_cur == 3 ? "avx2" : "sse4.2"; }
 static const char *lv_forced(void) { return lv_forced_name; }
-static const sl_levels fake_levels = {lv_has, lv_select, lv_current, lv_default, lv_isa, lv_forced};
+static const sl_levels fake_levels = {lv_has, lv_select, lv_current, lv_default, lv_isa, lv_forced, NULL};
 
 /* ---- the study: each row takes its time at v4 and at v3; one fails its check at v3 ---------------- */
 
