@@ -30,7 +30,7 @@
 #define TUNE_MARGIN 0.05 /* a narrower level must be this much faster than the widest to be chosen */
 #define TUNE_MAX_CALLS 1000 /* timed calls per level, at most */
 #define TUNE_ROUND_S 0.3 /* timed seconds per level, after 3 calls */
-#define TUNE_SLOW_S 1.0  /* a call this long: 2 calls per level are enough (naive rows) */
+#define TUNE_SLOW_S 1.0  /* a call this long: 3 calls per level are enough (naive rows) */
 #define TUNE_MAX_VARIANTS 64
 
 static const char tune_usage[] =
@@ -124,13 +124,14 @@ static double best_of(const samples *x)
 }
 
 /* Whether a wins at least 3 in 4 of its calls against b's made next to them (the calls alternate, so
- * call k of each ran back to back): a fastest call alone could be one lucky call of a busy machine. */
+ * call k of each ran back to back), and every one of them when there are fewer than 4 (a slow row's 3):
+ * a fastest call alone could be one lucky call of a busy machine. */
 static int wins_pairs(const samples *a, const samples *b)
 {
     int n = a->n < b->n ? a->n : b->n, won = 0;
     for (int k = 0; k < n; k++)
         won += a->t[k] < b->t[k];
-    return n > 0 && 4 * won >= 3 * n;
+    return n > 0 && (n < 4 ? won == n : 4 * won >= 3 * n);
 }
 
 /* The candidate levels: the CPU's widest and the one below, where this build runs them. */
@@ -233,7 +234,7 @@ static void tune_variant(tuner *t, const sl_study *s, study_samples *z, int j)
     }
     double total = 0;
     for (int k = 0; k < TUNE_MAX_CALLS && (k < 3 || total < TUNE_ROUND_S * z->nl); k++) {
-        if (k >= 2 && total > 2 * TUNE_SLOW_S * z->nl) /* slow calls: two pairs, in both orders, rank them */
+        if (k >= 3 && total > 3 * TUNE_SLOW_S * z->nl) /* slow calls (naive rows): three pairs */
             break;
         for (int m = 0; m < z->nl; m++) {
             int i = k % 2 ? z->nl - 1 - m : m;
