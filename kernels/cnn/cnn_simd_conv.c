@@ -4,6 +4,9 @@
  * compiled with 8-float vectors at AVX-512 too (cnn_simd.h's first comment says why) while the variants'
  * dense layers, in simd.c and omp.c, keep the full width.
  */
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC target("no-avx512f")
+#endif
 #include "cnn_simd_bwd.h" /* first: it sets the vector width (simd.h) */
 
 #include "cnn_fast.h"
