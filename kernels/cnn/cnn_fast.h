@@ -32,6 +32,14 @@ void cnn_simd_pool_conv_backward_range(const cnn_conv *c, int B, const float *x,
 void cnn_simd_reduce(const cnn_conv *c, const float *areas, size_t stride, int nt, float *dw, float *db, size_t i0,
                      size_t i1);
 
+/* The kernels simd's and omp's convolutions take for c's shape at this copy's level, for the tests: the
+ * fused forward with the output channels as the lanes (cnn_conv1_simd.h, cnn_conv2_simd.h), the fused
+ * weight gradient with pooling windows as the lanes (cnn_conv1_simd.h), the input gradient by scatter
+ * (cnn_simd_bwd.h). Where a level lacks one the study's shapes run a position-lanes form, which computes
+ * idle lanes and padding (about half the training step's speed at AVX-512 when it did). */
+enum { CNN_SIMD_FWD_CHANNELS = 1, CNN_SIMD_WGRAD_WINDOWS = 2, CNN_SIMD_DX_SCATTER = 4 };
+int cnn_simd_conv_forms(const cnn_conv *c);
+
 /* blas.c lowers a convolution to products over slices of up to this many images, which its threads take
  * in turn: large enough that a product amortises OpenBLAS's call and packing, small enough that the
  * slice's im2col matrix stays in cache between the pass that writes it and the products that read it. */

@@ -42,3 +42,9 @@ void cnn_simd_reduce(const cnn_conv *c, const float *areas, size_t stride, int n
 {
     cnns_reduce(c, areas, stride, nt, dw, db, i0, i1);
 }
+
+int cnn_simd_conv_forms(const cnn_conv *c)
+{
+    return (cnns_conv1_channel_lanes(c) || cnns_conv2_channel_lanes(c) ? CNN_SIMD_FWD_CHANNELS : 0) |
+           (cnns_conv1_window_lanes(c) ? CNN_SIMD_WGRAD_WINDOWS : 0) | (CNNS_DX_SCATTER ? CNN_SIMD_DX_SCATTER : 0);
+}
