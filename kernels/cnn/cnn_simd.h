@@ -8,9 +8,10 @@
  * conv2's forward, cnn_conv1_simd.h and cnn_conv2_simd.h) fill every lane of a 256-bit vector, where at
  * 512 bits conv1 would fill half and the position-lanes forms that took their place at AVX-512 computed
  * the wide rows' dropped columns and the padding's zeros: at batch 512 the whole training step ran about
- * half as fast at AVX-512 as at AVX2 (Zen 4 and an Intel Xeon with full-width AVX-512 alike). AVX-512
- * keeps its 32 registers (AVX-512VL), which the tiles below use. The dense layers (cnn_dense_simd.h,
- * simd.c and omp.c) run at the full width.
+ * half as fast at AVX-512 as at AVX2 (Zen 4 and an Intel Xeon with full-width AVX-512 alike). With GCC
+ * the AVX-512 copy is compiled for AVX2 (cnn_simd_conv.c says why); another compiler gets AVX-512VL's 32
+ * registers, with the tile shapes below. The dense layers (cnn_dense_simd.h, simd.c and omp.c) run at the
+ * full width.
  *
  * Forward, one image at a time, as a direct convolution over "wide" positions: output position
  * q = oy * w + ox runs over whole input rows (ox < w, not just ox < wo), so that the input under tap
@@ -44,9 +45,10 @@
 #include <string.h>
 
 #define CNNS_VL VF32_LANES
-/* The position-lanes tiles' shapes for 32 registers of 16 floats; with 8-float vectors, at AVX-512 too,
- * AVX2's: 8 x 3 vectors of 8 floats (the forward) and 3 x 3 x 3 (the position-lanes weight gradient)
- * spill in every tap there, and are 2 to 4 times slower than 4 x 2 and 2 x 2 x 3. */
+/* The position-lanes tiles' shapes for 32 registers of 16 floats; with 8-float vectors, even with 32
+ * registers, AVX2's: there 8 x 3 (the forward) and 3 x 3 x 3 (the position-lanes weight gradient)
+ * spilled in every tap, and conv1's unfused forward and backward took 3 to 4 times as long as with 4 x 2
+ * and 2 x 2 x 3 (kernels/cnn/bench/cnn_layers.c, one thread, batch 512, Zen 4, AVX-512VL). */
 #define CNNS_BIG_TILES (SIMD_NREGS >= 32 && CNNS_VL >= 16)
 #ifndef CNNS_MR
 #define CNNS_MR (CNNS_BIG_TILES ? 8 : 4) /* forward tile: output channels x ... */
