@@ -16,6 +16,11 @@
  *                        keeps such vectors in general registers, so they cost what scalars cost)
  * In a dispatch build (meson -Disa=dispatch) every kernel file is compiled once per x86-64 level, so
  * each copy gets its own widths; kernels/isa.h says which copy runs.
+ *
+ * A kernel file whose data is narrower than a zmm register (cnn's convolutions: 8 and 16 channels) may
+ * define SIMD_MAX_BYTES 32 before including this header: at AVX-512 its vectors are then AVX-512VL's
+ * 32-byte ones, with the same 32 registers (SIMD_NREGS), and its code takes the 32-byte paths (the
+ * broadcasts, libmvec's AVX2 entries); elsewhere nothing changes. Only 32 is accepted.
  */
 #ifndef SL_KERNELS_SIMD_H
 #define SL_KERNELS_SIMD_H
@@ -24,7 +29,14 @@
 
 #include "sl_config.h"
 
-#if defined(__AVX512F__)
+#if defined(SIMD_MAX_BYTES) && SIMD_MAX_BYTES != 32
+#error "SIMD_MAX_BYTES: only 32 (256-bit vectors at AVX-512) is supported"
+#endif
+#if defined(__AVX512F__) && defined(SIMD_MAX_BYTES)
+#define SIMD_BYTES 32
+#define SIMD_NREGS 32
+#define SIMD_ISA "avx512"
+#elif defined(__AVX512F__)
 #define SIMD_BYTES 64
 #define SIMD_NREGS 32
 #define SIMD_ISA "avx512"
@@ -193,9 +205,9 @@ SIMD_INLINE vf64 vf64_splat(double x) /* as vf32_splat */
  * that lane's input only) at the target's width: _ZGVeN8v (AVX-512), _ZGVdN4v (AVX2), _ZGVcN4v
  * (AVX), _ZGVbN2v (SSE4).
  * SIMD_HAVE_VEXP is 0 where libmvec is absent or has no entry at this width: callers use libm then. */
-#if SL_HAVE_MVEC && defined(__x86_64__) && defined(__AVX512F__)
+#if SL_HAVE_MVEC && defined(__x86_64__) && defined(__AVX512F__) && SIMD_BYTES == 64
 #define SIMD_MVEC _ZGVeN8v
-#elif SL_HAVE_MVEC && defined(__x86_64__) && defined(__AVX2__)
+#elif SL_HAVE_MVEC && defined(__x86_64__) && defined(__AVX2__) && SIMD_BYTES == 32
 #define SIMD_MVEC _ZGVdN4v
 #elif SL_HAVE_MVEC && defined(__x86_64__) && defined(__AVX__)
 #define SIMD_MVEC _ZGVcN4v

@@ -192,7 +192,7 @@ static inline void cnns_c1_pool_forward_range(const cnn_conv *c, const float *x,
  * AVX-512 keeps the position lanes (not measured there), and so does x86-64-v2: without FMA its
  * products rounded apart, in an order other than the unfused backward's, part from that one's by more
  * than the fused test's 1e-6 of the largest element (2.9e-6 on one of conv1's dw). */
-#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+#if defined(__AVX2__) && defined(__FMA__) && CNNS_VL == 8
 #define CNNS_C1_WINDOWS 1
 #else
 #define CNNS_C1_WINDOWS 0

@@ -31,7 +31,7 @@
 /* AVX2 with FMA only: AVX-512 (one vector of 16 channels) and x86-64-v2 keep the position lanes.
  * -DCNNS_C2_LANES=0 builds AVX2 with the position tile too, to compare the two (docs/study-cnn.md). */
 #ifndef CNNS_C2_LANES
-#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+#if defined(__AVX2__) && defined(__FMA__) && CNNS_VL == 8
 #define CNNS_C2_LANES 1
 #else
 #define CNNS_C2_LANES 0

@@ -1,7 +1,17 @@
 /*
- * kernels/cnn/cnn_simd.h: the vector convolution and dense layers shared by simd.c (one thread, the whole
- * batch) and omp.c (each thread a slice of the batch): the forward here, the backward in
+ * kernels/cnn/cnn_simd.h: the vector convolutions of simd.c (one thread, the whole batch) and omp.c (each
+ * thread a slice of the batch), through cnn_simd_conv.c: the forward here, the backward in
  * cnn_simd_bwd.h. Internal to kernels/cnn; everything is static inline.
+ *
+ * 8 floats a vector at AVX2 and at AVX-512 alike (SIMD_MAX_BYTES, kernels/simd.h): the layers have 8 and
+ * 16 output channels, so the kernels with channels as the lanes (conv1's forward and weight gradient,
+ * conv2's forward, cnn_conv1_simd.h and cnn_conv2_simd.h) fill every lane of a 256-bit vector, where at
+ * 512 bits conv1 would fill half and the position-lanes forms that took their place at AVX-512 computed
+ * the wide rows' dropped columns and the padding's zeros: at batch 512 the whole training step ran about
+ * half as fast at AVX-512 as at AVX2 (Zen 4 and an Intel Xeon with full-width AVX-512 alike). With GCC
+ * the AVX-512 copy is compiled for AVX2 (cnn_simd_conv.c says why); another compiler gets AVX-512VL's 32
+ * registers, with the tile shapes below. The dense layers (cnn_dense_simd.h, simd.c and omp.c) run at the
+ * full width.
  *
  * Forward, one image at a time, as a direct convolution over "wide" positions: output position
  * q = oy * w + ox runs over whole input rows (ox < w, not just ox < wo), so that the input under tap
@@ -14,39 +24,48 @@
  * The other way, im2col + the same register-blocked product, measured slower here: kernels/cnn/bench/.
  *
  * Fused with the pool (cnns_conv_pool_forward_range): the wide output is pooled from the work area, and
- * at AVX2 conv1's shape (one input channel, 3 x 3) has kernels of its own, forward and weight gradient
- * (cnn_conv1_simd.h), and so has conv2's forward (16 output channels, two vectors: cnn_conv2_simd.h).
- *
- * The dense layers reuse mlp's register-blocked products (kernels/mlp/mlp_simd.h): same shapes (a dense
- * layer is B x nin times nin x nout, column bias, fused ReLU).
+ * with FMA and 8-float vectors (AVX2, AVX-512) conv1's shape (one input channel, 3 x 3) has kernels of
+ * its own, forward and weight gradient (cnn_conv1_simd.h), and so has conv2's forward (16 output
+ * channels, two vectors: cnn_conv2_simd.h).
  */
 #ifndef SL_KERNELS_CNN_SIMD_H
 #define SL_KERNELS_CNN_SIMD_H
 
+#ifndef SIMD_MAX_BYTES
+#define SIMD_MAX_BYTES 32 /* this file's first comment says why */
+#endif
 #include "cnn_kernels.h"
 #include "cnn_pool_simd.h"
-#include "mlp/mlp_simd.h"
 #include "simd.h"
+#if SIMD_BYTES > 32
+#error "cnn_simd.h: include it before anything else that includes simd.h (its vectors are 32 bytes at most)"
+#endif
 
 #include <stddef.h>
 #include <string.h>
 
 #define CNNS_VL VF32_LANES
+/* The position-lanes tiles' shapes for 32 registers of 16 floats; with 8-float vectors, even with 32
+ * registers, AVX2's: there 8 x 3 (the forward) and 3 x 3 x 3 (the position-lanes weight gradient)
+ * spilled in every tap, and conv1's unfused forward and backward took 3 to 4 times as long as with 4 x 2
+ * and 2 x 2 x 3 (kernels/cnn/bench/cnn_layers.c, one thread, batch 512, Zen 4, AVX-512VL). */
+#define CNNS_BIG_TILES (SIMD_NREGS >= 32 && CNNS_VL >= 16)
 #ifndef CNNS_MR
-#define CNNS_MR (SIMD_NREGS >= 32 ? 8 : 4) /* forward tile: output channels x ... */
+#define CNNS_MR (CNNS_BIG_TILES ? 8 : 4) /* forward tile: output channels x ... */
 #endif
 #ifndef CNNS_NV
-#define CNNS_NV (SIMD_NREGS >= 32 ? 3 : 2) /* ... vectors of positions (cnns_tile_k says why) */
+#define CNNS_NV (CNNS_BIG_TILES ? 3 : 2) /* ... vectors of positions (cnns_tile_k says why) */
 #endif
 #ifndef CNNS_NB
 #define CNNS_NB 4 /* images per weight-gradient pass (cnn_simd_bwd.h) */
 #endif
-#define CNNS_CL (SIMD_NREGS >= 32 ? 1 : 2) /* vectors of output channels of a channel-lanes tile */
-#define CNNS_CW (CNNS_CL * CNNS_VL)        /* its output channels: 16 at AVX-512 and AVX2 */
-/* The input gradient by scatter at AVX2, where it was measured, by gather (the full correlation) at
- * every other level: cnns_dx_image (-Dc_args=-DCNNS_DX_SCATTER=0 keeps the gather at AVX2). */
+#define CNNS_CL (CNNS_VL >= 16 ? 1 : 2) /* vectors of output channels of a channel-lanes tile */
+#define CNNS_CW (CNNS_CL * CNNS_VL)     /* its output channels: 16 at AVX2 and AVX-512 */
+/* The input gradient by scatter at AVX2 and AVX-512 (8-float vectors), where it was measured, by gather
+ * (the full correlation) at every other level: cnns_dx_image (-Dc_args=-DCNNS_DX_SCATTER=0 keeps the
+ * gather). */
 #ifndef CNNS_DX_SCATTER
-#if defined(__AVX2__) && !defined(__AVX512F__)
+#if defined(__AVX2__) && CNNS_VL == 8
 #define CNNS_DX_SCATTER 1
 #else
 #define CNNS_DX_SCATTER 0
@@ -121,7 +140,7 @@ CNNS_ALWAYS_INLINE void cnns_tile_k(const int kk, const int mr, const int nv, co
         for (int ky = 0; ky < k; ky++) {
             const float *s = o->src + (size_t)ci * o->cs + (size_t)ky * o->rs + q;
             for (int kx = 0; kx < k; kx++, wp += mr) {
-#if SIMD_NREGS >= 32
+#if CNNS_BIG_TILES
                 vf32 xv[CNNS_NV];
                 for (int v = 0; v < nv; v++) {
                     xv[v] = vf32_load(s + kx + v * CNNS_VL);
@@ -240,7 +259,7 @@ typedef uint8_t cnns_vu8 __attribute__((vector_size(CNNS_VL))); /* L winners as 
 /* L winners as bytes widened to lanes, and lanes (0..255) narrowed to bytes: at AVX2 one vpmovzxbd, or
  * two packs and an unpack, where GCC's __builtin_convertvector goes lane by lane through general
  * registers (a dozen instructions and more per vector). */
-#if defined(__AVX2__) && !defined(__AVX512F__) && SIMD_BYTES == 32
+#if defined(__AVX2__) && SIMD_BYTES == 32
 CNNS_ALWAYS_INLINE vi32 cnns_widen(const uint8_t *p)
 {
     return (vi32)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
@@ -422,31 +441,6 @@ static inline void cnns_conv_pool_forward_range(const cnn_conv *c, const cnn_poo
             cnnp_plane_strided(area + (size_t)co * o.ldo, ho, wo, (size_t)c->w, p + (size_t)b * out + co * plane,
                                arg + (size_t)b * out + co * plane);
     }
-}
-
-/* ---- dense layers (mlp's products) ---------------------------------------------------------------- */
-
-/* Rows r0..r1-1 of y = act(x w + b). */
-static inline void cnns_dense_forward_rows(const cnn_dense *l, const float *x, const float *w, const float *b,
-                                           float *y, int relu, int r0, int r1)
-{
-    mlps_op o = {.A = x, .ars = (size_t)l->nin, .aps = 1, .B = w, .bps = (size_t)l->nout, .bcs = 1, .C = y,
-                 .ldc = (size_t)l->nout, .n = l->nout, .k = l->nin, .bias = b, .relu = relu};
-    mlps_gemm(&o, r0, r1);
-}
-
-/* Rows r0..r1-1: dy = dy * (y > 0) when relu, then dx = dz w^T (no mask: the layer below applies its own). */
-static inline void cnns_dense_delta_rows(const cnn_dense *l, const float *w, const float *y, float *dy,
-                                         int relu, float *dx, int r0, int r1)
-{
-    if (relu)
-        for (size_t i = (size_t)r0 * l->nout; i < (size_t)r1 * l->nout; i++)
-            dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
-    if (!dx)
-        return;
-    mlps_op o = {.A = dy, .ars = (size_t)l->nout, .aps = 1, .B = w, .bps = 1, .bcs = (size_t)l->nout, .C = dx,
-                 .ldc = (size_t)l->nin, .n = l->nin, .k = l->nout};
-    mlps_gemm(&o, r0, r1);
 }
 
 #endif

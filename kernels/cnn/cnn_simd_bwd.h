@@ -38,12 +38,12 @@
 
 #include "cnn_simd.h"
 
-#define CNNS_GRC (SIMD_NREGS >= 32 ? 8 : 2) /* channel lanes: rows (ci, ky) per tile */
+#define CNNS_GRC (SIMD_NREGS >= 32 ? 8 / CNNS_CL : 2) /* channel lanes: rows (ci, ky) per tile */
 #ifndef CNNS_WC
-#define CNNS_WC (SIMD_NREGS >= 32 ? 3 : 2)  /* position lanes: output channels ... */
+#define CNNS_WC (CNNS_BIG_TILES ? 3 : 2)  /* position lanes: output channels ... */
 #endif
 #ifndef CNNS_GRP
-#define CNNS_GRP (SIMD_NREGS >= 32 ? 3 : 2) /* ... x rows (ci, ky) per tile */
+#define CNNS_GRP (CNNS_BIG_TILES ? 3 : 2) /* ... x rows (ci, ky) per tile */
 #endif
 #define CNNS_KXC 3                          /* taps kx per tile, both ways */
 #if defined(__GNUC__) && !defined(__clang__)

@@ -1,10 +1,10 @@
 /*
- * kernels/cnn/omp.c: simd's work (cnn_simd.h) shared among `threads` OpenMP threads, one parallel region
+ * kernels/cnn/omp.c: simd's work (cnn_simd_conv.c, cnn_dense_simd.h) shared among `threads` OpenMP threads, one parallel region
  * per call; the convolutions fused with their pooling are cut as the plain ones (pooled outputs and
  * winners by batch slices, the backward's partial gradients reduced as below). How it is cut, so that no
  * thread ever writes what another writes:
  *   convolution forward: by batch slices (an image's output depends on that image only); each thread
- *            has its own work area in `scratch` (cnns_area_floats(c) floats, areas back to back, each a
+ *            has its own work area in `scratch` (cnn_simd_area_floats(c) floats, areas back to back, each a
  *            multiple of 64 bytes, so no two threads share a cache line).
  *   convolution backward: by batch slices; each thread sums its images' dW^T and db into the partial
  *            in its own area; after one barrier, each thread adds the partials of a range of dw's (and
@@ -16,14 +16,17 @@
  *            columns. dense's results are the same bits as simd's at any thread count.
  * Without OpenMP the pragmas are ignored and the one thread takes every range: simd's result.
  */
+#include "cnn_dense_simd.h"
+#include "cnn_fast.h"
 #include "cnn_kernels.h"
-#include "cnn_simd_bwd.h"
 #include "kern_omp.h"
+
+#include <string.h>
 
 /* [*lo, *hi) of n items for part t of nt, cut at multiples of `align`. */
 static void split(size_t n, int t, int nt, size_t align, size_t *lo, size_t *hi)
 {
-    size_t chunk = cnns_up((n + (size_t)nt - 1) / (size_t)nt, align);
+    size_t chunk = ((n + (size_t)nt - 1) / (size_t)nt + align - 1) / align * align;
     size_t a = (size_t)t * chunk, b = a + chunk;
     *lo = a < n ? a : n;
     *hi = b < n ? b : n;
@@ -32,41 +35,41 @@ static void split(size_t n, int t, int nt, size_t align, size_t *lo, size_t *hi)
 void cnn_conv_forward_omp(const cnn_conv *c, int B, const float *x, const float *w, const float *b, float *y,
                           float *scratch, int threads)
 {
-    const size_t stride = cnns_area_floats(c);
+    const size_t stride = cnn_simd_area_floats(c);
     #pragma omp parallel num_threads(threads > 1 ? threads : 1)
     {
         size_t b0, b1;
         split(B > 0 ? (size_t)B : 0, kern_tid(), kern_nthreads(), 1, &b0, &b1);
-        KERN_SHARE cnns_conv_forward_range(c, B, x, w, b, y, (int)b0, (int)b1, scratch + (size_t)kern_tid() * stride);
+        KERN_SHARE cnn_simd_conv_forward_range(c, B, x, w, b, y, (int)b0, (int)b1, scratch + (size_t)kern_tid() * stride);
     }
 }
 
 void cnn_conv_backward_omp(const cnn_conv *c, int B, const float *x, const float *w, const float *y,
                            float *dy, float *dw, float *db, float *dx, float *scratch, int threads)
 {
-    const size_t stride = cnns_area_floats(c);
+    const size_t stride = cnn_simd_area_floats(c);
     const size_t n = (size_t)c->cout * c->cin * c->k * c->k + (size_t)c->cout; /* dw's and db's elements */
     #pragma omp parallel num_threads(threads > 1 ? threads : 1)
     {
         int t = kern_tid(), nt = kern_nthreads();
         size_t lo, hi;
         split(B > 0 ? (size_t)B : 0, t, nt, 1, &lo, &hi);
-        KERN_SHARE cnns_conv_backward_range(c, B, x, w, y, dy, dx, (int)lo, (int)hi, scratch + (size_t)t * stride);
+        KERN_SHARE cnn_simd_conv_backward_range(c, B, x, w, y, dy, dx, (int)lo, (int)hi, scratch + (size_t)t * stride);
         #pragma omp barrier
         split(n, t, nt, 16, &lo, &hi);
-        KERN_SHARE cnns_reduce(c, scratch, stride, nt, dw, db, lo, hi);
+        KERN_SHARE cnn_simd_reduce(c, scratch, stride, nt, dw, db, lo, hi);
     }
 }
 
 void cnn_conv_pool_forward_omp(const cnn_conv *c, const cnn_pool *pl, int B, const float *x, const float *w,
                                const float *b, float *p, uint8_t *arg, float *scratch, int threads)
 {
-    const size_t stride = cnns_area_floats(c);
+    const size_t stride = cnn_simd_area_floats(c);
     #pragma omp parallel num_threads(threads > 1 ? threads : 1)
     {
         size_t b0, b1;
         split(B > 0 ? (size_t)B : 0, kern_tid(), kern_nthreads(), 1, &b0, &b1);
-        cnns_conv_pool_forward_range(c, pl, B, x, w, b, p, arg, (int)b0, (int)b1,
+        cnn_simd_conv_pool_forward_range(c, pl, B, x, w, b, p, arg, (int)b0, (int)b1,
                                      scratch + (size_t)kern_tid() * stride);
     }
 }
@@ -76,17 +79,17 @@ void cnn_pool_conv_backward_omp(const cnn_conv *c, const cnn_pool *pl, int B, co
                                 float *dx, float *scratch, int threads)
 {
     (void)pl;
-    const size_t stride = cnns_area_floats(c);
+    const size_t stride = cnn_simd_area_floats(c);
     const size_t n = (size_t)c->cout * c->cin * c->k * c->k + (size_t)c->cout;
     #pragma omp parallel num_threads(threads > 1 ? threads : 1)
     {
         int t = kern_tid(), nt = kern_nthreads();
         size_t lo, hi;
         split(B > 0 ? (size_t)B : 0, t, nt, 1, &lo, &hi);
-        cnns_pool_conv_backward_range(c, B, x, w, p, arg, dp, dx, (int)lo, (int)hi, scratch + (size_t)t * stride);
+        cnn_simd_pool_conv_backward_range(c, B, x, w, p, arg, dp, dx, (int)lo, (int)hi, scratch + (size_t)t * stride);
         #pragma omp barrier
         split(n, t, nt, 16, &lo, &hi);
-        cnns_reduce(c, scratch, stride, nt, dw, db, lo, hi);
+        cnn_simd_reduce(c, scratch, stride, nt, dw, db, lo, hi);
     }
 }
 

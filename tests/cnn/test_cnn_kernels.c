@@ -43,6 +43,7 @@
 
 #include "cnn/cnn_fast.h"
 #include "cnn/cnn_kernels.h"
+#include "isa.h"
 #include "sl_config.h"
 
 #define TOL 1e-5
@@ -248,6 +249,26 @@ static void test_conv_study_shapes(void **state)
         conv_case(&conv1, Bs[i], 1u + (uint32_t)i);
         conv_case(&conv2, Bs[i], 11u + (uint32_t)i);
     }
+}
+
+/* At a level with 8-float FMA vectors (AVX2 and AVX-512), the study's convolutions take the kernels that
+ * fill every lane (cnn_fast.h: cnn_simd_conv_forms), whatever the level's widest vector: conv1's forward
+ * and weight gradient, conv2's forward and input gradient. */
+static void test_conv_study_forms(void **state)
+{
+    (void)state;
+    const char *isa = kern_isa();
+    if (strcmp(isa, "avx2") != 0 && strcmp(isa, "avx512") != 0) {
+        print_message("# %s: no 8-float FMA kernels at this level, nothing to check\n", isa);
+        return;
+    }
+    const cnn_conv conv1 = {1, 28, 28, 8, 3}, conv2 = {8, 13, 13, 16, 3};
+    const int f1 = cnn_simd_conv_forms(&conv1), f2 = cnn_simd_conv_forms(&conv2);
+    if (!(f1 & CNN_SIMD_FWD_CHANNELS) || !(f1 & CNN_SIMD_WGRAD_WINDOWS) || !(f2 & CNN_SIMD_FWD_CHANNELS) ||
+        !(f2 & CNN_SIMD_DX_SCATTER))
+        fail_msg("at %s the study's convolutions take position-lanes kernels (conv1 forms %d, conv2 %d; want "
+                 "the channel-lanes forwards, conv1's window-lanes weight gradient, conv2's scattered input "
+                 "gradient): see kernels/cnn/cnn_simd.h", isa, f1, f2);
 }
 
 static void test_conv_odd_shapes(void **state)
@@ -502,6 +523,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_study_shapes),
+        cmocka_unit_test(test_conv_study_forms),
         cmocka_unit_test(test_conv_odd_shapes),
         cmocka_unit_test(test_conv_pool_fused),
         cmocka_unit_test(test_dense_shapes),

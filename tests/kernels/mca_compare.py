@@ -115,10 +115,12 @@ def main():
     ap.add_argument("--cc", nargs="+", required=True, help="the C compiler command")
     ap.add_argument("--flags", default="", help="the kernels' flags, one string (no -march)")
     ap.add_argument("-I", dest="incs", action="append", default=[], help="an include directory")
-    ap.add_argument("--mca", default=None, help="llvm-mca to use (default: llvm-mca on PATH)")
+    ap.add_argument("--mca", default=None, help="llvm-mca to use (default: the newest llvm-mca-N on PATH, else llvm-mca)")
     ap.add_argument("files", nargs="+", help="kernel files with a tile per vector width")
     a = ap.parse_args()
-    tool = a.mca or shutil.which("llvm-mca") or shutil.which("llvm-mca-14")
+    # the newest on PATH: Debian's llvm (14) has no znver4 model, llvm-16 has
+    tool = a.mca or next((t for t in ["llvm-mca-%d" % v for v in range(20, 13, -1)] + ["llvm-mca"]
+                          if shutil.which(t)), None)
     if not tool:
         print("SKIP: llvm-mca not found: install Debian's package llvm (scripts/setup.sh does)")
         return 77
