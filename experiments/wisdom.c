@@ -41,8 +41,8 @@ static void cpuinfo(const char *key, char *out, size_t n)
     size_t k = strlen(key);
     out[0] = '\0';
     while (f && fgets(line, sizeof line, f)) {
-        char *colon = strchr(line, ':');
-        if (strncmp(line, key, k) != 0 || !strchr(" \t:", line[k]) || !colon)
+        char *colon = line + k + strspn(line + k, " \t"); /* "model" must not match "model name" */
+        if (strncmp(line, key, k) != 0 || *colon != ':')
             continue;
         colon += 1 + strspn(colon + 1, " \t");
         snprintf(out, n, "%.*s", (int)strcspn(colon, "\n"), colon);
