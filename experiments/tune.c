@@ -345,6 +345,56 @@ static int tune_args(int argc, char **argv, char **rest, int *nrest, int *dry_ru
     return 0;
 }
 
+/* Whether tune can choose here; else 0 and *rc its exit status, after saying why. */
+static int can_tune(tuner *t, int *lv, int *rc)
+{
+    const sl_levels *L = sl_levels_now();
+    char err[1024];
+    *rc = SL_EXIT_USAGE;
+    if (L->forced())
+        fprintf(stderr, "speedlab: tune: SPEEDLAB_ISA=%s is set; tune compares the levels itself: unset it\n",
+                L->forced());
+    else if (candidates(lv) < 2) {
+        printf("speedlab tune: this build runs one ISA level here (a native build, or a CPU below x86-64-v3): "
+               "nothing to choose; a -Disa=dispatch build has v2 to v4 (docs/isa-levels.md)\n");
+        *rc = SL_EXIT_OK;
+    } else if (sl_planner_open(&t->planner, t->cfg->wisdom, 0, err, sizeof err) != 0 ||
+               /* SPEEDLAB_TUNE=off leaves the wisdom unread for runs; tune rewrites the file, and must keep
+                * every line of other CPUs and builds */
+               (t->planner.off && sl_wisdom_read(t->planner.path, &t->planner.w, err, sizeof err) != 0))
+        fprintf(stderr, "speedlab: tune: %s\n", err);
+    else if (!t->planner.path[0])
+        fprintf(stderr, "speedlab: tune: no wisdom file: HOME is not set; give one with --wisdom FILE\n");
+    else
+        return 1;
+    return 0;
+}
+
+/* Every study asked for, its choices put into the wisdom after each; the exit status. */
+static int tune_all(tuner *t, const int *lv)
+{
+    char err[1024];
+    json_t *quiet = json_object(); /* a busy machine's choices are noise: say so, as run does */
+    if (sl_quiet_check(quiet, t->cfg->threads, stderr))
+        fprintf(stderr, "speedlab: tune: choices made now may be noise; run it again on a quiet machine\n");
+    json_decref(quiet);
+    printf("speedlab tune: levels v%d and v%d on %s, build %s\n", lv[0], lv[1], t->planner.cpu, t->planner.build);
+    fflush(stdout);
+    for (int i = 0; i < t->cfg->n_studies; i++) {
+        tune_study(t, t->cfg->studies[i]);
+        if (!t->dry_run && t->fresh.n && sl_wisdom_update(t->planner.path, &t->fresh, err, sizeof err) != 0) {
+            fprintf(stderr, "speedlab: tune: %s\n", err); /* each study's choices kept as they come */
+            return SL_EXIT_FAILED;
+        }
+    }
+    if (t->dry_run)
+        printf("speedlab tune: %d choice%s made; --dry-run: %s unchanged\n", t->chosen, t->chosen == 1 ? "" : "s",
+               t->planner.path);
+    else
+        printf("speedlab tune: %d choice%s in %s\n", t->chosen, t->chosen == 1 ? "" : "s", t->planner.path);
+    return t->failed ? SL_EXIT_FAILED : SL_EXIT_OK;
+}
+
 int sl_tune_main(int argc, char **argv, const sl_study *const *studies, int n_studies)
 {
     for (int i = 1; i < argc; i++)
@@ -364,47 +414,9 @@ int sl_tune_main(int argc, char **argv, const sl_study *const *studies, int n_st
     tuner t = {.cfg = &cfg, .dry_run = dry_run, .tty = isatty(STDERR_FILENO)};
     t.opts = (sl_opts){.seed = cfg.seed, .threads = cfg.threads, .quick = 1, .data_dir = cfg.data_dir,
                        .n_params = cfg.n_params, .param_names = cfg.param_names, .param_values = cfg.param_values};
-    char err[1024];
-    const sl_levels *L = sl_levels_now();
     int lv[3];
-    rc = SL_EXIT_USAGE;
-    if (L->forced())
-        fprintf(stderr, "speedlab: tune: SPEEDLAB_ISA=%s is set; tune compares the levels itself: unset it\n",
-                L->forced());
-    else if (candidates(lv) < 2) {
-        printf("speedlab tune: this build runs one ISA level here (a native build, or a CPU below x86-64-v3): "
-               "nothing to choose; a -Disa=dispatch build has v2 to v4 (docs/isa-levels.md)\n");
-        rc = SL_EXIT_OK;
-    } else if (sl_planner_open(&t.planner, cfg.wisdom, 0, err, sizeof err) != 0 ||
-               /* SPEEDLAB_TUNE=off leaves the wisdom unread for runs; tune rewrites the file, and must keep
-                * every line of other CPUs and builds */
-               (t.planner.off && sl_wisdom_read(t.planner.path, &t.planner.w, err, sizeof err) != 0))
-        fprintf(stderr, "speedlab: tune: %s\n", err);
-    else if (!t.planner.path[0])
-        fprintf(stderr, "speedlab: tune: no wisdom file: HOME is not set; give one with --wisdom FILE\n");
-    else {
-        json_t *quiet = json_object(); /* a busy machine's choices are noise: say so, as run does */
-        if (sl_quiet_check(quiet, cfg.threads, stderr))
-            fprintf(stderr, "speedlab: tune: choices made now may be noise; run it again on a quiet machine\n");
-        json_decref(quiet);
-        printf("speedlab tune: levels v%d and v%d on %s, build %s\n", lv[0], lv[1], t.planner.cpu, t.planner.build);
-        fflush(stdout);
-        rc = SL_EXIT_OK;
-        for (int i = 0; i < cfg.n_studies && rc == SL_EXIT_OK; i++) {
-            tune_study(&t, cfg.studies[i]);
-            if (!dry_run && t.fresh.n && sl_wisdom_update(t.planner.path, &t.fresh, err, sizeof err) != 0) {
-                fprintf(stderr, "speedlab: tune: %s\n", err); /* each study's choices kept as they come */
-                rc = SL_EXIT_FAILED;
-            }
-        }
-        if (rc == SL_EXIT_OK && dry_run)
-            printf("speedlab tune: %d choice%s made; --dry-run: %s unchanged\n", t.chosen, t.chosen == 1 ? "" : "s",
-                   t.planner.path);
-        else if (rc == SL_EXIT_OK)
-            printf("speedlab tune: %d choice%s in %s\n", t.chosen, t.chosen == 1 ? "" : "s", t.planner.path);
-        if (rc == SL_EXIT_OK && t.failed)
-            rc = SL_EXIT_FAILED;
-    }
+    if (can_tune(&t, lv, &rc))
+        rc = tune_all(&t, lv);
     sl_planner_close(&t.planner);
     sl_wisdom_free(&t.fresh);
     sl_run_cfg_free(&cfg);
