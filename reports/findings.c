@@ -192,6 +192,20 @@ static void frameworks(line *L, const rep_set *s, int env, const char *study, lo
 }
 
 /* The study's clauses at a size into L (inversions last). */
+/* The variants the planner ran at another level than their run's (the record's impl), named with it. */
+static void planner_moved(line *L, const rep_set *s, const rep_case *const *cs, int n)
+{
+    char names[512] = "";
+    int k = 0, len = 0;
+    for (int i = 0; i < n; i++)
+        if (rep_impl_moved(s, cs[i]) && len < (int)sizeof names)
+            len += snprintf(names + len, sizeof names - (size_t)len, "%s%s (%s)", k++ ? ", " : "", cs[i]->variant,
+                            rep_impl(cs[i], "isa"));
+    if (k)
+        clause(L, "the planner ran %s at a narrower level than %s, where `speedlab tune` timed %s faster", names,
+               s->envs[cs[0]->env].isa, k == 1 ? "it" : "them");
+}
+
 static void study_clauses(line *L, const rep_set *s, int env, const char *study, const char **vs, int nv,
                           long size)
 {
@@ -212,6 +226,7 @@ static void study_clauses(line *L, const rep_set *s, int env, const char *study,
     roofline(L, s, cs, n, env, study, size);
     over_bound(L, s, env, study);
     frameworks(L, s, env, study, size);
+    planner_moved(L, s, cs, n);
     if (fi)
         fclose(fi);
     if (inv && len)

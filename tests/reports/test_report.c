@@ -409,6 +409,90 @@ static void isa_levels_two_cpus_one_host(void **state)
     free(paths[1]), free(out);
 }
 
+/* fixtures/levels with each CPU case's impl, as `speedlab run` writes it with the planner on: at avx512,
+ * omp ran at avx2 by the wisdom and simd at avx512; at avx2, everything forced. */
+static void write_planned(const char *out)
+{
+    const char *runs[] = {"run-20261129-090000", "run-20261129-091000"};
+    for (int k = 0; k < 2; k++) {
+        char *p = rep_printf("%s/levels/%s/results.jsonl", fix, runs[k]), *text = slurp(p);
+        char *d = rep_printf("%s/%s", out, runs[k]), *q = rep_printf("%s/results.jsonl", d);
+        assert_non_null(text);
+        assert_int_equal(rep_mkdirs(d), 0);
+        FILE *f = fopen(q, "w");
+        assert_non_null(f);
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+            json_t *r = json_loads(line, 0, NULL);
+            assert_non_null(r);
+            const char *v = json_string_value(json_object_get(r, "variant"));
+            if (v && strcmp(v, "cuda")) {
+                int moved = k == 0 && !strcmp(v, "omp");
+                json_t *im = json_pack("{s:s, s:s, s:s, s:s}", "level", k || moved ? "v3" : "v4", "isa",
+                                       k || moved ? "avx2" : "avx512", "chosen_by",
+                                       k ? "forced" : !strcmp(v, "blas") ? "library" : "wisdom", "why",
+                                       k ? "SPEEDLAB_ISA=v3" : "speedlab tune: v3=0.001,v4=0.0012 s at N=64");
+                json_object_set_new(r, "impl", im);
+            }
+            char *dump = json_dumps(r, JSON_COMPACT);
+            fprintf(f, "%s\n", dump);
+            free(dump);
+            json_decref(r);
+        }
+        fclose(f);
+        free(p), free(text), free(d), free(q);
+    }
+}
+
+/* The planner's choice in the report: the ISA levels table names the level a case of the wider run ran at
+ * when it is not its run's, the avx512 study page lists each CPU variant's level and who chose it (the
+ * forced avx2 run has no such table: no choice was made), and the findings say which variants moved. */
+static void planner_in_report(void **state)
+{
+    (void)state;
+    char *in = tmpdir();
+    write_planned(in);
+    rep_set set = {0};
+    char *paths[] = {in};
+    rep_load(&set, 1, paths, stderr);
+    rep_table *t = rep_tab_isa_levels(&set);
+    assert_non_null(t);
+    int omp = 0, simd = 0;
+    for (int r = 0; r < t->nrows; r++) {
+        const char *v = t->cells[r * t->ncols + 2].text, *lv = t->cells[r * t->ncols + 4].text;
+        omp += !strcmp(v, "omp") && !strcmp(lv, "avx512 (ran avx2: wisdom) / avx2");
+        simd += !strcmp(v, "simd") && !strcmp(lv, "avx512 / avx2");
+    }
+    assert_int_equal(omp, 1);
+    assert_int_equal(simd, 1);
+    rep_table_free(t);
+    int wide = -1, narrow = -1;
+    for (int e = 0; e < set.nenvs; e++)
+        *(strcmp(set.envs[e].isa, "avx512") ? &narrow : &wide) = e;
+    assert_null(rep_tab_planner(&set, narrow, "tensor_mean"));
+    t = rep_tab_planner(&set, wide, "tensor_mean");
+    assert_non_null(t);
+    int rows = 0;
+    for (int r = 0; r < t->nrows; r++) {
+        const char *v = t->cells[r * t->ncols].text, *at = t->cells[r * t->ncols + 1].text,
+                   *by = t->cells[r * t->ncols + 2].text;
+        rows += !strcmp(v, "omp") && !strcmp(at, "v3 (avx2) *") && !strcmp(by, "wisdom");
+        rows += !strcmp(v, "simd") && !strcmp(at, "v4 (avx512)") && !strcmp(by, "wisdom");
+        rows += !strcmp(v, "blas") && !strcmp(at, "v4 (avx512)") && !strcmp(by, "library");
+        assert_string_not_equal(v, "cuda"); /* a GPU row has no impl */
+    }
+    assert_int_equal(rows, 3);
+    rep_table_free(t);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    rep_findings_section(m, &set);
+    fclose(m);
+    assert_non_null(strstr(text, "the planner ran omp (avx2) at a narrower level than avx512"));
+    free(text);
+    rep_set_free(&set);
+    free(in);
+}
+
 /* Which levels are paired (fixtures/levels rewritten): omp at two threads at avx512 and at one at avx2 has
  * no row (another configuration); simd at sse4.2 and sse2 is against avx512, and simd2, which ran at avx2
  * and sse4.2 only, is against avx2, the widest level where it ran. */
@@ -1220,6 +1304,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(isa_levels_table),
         cmocka_unit_test(isa_levels_two_cpus_one_host),
         cmocka_unit_test(isa_levels_pairing),
+        cmocka_unit_test(planner_in_report),
         cmocka_unit_test(cnn_table_one),
         cmocka_unit_test(fresh_machine),
         cmocka_unit_test(framework_versions),
