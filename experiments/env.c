@@ -26,8 +26,7 @@ extern char *openblas_get_config(void);
 #include "kern_onednn.h"
 #endif
 
-/* The value of the first "key : value" line of a /proc file whose key is `key`; 0 when found. */
-static int proc_field(const char *file, const char *key, char *out, size_t n)
+int sl_proc_field(const char *file, const char *key, char *out, size_t n)
 {
     FILE *f = fopen(file, "r");
     if (!f)
@@ -37,10 +36,8 @@ static int proc_field(const char *file, const char *key, char *out, size_t n)
     int rc = -1;
     size_t klen = strlen(key);
     while (getline(&line, &cap, f) > 0) {
-        if (strncmp(line, key, klen) != 0 || !strchr(" \t:", line[klen]))
-            continue;
-        char *v = strchr(line, ':');
-        if (!v)
+        char *v = line + klen + strspn(line + klen, " \t"); /* "model" must not match "model name" */
+        if (strncmp(line, key, klen) != 0 || *v != ':')
             continue;
         v++;
         while (*v == ' ' || *v == '\t')
@@ -58,7 +55,7 @@ static int proc_field(const char *file, const char *key, char *out, size_t n)
 double sl_mem_available(void)
 {
     char v[128];
-    if (proc_field("/proc/meminfo", "MemAvailable", v, sizeof v) != 0)
+    if (sl_proc_field("/proc/meminfo", "MemAvailable", v, sizeof v) != 0)
         return -1;
     return strtod(v, NULL) * 1024.0; /* the kernel writes kB, meaning KiB */
 }
@@ -91,7 +88,7 @@ static void cpu_flags(char *out, size_t n)
                                             {"avx512_bf16", "avx512bf16"}, {"f16c", "f16c"}};
     char flags[8192];
     out[0] = '\0';
-    if (proc_field("/proc/cpuinfo", "flags", flags, sizeof flags) != 0)
+    if (sl_proc_field("/proc/cpuinfo", "flags", flags, sizeof flags) != 0)
         return;
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
         const char *p = flags;
@@ -139,7 +136,7 @@ json_t *sl_env_capture(int threads)
         buf[sizeof buf - 1] = '\0';
         set_str(env, "host", buf);
     }
-    if (proc_field("/proc/cpuinfo", "model name", buf, sizeof buf) == 0)
+    if (sl_proc_field("/proc/cpuinfo", "model name", buf, sizeof buf) == 0)
         set_str(env, "cpu_model", buf);
     json_object_set_new(env, "cpu_cores", json_integer(sl_online_cpus()));
     struct utsname u;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "commit.h"
+#include "env.h"
 #include "isa.h"
 #include "safefile.h"
 
@@ -36,20 +37,8 @@ int sl_wisdom_path(const char *given, char *out, size_t n)
 /* The first "key : value" of /proc/cpuinfo, or "" */
 static void cpuinfo(const char *key, char *out, size_t n)
 {
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    size_t k = strlen(key);
-    out[0] = '\0';
-    while (f && fgets(line, sizeof line, f)) {
-        char *colon = line + k + strspn(line + k, " \t"); /* "model" must not match "model name" */
-        if (strncmp(line, key, k) != 0 || *colon != ':')
-            continue;
-        colon += 1 + strspn(colon + 1, " \t");
-        snprintf(out, n, "%.*s", (int)strcspn(colon, "\n"), colon);
-        break;
-    }
-    if (f)
-        fclose(f);
+    if (sl_proc_field("/proc/cpuinfo", key, out, n) != 0)
+        out[0] = '\0';
 }
 
 void sl_cpu_key(char *out, size_t n)
