@@ -366,31 +366,45 @@ static void isa_levels_table(void **state)
     free(r);
 }
 
+/* fixtures/levels' two runs written again under out, each as RUN + suffix, each run's whole text passed
+ * through rewrite(f, text, k) into its results.jsonl (k 0: the avx512 run, 1: the avx2 one). */
+static void rewrite_levels(const char *out, const char *suffix, void (*rewrite)(FILE *f, char *text, int k))
+{
+    const char *runs[] = {"run-20261129-090000", "run-20261129-091000"};
+    for (int k = 0; k < 2; k++) {
+        char *p = rep_printf("%s/levels/%s/results.jsonl", fix, runs[k]), *text = slurp(p);
+        char *d = rep_printf("%s/%s%s", out, runs[k], suffix), *q = rep_printf("%s/results.jsonl", d);
+        assert_non_null(text);
+        assert_int_equal(rep_mkdirs(d), 0);
+        FILE *f = fopen(q, "w");
+        assert_non_null(f);
+        rewrite(f, text, k);
+        fclose(f);
+        free(p), free(text), free(d), free(q);
+    }
+}
+
+/* The same runs on another CPU model. */
+static void other_model(FILE *f, char *text, int k)
+{
+    (void)k;
+    const char *model = "AMD EPYC 9R14 (2 vCPU, fixture)";
+    for (const char *at = text, *m; *at; at = m + strlen(model)) {
+        if (!(m = strstr(at, model))) {
+            fputs(at, f);
+            break;
+        }
+        fprintf(f, "%.*sOther CPU", (int)(m - at), at);
+    }
+}
+
 /* Two CPU models under one host name (two VMs both called vm): the ISA levels table names each CPU by
  * host and model, so that its rows can be told apart; with one model per host, by host alone. */
 static void isa_levels_two_cpus_one_host(void **state)
 {
     (void)state;
     char *out = tmpdir();
-    const char *runs[] = {"run-20261129-090000", "run-20261129-091000"};
-    for (int k = 0; k < 2; k++) {
-        char *p = rep_printf("%s/levels/%s/results.jsonl", fix, runs[k]), *text = slurp(p);
-        char *d = rep_printf("%s/%s-b", out, runs[k]), *q = rep_printf("%s/results.jsonl", d);
-        assert_non_null(text);
-        assert_int_equal(rep_mkdirs(d), 0);
-        FILE *f = fopen(q, "w");
-        assert_non_null(f);
-        const char *model = "AMD EPYC 9R14 (2 vCPU, fixture)";
-        for (const char *at = text, *m; *at; at = m + strlen(model)) { /* the same runs on another CPU model */
-            if (!(m = strstr(at, model))) {
-                fputs(at, f);
-                break;
-            }
-            fprintf(f, "%.*sOther CPU", (int)(m - at), at);
-        }
-        fclose(f);
-        free(p), free(text), free(d), free(q);
-    }
+    rewrite_levels(out, "-b", other_model);
     rep_set set = {0};
     char *paths[] = {out, rep_printf("%s/levels", fix)};
     rep_load(&set, 2, paths, stderr);
@@ -411,35 +425,24 @@ static void isa_levels_two_cpus_one_host(void **state)
 
 /* fixtures/levels with each CPU case's impl, as `speedlab run` writes it with the planner on: at avx512,
  * omp ran at avx2 by the wisdom and simd at avx512; at avx2, everything forced. */
-static void write_planned(const char *out)
+static void add_impl(FILE *f, char *text, int k)
 {
-    const char *runs[] = {"run-20261129-090000", "run-20261129-091000"};
-    for (int k = 0; k < 2; k++) {
-        char *p = rep_printf("%s/levels/%s/results.jsonl", fix, runs[k]), *text = slurp(p);
-        char *d = rep_printf("%s/%s", out, runs[k]), *q = rep_printf("%s/results.jsonl", d);
-        assert_non_null(text);
-        assert_int_equal(rep_mkdirs(d), 0);
-        FILE *f = fopen(q, "w");
-        assert_non_null(f);
-        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-            json_t *r = json_loads(line, 0, NULL);
-            assert_non_null(r);
-            const char *v = json_string_value(json_object_get(r, "variant"));
-            if (v && strcmp(v, "cuda")) {
-                int moved = k == 0 && !strcmp(v, "omp");
-                json_t *im = json_pack("{s:s, s:s, s:s, s:s}", "level", k || moved ? "v3" : "v4", "isa",
-                                       k || moved ? "avx2" : "avx512", "chosen_by",
-                                       k ? "forced" : !strcmp(v, "blas") ? "library" : "wisdom", "why",
-                                       k ? "SPEEDLAB_ISA=v3" : "speedlab tune: v3=0.001,v4=0.0012 s at N=64");
-                json_object_set_new(r, "impl", im);
-            }
-            char *dump = json_dumps(r, JSON_COMPACT);
-            fprintf(f, "%s\n", dump);
-            free(dump);
-            json_decref(r);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        json_t *r = json_loads(line, 0, NULL);
+        assert_non_null(r);
+        const char *v = json_string_value(json_object_get(r, "variant"));
+        if (v && strcmp(v, "cuda")) {
+            int moved = k == 0 && !strcmp(v, "omp");
+            json_t *im = json_pack("{s:s, s:s, s:s, s:s}", "level", k || moved ? "v3" : "v4", "isa",
+                                   k || moved ? "avx2" : "avx512", "chosen_by",
+                                   k ? "forced" : !strcmp(v, "blas") ? "library" : "wisdom", "why",
+                                   k ? "SPEEDLAB_ISA=v3" : "speedlab tune: v3=0.001,v4=0.0012 s at N=64");
+            json_object_set_new(r, "impl", im);
         }
-        fclose(f);
-        free(p), free(text), free(d), free(q);
+        char *dump = json_dumps(r, JSON_COMPACT);
+        fprintf(f, "%s\n", dump);
+        free(dump);
+        json_decref(r);
     }
 }
 
@@ -450,7 +453,7 @@ static void planner_in_report(void **state)
 {
     (void)state;
     char *in = tmpdir();
-    write_planned(in);
+    rewrite_levels(in, "", add_impl);
     rep_set set = {0};
     char *paths[] = {in};
     rep_load(&set, 1, paths, stderr);
