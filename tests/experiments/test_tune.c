@@ -337,13 +337,20 @@ static void test_run_at_wisdom_level(void **state)
 }
 
 /* tune's file, read back by run: the two commands agree on the keys */
+/* `speedlab run lvl --variants wide` at N=1, once, with the test's wisdom and `extra` (or NULL) after it;
+ * its records. */
+static json_t *run_wide(const char *extra)
+{
+    expect_rc(0, speedlab("run", "lvl", "--variants", "wide", "--sizes", "1", "--reps", "1", "--min-time", "0",
+                          "--wisdom", wisdom, "--out", rt_out_dir, extra, NULL));
+    return rt_read_latest(rt_out_dir);
+}
+
 static void test_tune_then_run(void **state)
 {
     (void)state;
     expect_rc(0, speedlab("tune", "lvl", "--variants", "wide", "--wisdom", wisdom, NULL));
-    expect_rc(0, speedlab("run", "lvl", "--variants", "wide", "--sizes", "1", "--reps", "1", "--min-time", "0",
-                          "--wisdom", wisdom, "--out", rt_out_dir, NULL));
-    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *all = run_wide(NULL);
     assert_impl(all, "wide", 1, "v3", "wisdom");
     json_decref(all);
 }
@@ -356,9 +363,7 @@ static void test_tuning_off(void **state)
     write_wisdom(HERE "lvl\twide\tv3\tv3=0.002,v4=0.008\tN=1\t1\t2026-01-01T00:00:00Z\n");
     for (int k = 0; k < 2; k++) {
         tune_env = k ? "off" : NULL;
-        expect_rc(0, speedlab("run", "lvl", "--variants", "wide", "--sizes", "1", "--reps", "1", "--min-time",
-                              "0", "--wisdom", wisdom, "--out", rt_out_dir, k ? NULL : "--no-tune", NULL));
-        json_t *all = rt_read_latest(rt_out_dir);
+        json_t *all = run_wide(k ? NULL : "--no-tune");
         assert_impl(all, "wide", 1, "v4", "default");
         json_t *pl = json_object_get(json_object_get(rt_find_case(all, "wide", 1), "env"), "planner");
         assert_string_equal(rt_str(pl, "tuning"), "off");
@@ -463,9 +468,7 @@ static void test_forced_level(void **state)
     lv_forced_name = "v4";
     expect_rc(2, speedlab("tune", "lvl", "--wisdom", wisdom, NULL));
     assert_non_null(strstr(err_buf, "SPEEDLAB_ISA=v4"));
-    expect_rc(0, speedlab("run", "lvl", "--variants", "wide", "--sizes", "1", "--reps", "1", "--min-time", "0",
-                          "--wisdom", wisdom, "--out", rt_out_dir, NULL));
-    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *all = run_wide(NULL);
     assert_impl(all, "wide", 1, "v4", "forced"); /* the wisdom's v3 yields to SPEEDLAB_ISA */
     assert_non_null(strstr(rt_str(impl_of(all, "wide", 1), "why"), "SPEEDLAB_ISA=v4"));
     json_decref(all);
@@ -478,9 +481,7 @@ static void test_one_level(void **state)
     expect_rc(0, speedlab("tune", "lvl", "--wisdom", wisdom, NULL));
     assert_non_null(strstr(out_buf, "nothing to choose"));
     assert_false(exists(wisdom));
-    expect_rc(0, speedlab("run", "lvl", "--variants", "wide", "--sizes", "1", "--reps", "1", "--min-time", "0",
-                          "--wisdom", wisdom, "--out", rt_out_dir, NULL));
-    json_t *all = rt_read_latest(rt_out_dir);
+    json_t *all = run_wide(NULL);
     assert_impl(all, "wide", 1, "v4", "build");
     json_decref(all);
 }
