@@ -169,8 +169,7 @@ static int before_rep(const sl_study *s, void *state, int v, json_t *rec, const 
     return -1;
 }
 
-/* The correctness check: before any timed run. Returns 0 when it passed. */
-static int check_variant(const sl_study *s, void *state, int v, sl_record *r, json_t *rec)
+int sl_case_check_variant(const sl_study *s, void *state, int v, sl_record *r, json_t *rec)
 {
     sl_error err = {{0}};
     if (s->kind == SL_KERNEL && before_rep(s, state, v, rec, "before the check") != 0)
@@ -409,7 +408,7 @@ void sl_run_case(sl_run_ctx *c, const sl_study *s, void *state, int v, long size
         /* the omp kernels' "omp thread N" regions (KERN_SHARE), warm-up included so that each thread's
          * profile tree is made before the timed repetitions; a branch on a flag in every other case */
         int shares = (var->traits & SL_THREADED) != 0;
-        if (check_variant(s, state, v, r, rec) == 0) {
+        if (sl_case_check_variant(s, state, v, r, rec) == 0) {
             if (shares)
                 prof_thread_regions(1);
             n = timed_reps(c, s, state, v, size, r, rec, &times);

@@ -44,6 +44,9 @@ int sl_emit_case(sl_run_ctx *c, json_t *rec, const char *summary);
 
 /* The repetition plan of a case of s: repetitions, warm-up calls, minimum total time. */
 void sl_case_plan(const sl_run_cfg *cfg, const sl_study *s, int *reps, int *warmup, double *min_time);
+/* The correctness check of a prepared variant, before any timed run: a kernel study's after one untimed
+ * run, a training study's own. 0 when it passed; else rec is marked failed with the reason ("error"). */
+int sl_case_check_variant(const sl_study *s, void *state, int v, sl_record *r, json_t *rec);
 /* The study's check of variant v's last output against its tolerance, into rec's "check" (rec marked
  * failed when it does not pass). 0 when it passed. */
 int sl_case_check(const sl_study *s, void *state, int v, json_t *rec);

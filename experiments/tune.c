@@ -70,31 +70,6 @@ typedef struct {
     int dry_run, tty, failed, chosen;
 } tuner;
 
-/* Variant v made ready on a set-up state at the level running now: prepared, checked against the
- * reference after one untimed run (kernels; a training study's own check), warmed up once (kernels).
- * 0, or -1 with why (then it was released). */
-static int ready(const sl_study *s, void *state, int v, char *why, size_t n)
-{
-    sl_error err = {{0}};
-    if (s->prepare && s->prepare(state, v, &err) != 0)
-        return snprintf(why, n, "prepare: %s", err.msg), -1;
-    sl_record *r = sl_record_new();
-    json_t *rec = json_object();
-    int rc = 0, kernel = s->kind == SL_KERNEL;
-    for (int k = 0; k < (kernel ? 2 : 0) && rc == 0; k++) /* the check's run, then the warm-up */
-        if ((s->before_rep && s->before_rep(state, v, &err)) || s->run(state, v, r, &err))
-            rc = -1, snprintf(why, n, "run: %s", err.msg);
-        else if (k == 0 && sl_case_check(s, state, v, rec) != 0)
-            rc = -1, snprintf(why, n, "%s", json_string_value(json_object_get(rec, "error")));
-    if (rc == 0 && !kernel && sl_case_check(s, state, v, rec) != 0)
-        rc = -1, snprintf(why, n, "%s", json_string_value(json_object_get(rec, "error")));
-    json_decref(rec);
-    sl_record_free(r);
-    if (rc && s->release)
-        s->release(state, v);
-    return rc;
-}
-
 /* One timed call of variant v at the level running now: its seconds, or -1 with why. */
 static double timed_call(const sl_study *s, void *state, int v, char *why, size_t n)
 {
@@ -112,6 +87,27 @@ static double timed_call(const sl_study *s, void *state, int v, char *why, size_
     }
     sl_record_free(r);
     return t;
+}
+
+/* Variant v made ready on a set-up state at the level running now: prepared, checked as the runner checks
+ * (sl_case_check_variant), and a kernel warmed up once. 0, or -1 with why (then it was released). */
+static int ready(const sl_study *s, void *state, int v, char *why, size_t n)
+{
+    sl_error err = {{0}};
+    if (s->prepare && s->prepare(state, v, &err) != 0)
+        return snprintf(why, n, "prepare: %s", err.msg), -1;
+    sl_record *r = sl_record_new();
+    json_t *rec = json_object();
+    int rc = sl_case_check_variant(s, state, v, r, rec);
+    if (rc != 0)
+        snprintf(why, n, "%s", json_string_value(json_object_get(rec, "error")));
+    else if (s->kind == SL_KERNEL && timed_call(s, state, v, why, n) < 0) /* the warm-up */
+        rc = -1;
+    json_decref(rec);
+    sl_record_free(r);
+    if (rc && s->release)
+        s->release(state, v);
+    return rc;
 }
 
 /* A level's time: its fastest call. Another process on a shared CPU only ever adds time, so the fastest
